@@ -1,0 +1,20 @@
+"""shuffle_accounting: privacy accounting for the shuffle model of differential privacy.
+
+Subpackages, one per paper/concept:
+
+* :mod:`shuffle_accounting.shuffled_krr` — certified and exact (eps, delta) for shuffled k-RR
+  (privacy blanket of Balle et al. 2019; per-dataset curves of Biswas, Jung, Palamidessi),
+  composition and calibration.
+* :mod:`shuffle_accounting.literature` — published amplification bounds, side by side.
+* :mod:`shuffle_accounting.reidentification` — Bayesian re-identification (Su, Cheng, Wang).
+* :mod:`shuffle_accounting.qif` — QIF leakage (Jurado, Gonze, Alvim, Palamidessi).
+* :mod:`shuffle_accounting.dsigma` — d_sigma-privacy and the Mallows shuffler (Meehan et al.).
+* :mod:`shuffle_accounting.runtime` — randomizer, shufflers, analyzer, simulation.
+* :mod:`shuffle_accounting.adapters` — OpenDP, diffprivlib and dp_accounting glue.
+"""
+
+from ._validation import ParameterError
+from .randomizers import KRR, FiniteRandomizer
+
+__all__ = ["ParameterError", "KRR", "FiniteRandomizer"]
+__version__ = "0.1.0"

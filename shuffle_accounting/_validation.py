@@ -1,0 +1,309 @@
+"""Validation of public inputs, shared by every module.
+
+Every public constructor and function validates its arguments with these helpers, so that the
+error for a bad value always has the same shape: a :class:`ParameterError` (a ``ValueError``)
+whose message names the parameter, the allowed range and the value received. Booleans are never
+accepted as numbers, NaN and infinities are rejected unless a helper is told otherwise, and
+nothing is silently clipped.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "ParameterError",
+    "check_int",
+    "check_real",
+    "check_probability",
+    "check_delta",
+    "check_real_array",
+    "check_probability_vector",
+    "check_stochastic_matrix",
+    "check_choice",
+]
+
+
+class ParameterError(ValueError):
+    """A public input is outside its allowed range or of the wrong type.
+
+    The message always names the parameter, the allowed range or type, and the value received.
+
+    Example:
+        >>> check_int("n", -1, minimum=1)
+        Traceback (most recent call last):
+        ...
+        shuffle_accounting._validation.ParameterError: n must be an integer >= 1, got -1
+    """
+
+
+def _fmt(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
+def check_int(
+    name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    """Return ``value`` as a Python ``int`` after checking it is an integer in range.
+
+    Integer-valued finite floats (``1e6``) are accepted, since users write populations that way;
+    booleans, NaN, infinities, fractional values and non-numbers are rejected.
+
+    Args:
+        name: Parameter name used in the error message.
+        value: The value to check.
+        minimum: Smallest allowed value (inclusive), or ``None``.
+        maximum: Largest allowed value (inclusive), or ``None``.
+
+    Returns:
+        The value as an ``int``.
+
+    Raises:
+        ParameterError: If the value is not an integer in ``[minimum, maximum]``.
+
+    Example:
+        >>> check_int("k", 3, minimum=2)
+        3
+        >>> check_int("n", 1e4, minimum=1)
+        10000
+    """
+    rng = _int_range_text(minimum, maximum)
+    if _is_bool(value):
+        raise ParameterError(f"{name} must be an integer{rng}, got a boolean {_fmt(value)}")
+    if isinstance(value, numbers.Integral):
+        out = int(value)
+    elif isinstance(value, numbers.Real):
+        f = float(value)
+        if not math.isfinite(f) or not f.is_integer():
+            raise ParameterError(f"{name} must be an integer{rng}, got {_fmt(value)}")
+        out = int(f)
+    else:
+        raise ParameterError(f"{name} must be an integer{rng}, got {_fmt(value)}")
+    if (minimum is not None and out < minimum) or (maximum is not None and out > maximum):
+        raise ParameterError(f"{name} must be an integer{rng}, got {_fmt(value)}")
+    return out
+
+
+def _int_range_text(minimum: int | None, maximum: int | None) -> str:
+    if minimum is not None and maximum is not None:
+        return f" in [{minimum}, {maximum}]"
+    if minimum is not None:
+        return f" >= {minimum}"
+    if maximum is not None:
+        return f" <= {maximum}"
+    return ""
+
+
+def _real_range_text(
+    low: float | None, high: float | None, low_open: bool, high_open: bool
+) -> str:
+    lo = "-inf" if low is None else repr(low)
+    hi = "inf" if high is None else repr(high)
+    left = "(" if (low_open or low is None) else "["
+    right = ")" if (high_open or high is None) else "]"
+    return f" in {left}{lo}, {hi}{right}"
+
+
+def check_real(
+    name: str,
+    value: Any,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    allow_inf: bool = False,
+) -> float:
+    """Return ``value`` as a ``float`` after checking it is a real number in range.
+
+    Args:
+        name: Parameter name used in the error message.
+        value: The value to check (int, float, numpy scalar or ``Fraction``).
+        low: Lower end of the allowed interval, or ``None`` for unbounded.
+        high: Upper end of the allowed interval, or ``None`` for unbounded.
+        low_open: Exclude ``low`` itself.
+        high_open: Exclude ``high`` itself.
+        allow_inf: Accept ``+inf``/``-inf`` if they are inside the interval.
+
+    Returns:
+        The value as a ``float``.
+
+    Raises:
+        ParameterError: If the value is not a real number in the interval, is NaN, is infinite
+            (unless allowed) or is a boolean.
+
+    Example:
+        >>> check_real("eps0", 1, low=0.0, low_open=True)
+        1.0
+        >>> check_real("eps0", float("nan"), low=0.0, low_open=True)
+        Traceback (most recent call last):
+        ...
+        shuffle_accounting._validation.ParameterError: eps0 must be a finite real number in (0.0, inf), got nan
+    """
+    kind = "a real number" if allow_inf else "a finite real number"
+    rng = _real_range_text(low, high, low_open, high_open)
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        raise ParameterError(f"{name} must be {kind}{rng}, got {_fmt(value)}")
+    f = float(value)
+    if math.isnan(f) or (math.isinf(f) and not allow_inf):
+        raise ParameterError(f"{name} must be {kind}{rng}, got {_fmt(value)}")
+    if low is not None and (f < low or (low_open and f == low)):
+        raise ParameterError(f"{name} must be {kind}{rng}, got {_fmt(value)}")
+    if high is not None and (f > high or (high_open and f == high)):
+        raise ParameterError(f"{name} must be {kind}{rng}, got {_fmt(value)}")
+    return f
+
+
+def check_probability(name: str, value: Any, *, open_low: bool = False, open_high: bool = False) -> float:
+    """Check a probability in ``[0, 1]`` (ends optionally excluded) and return it as ``float``.
+
+    Example:
+        >>> check_probability("p", 0.25)
+        0.25
+    """
+    return check_real(name, value, low=0.0, high=1.0, low_open=open_low, high_open=open_high)
+
+
+def check_delta(name: str, value: Any) -> float:
+    """Check a DP ``delta`` in the open interval ``(0, 1)`` and return it as ``float``.
+
+    Example:
+        >>> check_delta("delta", 1e-6)
+        1e-06
+        >>> check_delta("delta", 0)
+        Traceback (most recent call last):
+        ...
+        shuffle_accounting._validation.ParameterError: delta must be a finite real number in (0.0, 1.0), got 0
+    """
+    return check_real(name, value, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+def check_real_array(
+    name: str,
+    value: Any,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    allow_inf: bool = False,
+) -> np.ndarray:
+    """Check an array-like of real numbers elementwise; return a float64 ``ndarray``.
+
+    Scalars are returned as 0-d arrays. Boolean arrays and object arrays of non-numbers are
+    rejected.
+
+    Raises:
+        ParameterError: If any element is NaN, infinite (unless allowed), outside the interval, or
+            the input is not numeric.
+
+    Example:
+        >>> check_real_array("eps", [0.1, 0.5], low=0.0)
+        array([0.1, 0.5])
+    """
+    kind = "real numbers" if allow_inf else "finite real numbers"
+    rng = _real_range_text(low, high, low_open, high_open)
+    if _is_bool(value):
+        raise ParameterError(f"{name} must be {kind}{rng}, got {_fmt(value)}")
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # pragma: no cover - numpy raises many types here
+        raise ParameterError(f"{name} must be {kind}{rng}, got {_fmt(value)}") from exc
+    if arr.dtype == bool or arr.dtype.kind not in "iuf":
+        if arr.dtype.kind == "O" and all(
+            isinstance(v, numbers.Real) and not _is_bool(v) for v in arr.ravel()
+        ):
+            arr = arr.astype(float)
+        else:
+            raise ParameterError(f"{name} must be {kind}{rng}, got {_fmt(value)}")
+    arr = arr.astype(float, copy=False)
+    bad = np.isnan(arr)
+    if not allow_inf:
+        bad |= np.isinf(arr)
+    if low is not None:
+        bad |= (arr <= low) if low_open else (arr < low)
+    if high is not None:
+        bad |= (arr >= high) if high_open else (arr > high)
+    if np.any(bad):
+        first = float(arr[bad].ravel()[0])
+        raise ParameterError(f"{name} must be {kind}{rng}, got {_fmt(first)}")
+    return arr
+
+
+def check_probability_vector(name: str, value: Any, *, atol: float = 1e-9) -> np.ndarray:
+    """Check a 1-D probability vector (non-negative, finite, sums to 1 within ``atol``).
+
+    ``Fraction`` entries are accepted and checked exactly, then converted to ``float``.
+
+    Raises:
+        ParameterError: If the vector is empty, not 1-D, has a negative/NaN/inf entry, or does not
+            sum to one.
+
+    Example:
+        >>> check_probability_vector("P", [0.5, 0.5])
+        array([0.5, 0.5])
+    """
+    seq = list(value) if not isinstance(value, np.ndarray) else None
+    if seq is not None and seq and all(isinstance(v, Fraction) for v in seq):
+        if any(v < 0 for v in seq) or sum(seq) != 1:
+            raise ParameterError(
+                f"{name} must be a probability vector (non-negative, summing to 1), got {_fmt(value)}"
+            )
+        return np.array([float(v) for v in seq])
+    arr = check_real_array(name, value, low=0.0)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ParameterError(f"{name} must be a non-empty 1-D probability vector, got shape {arr.shape}")
+    total = float(arr.sum())
+    if abs(total - 1.0) > atol:
+        raise ParameterError(
+            f"{name} must be a probability vector summing to 1 (tolerance {atol}), got sum {total!r}"
+        )
+    return arr
+
+
+def check_stochastic_matrix(name: str, value: Any, *, atol: float = 1e-9) -> np.ndarray:
+    """Check a row-stochastic matrix (2-D, non-negative, finite, every row sums to 1).
+
+    Raises:
+        ParameterError: If the matrix is not 2-D, is empty, has a negative/NaN/inf entry, or a
+            row does not sum to one within ``atol``.
+
+    Example:
+        >>> check_stochastic_matrix("matrix", [[0.75, 0.25], [0.25, 0.75]])
+        array([[0.75, 0.25],
+               [0.25, 0.75]])
+    """
+    arr = check_real_array(name, value, low=0.0)
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ParameterError(f"{name} must be a non-empty 2-D row-stochastic matrix, got shape {arr.shape}")
+    sums = arr.sum(axis=1)
+    bad = np.abs(sums - 1.0) > atol
+    if np.any(bad):
+        row = int(np.argmax(bad))
+        raise ParameterError(
+            f"{name} must be row-stochastic (each row sums to 1, tolerance {atol}), "
+            f"got row {row} summing to {float(sums[row])!r}"
+        )
+    return arr
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    """Check that ``value`` is one of the allowed strings.
+
+    Example:
+        >>> check_choice("output", "count", ("histogram", "count"))
+        'count'
+    """
+    if not isinstance(value, str) or value not in choices:
+        raise ParameterError(f"{name} must be one of {choices}, got {_fmt(value)}")
+    return value
