@@ -5,8 +5,9 @@
     ``R(x) = x``                        with probability ``q' = T / 2**64``,
     ``R(x) = Uniform(categories)``      with probability ``1 - q'``,
 
-where the keep threshold ``T = floor(q * 2**64)`` is computed exactly in integers from the
-nominal ``q = (e^eps0 - 1) / (e^eps0 + k - 1)`` (the blanket decomposition of Balle, Bell, Gascón,
+where the keep threshold ``T = 2**64 - ceil(gamma * 2**64)`` (that is ``floor(q * 2**64)``) is
+computed exactly in integers from the double nearest to the nominal blanket mass
+``gamma = 1 - q = k / (e^eps0 + k - 1)`` (the blanket decomposition of Balle, Bell, Gascón,
 Nissim, *The Privacy Blanket of the Shuffle Model*, CRYPTO 2019, Sec. 4.1: ``1 - q`` is the blanket
 mass ``gamma``). The mechanism actually run therefore has
 
@@ -135,7 +136,8 @@ class KRRRandomizer:
 
     Attributes:
         k: Number of categories.
-        keep_threshold: ``T = floor(q * 2**64)`` (capped at ``2**64 - 1``), exact integer.
+        keep_threshold: ``T = 2**64 - max(ceil(gamma * 2**64), 1)``, exact integer, with
+            ``gamma = k / (e^eps0 + k - 1)`` the nominal blanket mass (as a double).
         p_exact: ``p'`` as a ``Fraction``. ``pbar_exact``: ``pbar'`` as a ``Fraction``.
         effective_eps0: ``ln(p'/pbar')`` of the implemented mechanism, rounded up. Give this to
             the accountant. It equals ``eps0`` up to about 1e-15 relative for moderate ``eps0``;
@@ -220,11 +222,12 @@ class KRRRandomizer:
 
     @staticmethod
     def _threshold(k: int, eps0: float) -> int:
-        if eps0 > 700.0:
-            return _TWO64 - 1
-        em1 = math.expm1(eps0)
-        q = Fraction(em1 / (em1 + k))  # exact binary value of the double
-        return min((q.numerator << 64) // q.denominator, _TWO64 - 1)
+        # T = floor(q 2^64) = 2^64 - ceil(gamma 2^64) with gamma = 1 - q = k / (e^eps0 + k - 1),
+        # evaluated through gamma (a double with a few ulp of *relative* error even when gamma
+        # is tiny), then exactly in integers; at least one 64-bit value always re-randomizes.
+        gamma = Fraction(k / (math.expm1(eps0) + k)) if eps0 <= 700.0 else Fraction(0)
+        blanket = -((-gamma.numerator << 64) // gamma.denominator)  # ceil(gamma * 2^64)
+        return _TWO64 - max(blanket, 1)
 
     # ----- exact law -------------------------------------------------------------------------
     @property

@@ -137,7 +137,7 @@ class CollectionSession:
         >>> r = s.release()
         >>> r.n, int(r.histogram.sum()), s.privacy_spent().rounds
         (5, 5, 1)
-        >>> s.privacy_spent().epsilon <= s.randomizer.effective_eps0 + 1e-12
+        >>> s.privacy_spent().epsilon == r.epsilon > 0
         True
     """
 
@@ -264,7 +264,7 @@ class CollectionSession:
 
         Example:
             >>> s = CollectionSession(3, 1.0, n_min=1, delta=1e-6, rounds=2)
-            >>> s.would_be_epsilon(100) <= s.randomizer.effective_eps0 + 1e-12
+            >>> s.would_be_epsilon(100) > 0
             True
         """
         n = self.pending if n is None else n
