@@ -111,6 +111,22 @@ def test_uniform_rejection_sampler_is_uniform(bound):
     assert chisquare(obs).pvalue > 1e-6
 
 
+def test_uniform_rejection_sampler_64_bit_path():
+    big = (1 << 40) + 3  # scalar bound >= 2**32 takes the 64-bit path
+    x = uniform_below(big, 20_000, None)
+    assert x.min() >= 0 and x.max() < big
+    assert chisquare(np.bincount(x % 5, minlength=5)).pvalue > 1e-6
+    assert chisquare(np.bincount(uniform_below(np.full(30_000, 6), 30_000, None), minlength=6)).pvalue > 1e-6
+
+
+def test_randomize_codes_keeps_compact_dtypes():
+    r = KRRRandomizer(15, 1.0)
+    assert r.randomize_codes(np.arange(15, dtype=np.uint8)).dtype == np.uint8
+    assert r.randomize_codes(np.arange(15, dtype=np.int32), rng=0).dtype == np.int32
+    big = KRRRandomizer(300, 1.0)
+    assert big.randomize_codes(np.arange(200, dtype=np.uint8)).dtype == np.int64  # 299 does not fit
+
+
 def test_uniform_rejection_sampler_power_of_two_and_array_bounds():
     assert set(uniform_below(4, 1000, None).tolist()) == {0, 1, 2, 3}
     b = np.array([1, 2, 3, 1000])

@@ -4,7 +4,8 @@ Every sampler here produces *exact* laws from uniform 64-bit integers:
 
 * ``below_threshold(t)`` is ``True`` with probability exactly ``t / 2**64``;
 * ``uniform_below(bound)`` is uniform on ``{0, ..., bound - 1}`` by integer rejection sampling
-  (accept a 64-bit ``u`` iff ``u < 2**64 - (2**64 mod bound)``, return ``u mod bound``).
+  (accept a ``w``-bit ``u`` iff ``u < 2**w - (2**w mod bound)``, return ``u mod bound``; ``w = 32``
+  for scalar bounds below ``2**32``, else 64).
 
 Private mode (``rng=None``) reads its bits from ``os.urandom`` (the kernel CSPRNG). A seed or a
 ``numpy.random.Generator`` selects simulation mode, which is reproducible and **not private**: a
@@ -27,6 +28,25 @@ __all__ = ["RngLike", "check_rng", "random_uint64", "below_threshold", "uniform_
 RngLike = Union[None, int, np.random.Generator]
 
 _MAX64 = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+_TWO32 = 1 << 32
+
+
+def _uniform_below_scalar(bound: int, size: int) -> np.ndarray:
+    """Private-mode fast path for ``bound < 2**32``: rejection sampling on 32-bit words.
+
+    A word ``u`` is accepted iff ``u < bound * floor(2**32 / bound)``; then ``u mod bound`` is
+    exactly uniform. Rejected positions are redrawn.
+    """
+    limit = np.uint32((_TWO32 // bound) * bound - 1)  # accept u <= limit
+    u = np.frombuffer(os.urandom(4 * size), dtype=np.uint32)
+    out = (u % np.uint32(bound)).astype(np.int64)
+    todo = np.flatnonzero(u > limit)
+    while todo.size:
+        u = np.frombuffer(os.urandom(4 * todo.size), dtype=np.uint32)
+        ok = u <= limit
+        out[todo[ok]] = (u[ok] % np.uint32(bound)).astype(np.int64)
+        todo = todo[~ok]
+    return out
 
 
 def check_rng(rng: Any) -> np.random.Generator | None:
@@ -89,9 +109,9 @@ def below_threshold(threshold: int, size: int, rng: np.random.Generator | None) 
 def uniform_below(bound: Any, size: int, rng: np.random.Generator | None) -> np.ndarray:
     """Uniform integers on ``{0, ..., bound - 1}`` (``bound`` a scalar or an array of length ``size``).
 
-    Private mode uses integer rejection sampling on 64-bit words: ``u`` is accepted iff
-    ``u <= 2**64 - 1 - (2**64 mod bound)``, so ``u mod bound`` is exactly uniform; rejected
-    positions are redrawn. Simulation mode calls ``Generator.integers`` (also exact).
+    Private mode uses integer rejection sampling: a 32-bit word (64-bit for array or huge bounds)
+    ``u`` is accepted iff ``u <= 2**w - 1 - (2**w mod bound)``, so ``u mod bound`` is exactly
+    uniform; rejected positions are redrawn. Simulation mode calls ``Generator.integers`` (also exact).
 
     Args:
         bound: Positive integer, or int64 array of positive integers (one per draw).
@@ -108,6 +128,8 @@ def uniform_below(bound: Any, size: int, rng: np.random.Generator | None) -> np.
     """
     if rng is not None:
         return rng.integers(0, bound, size=size, dtype=np.int64)
+    if np.ndim(bound) == 0 and 1 <= int(bound) < _TWO32:
+        return _uniform_below_scalar(int(bound), size)
     b = np.broadcast_to(np.asarray(bound, dtype=np.uint64), (size,))
     rem = (_MAX64 % b + np.uint64(1)) % b  # 2**64 mod b, computed without overflow
     limit = _MAX64 - rem  # accept u <= limit

@@ -394,11 +394,12 @@ class KRRRandomizer:
         text = repr(self._labels)
         return text if len(text) <= 60 else text[:57] + "..."
 
-    def _check_codes(self, codes: Any) -> np.ndarray:
+    def _check_codes(self, codes: Any, keep_dtype: bool = False) -> np.ndarray:
         c = np.asarray(codes)
         if c.ndim != 1 or (c.size and c.dtype.kind not in "iu"):
             raise ParameterError(f"codes must be a 1-D integer array of category codes, got {codes!r}")
-        c = c.astype(np.int64, copy=False)
+        if not (keep_dtype and c.dtype.kind in "iu" and np.iinfo(c.dtype).max >= self.k - 1):
+            c = c.astype(np.int64, copy=False)
         if c.size and (c.min() < 0 or c.max() >= self.k):
             raise ParameterError(f"codes must be in [0, {self.k - 1}], got values outside")
         return c
@@ -413,7 +414,8 @@ class KRRRandomizer:
                 (simulation mode, NOT private).
 
         Returns:
-            ``int64`` array of randomized codes, same length.
+            Array of randomized codes, same length; same integer dtype as ``codes`` when that
+            dtype can hold ``k - 1`` (e.g. ``uint8`` for ``k <= 256``), else ``int64``.
 
         Raises:
             ParameterError: If ``codes`` or ``rng`` is invalid.
@@ -424,7 +426,7 @@ class KRRRandomizer:
             [0, 1, 2, 3]
         """
         gen = check_rng(rng)
-        c = self._check_codes(codes)
+        c = self._check_codes(codes, keep_dtype=True)
         n = c.size
         keep = below_threshold(self.keep_threshold, n, gen)
         out = c.copy()

@@ -51,7 +51,7 @@ def _sort_permutation(n: int) -> np.ndarray:
     """
     while True:
         keys = random_uint64(n, None)
-        order = np.argsort(keys, kind="stable")
+        order = np.argsort(keys)  # ties are rejected below, so stability is irrelevant
         srt = keys[order]
         if n < 2 or not np.any(srt[1:] == srt[:-1]):
             return order
@@ -165,7 +165,7 @@ class Shuffler:
         arr = _as_reports(reports)
         self.check_batch(arr.size)
         if gen is not None:
-            return arr[gen.permutation(arr.size)]
+            return gen.permuted(arr)
         return arr[_PRIVATE_METHODS[self.method](arr.size)]
 
     def histogram(self, codes: Any, k: int) -> np.ndarray:
