@@ -15,18 +15,17 @@ from .simulation import METHODS, SimulationResult
 
 __all__ = ["plot_simulation"]
 
+_COLORS = {"shuffle": "C0", "shuffle+INV": "C1", "gaussian": "C2"}
 
-def _pyplot() -> Any:
+
+def _figure_class() -> Any:
     try:
-        import matplotlib  # noqa: PLC0415 - optional dependency
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt  # noqa: PLC0415
+        from matplotlib.figure import Figure  # noqa: PLC0415 - optional dependency
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise ImportError(
             "plotting needs matplotlib; install it with `pip install 'shuffle-accounting[plot]'`"
         ) from exc
-    return plt
+    return Figure
 
 
 def plot_simulation(result: SimulationResult, path: str | os.PathLike) -> str:
@@ -53,15 +52,15 @@ def plot_simulation(result: SimulationResult, path: str | os.PathLike) -> str:
     """
     if not isinstance(result, SimulationResult):
         raise ParameterError(f"result must be a SimulationResult, got {type(result).__name__}")
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
+    fig = _figure_class()(figsize=(10, 4), layout="constrained")  # no pyplot: no global state
+    axes = fig.subplots(1, 2)
     panels = (METHODS, ("shuffle+INV", "gaussian"))
     for ax, methods, tag in zip(axes, panels, ("(a)", "(b)")):
         for m in methods:
             tv = result.tv[m]
             mean = tv.mean(axis=1)
             err = [mean - tv.min(axis=1), tv.max(axis=1) - mean]
-            ax.errorbar(result.ns, mean, yerr=err, marker="o", capsize=3, label=m)
+            ax.errorbar(result.ns, mean, yerr=err, marker="o", capsize=3, label=m, color=_COLORS[m])
         ax.set_xscale("log")
         ax.set_xlabel("n (users per batch)")
         ax.set_ylabel("TV distance to the true distribution")
@@ -69,5 +68,4 @@ def plot_simulation(result: SimulationResult, path: str | os.PathLike) -> str:
         ax.legend()
     out = os.fspath(path)
     fig.savefig(out, dpi=120)
-    plt.close(fig)
     return out
