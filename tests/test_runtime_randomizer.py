@@ -180,6 +180,9 @@ def test_encode_labels():
     assert ints.encode([30, 10]).tolist() == [2, 0]
     assert ints.decode([2, 0]).tolist() == [30, 10]
     assert len(ints.encode_partial([20, 25]).rejected) == 1
+    assert ints.encode(np.array([30, 10], dtype=np.uint8)).tolist() == [2, 0]
+    e = ints.encode_partial(np.array([10, 2**63 + 10], dtype=np.uint64))
+    assert e.codes.tolist() == [0] and e.rejected[0].reason == "unknown category"
     mixed = KRRRandomizer(["a", 1, (2, 3)], 1.0)
     assert mixed.randomize([(2, 3), "a"], rng=0).shape == (2,)
     assert mixed.encode([(2, 3), 1]).tolist() == [2, 1]

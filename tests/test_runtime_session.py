@@ -171,6 +171,8 @@ def test_sequence_output_is_a_permutation_of_the_randomized_reports():
     s.submit_randomized(["x", "y", "y", "x", "y"])
     rel = s.release()
     assert sorted(rel.reports.tolist()) == ["x", "x", "y", "y", "y"]
+    with pytest.raises(ValueError):
+        rel.histogram[0] = 99  # released data is read-only
     assert rel.histogram.tolist() == [2, 3]
 
 

@@ -366,6 +366,12 @@ class KRRRandomizer:
                 return arr.astype(np.int64), ok
             return None
         lk = self._label_array.dtype.kind
+        if lk in "iu" and kind in "iu" and arr.dtype != self._label_array.dtype:
+            lo, hi = (int(arr.min()), int(arr.max())) if arr.size else (0, 0)
+            info = np.iinfo(self._label_array.dtype)
+            if lo < info.min or hi > info.max:
+                return None  # out of the labels' range: exact per-element path
+            arr = arr.astype(self._label_array.dtype)
         if (lk == "U" and kind == "U") or (lk in "iu" and kind in "iu"):
             order = np.argsort(self._label_array, kind="stable")
             srt = self._label_array[order]

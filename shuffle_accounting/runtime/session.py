@@ -357,6 +357,9 @@ class CollectionSession:
         ):
             raise RuntimeError("the shuffler did not return a permutation of its input; nothing released")
         reports = self.randomizer.decode(shuffled.astype(np.int64)) if self.output == "sequence" else None
+        for arr in (hist, reports):
+            if arr is not None:
+                arr.setflags(write=False)
         self._pending = []
         self._events.append(event)
         self._epsilon = eps

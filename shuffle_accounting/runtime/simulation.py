@@ -5,7 +5,9 @@ for the Shuffle Model with k-Randomized Response* (Sec. V-C, Fig. 2): for each p
 ``n``, draw a dataset, release its histogram (a) through shuffled k-RR — scored raw ("shuffle") and
 after matrix inversion + simplex projection ("shuffle+INV") — and (b) through the analytic
 Gaussian mechanism calibrated to the **same** ``(eps, delta)``, where ``eps`` is the certified
-epsilon of one shuffled round at ``delta`` from the ``ShuffleAccountant``. Utility is the total
+epsilon of one shuffled round at ``delta`` from the ``ShuffleAccountant`` (an upper bound, so the
+central model gets at least the shuffle's true privacy loss: if anything the comparison favours
+the Gaussian baseline). Utility is the total
 variation distance to the dataset's true (empirical) distribution, as in the paper's eqs. (8)-(9).
 
 Everything here is **simulation mode and NOT private**: randomness comes from a seeded numpy
