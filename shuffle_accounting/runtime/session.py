@@ -11,7 +11,6 @@ the configured ``delta`` would exceed the budget. Nothing is released on refusal
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -248,8 +247,16 @@ class CollectionSession:
     def _certified_epsilon(self, events: list[Any]) -> float:
         if not events:
             return 0.0
+        groups: list[list[Any]] = []  # [event, count]; equality only (events need not be hashable)
+        for ev in events:
+            for grp in groups:
+                if grp[0] == ev:
+                    grp[1] += 1
+                    break
+            else:
+                groups.append([ev, 1])
         acct = self._factory()
-        for event, count in Counter(events).items():
+        for event, count in groups:
             acct.compose(event, count=count)
         eps = float(acct.get_epsilon(self.delta))
         if eps != eps:  # NaN: never treat an unknown bound as small
