@@ -1,6 +1,6 @@
 """Randomness sources for the runtime: the OS CSPRNG (private mode) or a numpy Generator (simulation).
 
-Every sampler here produces *exact* laws from uniform 64-bit integers:
+Every sampler here produces *exact* laws from uniform 32- or 64-bit integers:
 
 * ``below_threshold(t)`` is ``True`` with probability exactly ``t / 2**64``;
 * ``uniform_below(bound)`` is uniform on ``{0, ..., bound - 1}`` by integer rejection sampling
