@@ -1,0 +1,375 @@
+"""A shuffled k-RR collection that keeps its own privacy books.
+
+:class:`CollectionSession` ties the runtime together: clients' values are randomized with a
+:class:`~shuffle_accounting.runtime.KRRRandomizer` (or arrive already randomized), queued,
+and released round by round through a shuffler as a histogram (or shuffled sequence). Before each
+release the session composes, with the :class:`~shuffle_accounting.shuffled_krr.accountant.ShuffleAccountant`,
+one ``ShuffledKRRDpEvent(k, effective_eps0, n)`` per released round *including the one about to
+be released* (``n`` = the actual batch size), and refuses the round if the certified epsilon at
+the configured ``delta`` would exceed the budget. Nothing is released on refusal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .._validation import ParameterError, check_choice, check_delta, check_int, check_real
+from ._rng import check_rng
+from .analyzer import histogram as _histogram
+from .randomizer import KRRRandomizer, RejectedReport
+from .shuffler import BatchTooSmallError, Shuffler
+
+__all__ = [
+    "CollectionSession",
+    "Release",
+    "PrivacySpent",
+    "BudgetExceededError",
+    "MalformedReportsError",
+]
+
+
+class BudgetExceededError(RuntimeError):
+    """Releasing the pending round would exceed the configured privacy budget; nothing was released.
+
+    Attributes:
+        would_be_epsilon: Certified epsilon the session would have reached (``inf`` if unknown).
+    """
+
+    def __init__(self, message: str, would_be_epsilon: float) -> None:
+        super().__init__(message)
+        self.would_be_epsilon = would_be_epsilon
+
+
+class MalformedReportsError(ParameterError):
+    """Some submitted reports were malformed. **The valid ones were kept** (queued).
+
+    Attributes:
+        accepted: Number of valid reports queued by the failing call.
+        rejected: The malformed reports (position, value, reason).
+    """
+
+    def __init__(self, message: str, accepted: int, rejected: tuple[RejectedReport, ...]) -> None:
+        super().__init__(message)
+        self.accepted = accepted
+        self.rejected = rejected
+
+
+@dataclass(frozen=True)
+class PrivacySpent:
+    """Certified privacy of everything a session has released so far.
+
+    Attributes:
+        epsilon: Upper bound on epsilon at ``delta`` (0.0 before the first release).
+        delta: The configured delta (0.0 before the first release: nothing released yet).
+        rounds: Number of released rounds.
+    """
+
+    epsilon: float
+    delta: float
+    rounds: int
+
+
+@dataclass(frozen=True)
+class Release:
+    """One released round.
+
+    Attributes:
+        round: 1-based round number.
+        n: Number of reports in the round.
+        histogram: Counts per category (in the session's category order).
+        reports: The shuffled reports (labels), or ``None`` when the output is ``"histogram"``.
+        epsilon: Certified cumulative epsilon after this round, at ``delta``.
+        delta: The session's delta.
+    """
+
+    round: int
+    n: int
+    histogram: np.ndarray = field(repr=False)
+    reports: np.ndarray | None = field(repr=False)
+    epsilon: float
+    delta: float
+
+
+def _default_accountant() -> Any:
+    from ..shuffled_krr.accountant import ShuffleAccountant  # noqa: PLC0415 - avoid import cycles
+
+    return ShuffleAccountant()
+
+
+def _event(k: int, eps0: float, n: int) -> Any:
+    from ..shuffled_krr.accountant import ShuffledKRRDpEvent  # noqa: PLC0415
+
+    return ShuffledKRRDpEvent(k=k, eps0=eps0, n=n)
+
+
+class CollectionSession:
+    """Randomize, queue, shuffle and release k-RR reports round by round, within a privacy budget.
+
+    Args:
+        categories: Integer ``k >= 2`` or a sequence of distinct labels (see :class:`KRRRandomizer`).
+        eps0: Nominal local privacy; the accountant is given the randomizer's ``effective_eps0``.
+        n_min: Smallest batch the session will release (the shuffler's ``min_batch``), ``>= 1``.
+        delta: Target delta in ``(0, 1)`` at which epsilon is certified.
+        rounds: Maximum number of rounds, integer ``>= 1``, or ``None``.
+        epsilon_budget: Maximum certified epsilon at ``delta``, finite ``> 0``, or ``None``.
+            At least one of ``rounds`` and ``epsilon_budget`` must be given.
+        shuffler: Any object with ``shuffle(reports, *, rng=None)`` (default ``Shuffler(n_min)``).
+            A shuffler that is not uniform (no ``is_uniform = True`` attribute), such as a Mallows
+            shuffler, is only allowed with ``output="histogram"``, where the order is discarded
+            and the shuffled-k-RR guarantee holds regardless.
+        output: ``"histogram"`` (default) or ``"sequence"`` (also return the shuffled reports).
+        accountant_factory: Zero-argument callable returning a fresh accountant with
+            ``compose(event, count)`` and ``get_epsilon(delta)``; default the real
+            ``ShuffleAccountant`` (inject a fake one in tests).
+        rng: ``None`` (private mode, OS CSPRNG) or a seed / numpy Generator (simulation mode,
+            NOT private).
+
+    Raises:
+        ParameterError: If an argument is invalid or no budget is configured.
+
+    Example:
+        >>> s = CollectionSession(["a", "b", "c"], eps0=1.0, n_min=4, delta=1e-6, rounds=1, rng=7)
+        >>> s.submit(["a", "b", "a", "c", "a"])  # simulation mode (seeded): NOT private
+        >>> r = s.release()
+        >>> r.n, int(r.histogram.sum()), s.privacy_spent().rounds
+        (5, 5, 1)
+        >>> s.privacy_spent().epsilon == r.epsilon > 0
+        True
+    """
+
+    def __init__(
+        self,
+        categories: Any,
+        eps0: float,
+        n_min: int,
+        delta: float,
+        *,
+        rounds: int | None = None,
+        epsilon_budget: float | None = None,
+        shuffler: Any = None,
+        output: str = "histogram",
+        accountant_factory: Callable[[], Any] | None = None,
+        rng: Any = None,
+    ) -> None:
+        self.randomizer = KRRRandomizer(categories, eps0)
+        self.n_min = check_int("n_min", n_min, minimum=1)
+        self.delta = check_delta("delta", delta)
+        self.rounds = None if rounds is None else check_int("rounds", rounds, minimum=1)
+        self.epsilon_budget = (
+            None if epsilon_budget is None
+            else check_real("epsilon_budget", epsilon_budget, low=0.0, low_open=True)
+        )
+        if self.rounds is None and self.epsilon_budget is None:
+            raise ParameterError("configure a budget: rounds and/or epsilon_budget must be given, got neither")
+        self.output = check_choice("output", output, ("histogram", "sequence"))
+        if shuffler is None:
+            shuffler = Shuffler(self.n_min)
+        if not callable(getattr(shuffler, "shuffle", None)):
+            raise ParameterError(f"shuffler must have a method shuffle(reports, *, rng=None), got {shuffler!r}")
+        if self.output == "sequence" and getattr(shuffler, "is_uniform", False) is not True:
+            raise ParameterError(
+                "shuffler must be a uniform shuffler (is_uniform = True) when output='sequence': the "
+                "ShuffleAccountant certifies uniformly shuffled k-RR; use output='histogram' with "
+                f"{type(shuffler).__name__} or account for it separately"
+            )
+        self.shuffler = shuffler
+        if accountant_factory is not None and not callable(accountant_factory):
+            raise ParameterError(f"accountant_factory must be a zero-argument callable, got {accountant_factory!r}")
+        self._factory = accountant_factory or _default_accountant
+        self._rng = check_rng(rng)
+        self._eps0 = self.randomizer.effective_eps0
+        self._pending: list[np.ndarray] = []
+        self._events: list[Any] = []
+        self._releases: list[Release] = []
+        self._epsilon = 0.0
+
+    # ----- intake ----------------------------------------------------------------------------
+    @property
+    def pending(self) -> int:
+        """Number of queued (randomized, not yet released) reports."""
+        return int(sum(a.size for a in self._pending))
+
+    def _queue(self, values: Any, randomize: bool) -> None:
+        enc = self.randomizer.encode_partial(values)
+        codes = enc.codes
+        if randomize and codes.size:
+            codes = self.randomizer.randomize_codes(codes, rng=self._rng)
+        if codes.size:
+            self._pending.append(codes)
+        if enc.rejected:
+            first = enc.rejected[0]
+            raise MalformedReportsError(
+                f"values: {len(enc.rejected)} malformed report(s) rejected, {codes.size} valid "
+                f"kept; first at position {first.position}: {first.value!r} ({first.reason})",
+                accepted=int(codes.size),
+                rejected=enc.rejected,
+            )
+
+    def submit(self, values: Any) -> None:
+        """Randomize true values on the clients' behalf and queue them.
+
+        Args:
+            values: 1-D sequence of declared categories.
+
+        Raises:
+            MalformedReportsError: If some values are not declared categories (unknown category or
+                wrong type). Every valid value has been randomized and queued all the same.
+
+        Example:
+            >>> s = CollectionSession(2, 1.0, n_min=2, delta=1e-6, rounds=1, rng=0)
+            >>> try:
+            ...     s.submit([0, "x", 1, True])
+            ... except MalformedReportsError as e:
+            ...     print(e.accepted, [r.position for r in e.rejected])
+            2 [1, 3]
+            >>> s.pending
+            2
+        """
+        self._queue(values, randomize=True)
+
+    def submit_randomized(self, reports: Any) -> None:
+        """Queue reports already randomized by clients with the same ``KRRRandomizer`` parameters.
+
+        Raises:
+            MalformedReportsError: As :meth:`submit`; valid reports are kept.
+
+        Example:
+            >>> s = CollectionSession(["x", "y"], 1.0, n_min=1, delta=1e-6, rounds=1)
+            >>> s.submit_randomized(["x", "y", "y"]); s.pending
+            3
+        """
+        self._queue(reports, randomize=False)
+
+    # ----- accounting ------------------------------------------------------------------------
+    def _certified_epsilon(self, events: list[Any]) -> float:
+        if not events:
+            return 0.0
+        groups: list[list[Any]] = []  # [event, count]; equality only (events need not be hashable)
+        for ev in events:
+            for grp in groups:
+                if grp[0] == ev:
+                    grp[1] += 1
+                    break
+            else:
+                groups.append([ev, 1])
+        acct = self._factory()
+        for event, count in groups:
+            acct.compose(event, count=count)
+        eps = float(acct.get_epsilon(self.delta))
+        if eps != eps:  # NaN: never treat an unknown bound as small
+            return float("inf")
+        return eps
+
+    def would_be_epsilon(self, n: int | None = None) -> float:
+        """Certified epsilon at ``delta`` if one more round of ``n`` reports were released now.
+
+        Args:
+            n: Batch size, default the number of pending reports (at least 1).
+
+        Example:
+            >>> s = CollectionSession(3, 1.0, n_min=1, delta=1e-6, rounds=2)
+            >>> s.would_be_epsilon(100) > 0
+            True
+        """
+        n = self.pending if n is None else n
+        n = check_int("n", n, minimum=1)
+        return self._certified_epsilon(self._events + [_event(self.randomizer.k, self._eps0, n)])
+
+    def planned_epsilon(self) -> float:
+        """Certified epsilon of ``rounds`` rounds of exactly ``n_min`` reports (needs ``rounds``).
+
+        Raises:
+            ParameterError: If the session has no ``rounds`` limit.
+
+        Example:
+            >>> s = CollectionSession(3, 1.0, n_min=50, delta=1e-6, rounds=2)
+            >>> s.planned_epsilon() > 0
+            True
+        """
+        if self.rounds is None:
+            raise ParameterError("planned_epsilon needs rounds to be configured, got rounds=None")
+        ev = _event(self.randomizer.k, self._eps0, self.n_min)
+        return self._certified_epsilon([ev] * self.rounds)
+
+    def privacy_spent(self) -> PrivacySpent:
+        """Certified ``(epsilon, delta)`` of everything released so far.
+
+        Example:
+            >>> CollectionSession(3, 1.0, n_min=1, delta=1e-6, rounds=1).privacy_spent()
+            PrivacySpent(epsilon=0.0, delta=0.0, rounds=0)
+        """
+        done = len(self._releases)
+        return PrivacySpent(self._epsilon, self.delta if done else 0.0, done)
+
+    @property
+    def ledger(self) -> tuple[Any, ...]:
+        """The ``ShuffledKRRDpEvent`` of every released round, in order."""
+        return tuple(self._events)
+
+    @property
+    def releases(self) -> tuple[Release, ...]:
+        """Every release so far, in order."""
+        return tuple(self._releases)
+
+    # ----- release ---------------------------------------------------------------------------
+    def release(self) -> Release:
+        """Shuffle and release the pending batch as one round, if the budget allows it.
+
+        Order of checks (nothing is released and the queue is kept if any fails): batch size
+        ``>= n_min``; rounds left; certified epsilon *including this round* ``<= epsilon_budget``.
+
+        Returns:
+            The :class:`Release`.
+
+        Raises:
+            BatchTooSmallError: If fewer than ``n_min`` reports are pending.
+            BudgetExceededError: If the round would exceed ``rounds`` or ``epsilon_budget``.
+
+        Example:
+            >>> s = CollectionSession(2, 1.0, n_min=3, delta=1e-6, rounds=1, rng=1)
+            >>> s.submit([0, 1])
+            >>> s.release()
+            Traceback (most recent call last):
+            ...
+            shuffle_accounting.runtime.shuffler.BatchTooSmallError: batch of 2 reports is smaller than min_batch = 3; nothing released (the privacy guarantee is computed for n >= 3)
+        """
+        n = self.pending
+        if n < self.n_min:
+            raise BatchTooSmallError(
+                f"batch of {n} reports is smaller than min_batch = {self.n_min}; nothing released "
+                f"(the privacy guarantee is computed for n >= {self.n_min})"
+            )
+        done = len(self._releases)
+        if self.rounds is not None and done + 1 > self.rounds:
+            raise BudgetExceededError(
+                f"round {done + 1} refused: the session is configured for rounds = {self.rounds}",
+                float("inf"),
+            )
+        event = _event(self.randomizer.k, self._eps0, n)
+        eps = self._certified_epsilon(self._events + [event])
+        if self.epsilon_budget is not None and not eps <= self.epsilon_budget:
+            raise BudgetExceededError(
+                f"round {done + 1} refused: certified epsilon would be {eps!r} > epsilon_budget = "
+                f"{self.epsilon_budget!r} at delta = {self.delta!r}",
+                eps,
+            )
+        codes = np.concatenate(self._pending)
+        shuffled = np.asarray(self.shuffler.shuffle(codes, rng=self._rng))
+        hist = _histogram(codes, self.randomizer.k)
+        if shuffled.shape != codes.shape or shuffled.dtype.kind not in "iu" or not np.array_equal(
+            _histogram(shuffled.astype(np.int64), self.randomizer.k), hist
+        ):
+            raise RuntimeError("the shuffler did not return a permutation of its input; nothing released")
+        reports = self.randomizer.decode(shuffled.astype(np.int64)) if self.output == "sequence" else None
+        for arr in (hist, reports):
+            if arr is not None:
+                arr.setflags(write=False)
+        self._pending = []
+        self._events.append(event)
+        self._epsilon = eps
+        rel = Release(done + 1, n, hist, reports, eps, self.delta)
+        self._releases.append(rel)
+        return rel
