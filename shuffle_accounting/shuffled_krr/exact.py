@@ -117,8 +117,12 @@ def _log_hockey_sorted(loss: np.ndarray, logw: np.ndarray, eps: np.ndarray) -> n
         m = int(np.searchsorted(neg, -e, side="left"))  # entries with loss > e
         if m == 0:
             continue
-        d = e - loss[:m]
-        out[i] = float(logsumexp(logw[:m] + np.log(-np.expm1(d))))
+        lw = logw[:m]
+        mx = float(lw.max())
+        if mx == -np.inf:
+            continue
+        tot = float(np.dot(np.exp(lw - mx), -np.expm1(e - loss[:m])))
+        out[i] = mx + math.log(tot) if tot > 0 else -np.inf
     return out.reshape(eps.shape)
 
 
@@ -325,7 +329,7 @@ def dataset_log_delta(eps: Any, k: Any, eps0: Any, others: Any, output: str = "h
         >>> round(math.exp(dataset_log_delta(0.5, 4, 1.0, [0, 0, 6, 0])), 10)
         0.0189457458
         >>> dataset_log_delta([0.5, 1.0], 3, 1.0, [1, 0, 3])
-        array([-3.6..., -inf])
+        array([-2.95..., -inf])
     """
     eps_arr, k, eps0, counts, output = _check_common(eps, k, eps0, others, output)
     if k == 2:  # h1 = n - h0: the count is the full histogram
