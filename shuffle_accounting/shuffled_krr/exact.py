@@ -126,10 +126,12 @@ def _log_hockey_sorted(loss: np.ndarray, logw: np.ndarray, eps: np.ndarray) -> n
     return out.reshape(eps.shape)
 
 
-def _pld(log_p: np.ndarray, log_q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _pld(log_p: np.ndarray, log_q: np.ndarray, cap: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
     """Privacy-loss states of ``P`` vs ``Q`` with positive loss, sorted by decreasing loss.
 
-    Returns ``(loss, log_p)``; states where ``P = 0`` are dropped; ``Q = 0 < P`` would give an
+    ``cap`` is a proven upper bound on the true loss (``eps0`` for shuffled k-RR: the release is
+    a post-processing of ``eps0``-LDP reports); rounding above it is clipped to it, so that
+    ``delta(eps) = 0`` exactly for ``eps >= eps0``. Returns ``(loss, log_p)``; states where ``P = 0`` are dropped; ``Q = 0 < P`` would give an
     infinite loss, which cannot happen for k-RR (full support) and is rejected.
     """
     log_p = np.asarray(log_p, dtype=float).ravel()
@@ -138,7 +140,7 @@ def _pld(log_p: np.ndarray, log_q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if np.any(keep & ~np.isfinite(log_q)):  # pragma: no cover - k-RR has full support
         raise ParameterError("Q has zero mass where P is positive; the divergence is not finite")
     lp = log_p[keep]
-    loss = lp - log_q[keep]
+    loss = np.minimum(lp - log_q[keep], cap)
     pos = loss > 0
     loss = loss[pos]
     lp = lp[pos]
@@ -146,10 +148,10 @@ def _pld(log_p: np.ndarray, log_q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return loss[order], lp[order]
 
 
-def _log_delta_both(log_p: np.ndarray, log_q: np.ndarray, eps: np.ndarray) -> np.ndarray:
-    """``log max(H(P||Q), H(Q||P))`` at every ``eps``."""
-    l1, w1 = _pld(log_p, log_q)
-    l2, w2 = _pld(log_q, log_p)
+def _log_delta_both(log_p: np.ndarray, log_q: np.ndarray, eps: np.ndarray, cap: float) -> np.ndarray:
+    """``log max(H(P||Q), H(Q||P))`` at every ``eps`` (loss clipped at ``cap``)."""
+    l1, w1 = _pld(log_p, log_q, cap)
+    l2, w2 = _pld(log_q, log_p, cap)
     return np.maximum(_log_hockey_sorted(l1, w1, eps), _log_hockey_sorted(l2, w2, eps))
 
 
@@ -335,7 +337,7 @@ def dataset_log_delta(eps: Any, k: Any, eps0: Any, others: Any, output: str = "h
     if k == 2:  # h1 = n - h0: the count is the full histogram
         output = "count"
     log_p, log_q = _LOG_PQ[output](k, eps0, counts)
-    out = _log_delta_both(log_p, log_q, eps_arr)
+    out = _log_delta_both(log_p, log_q, eps_arr, eps0)
     return float(out) if out.ndim == 0 else out
 
 

@@ -116,8 +116,8 @@ def _log_err_bound(n: int) -> float:
     return 1e-12 + 64.0 * _U * (n + 2.0) * math.log(n + 2.0)
 
 
-def _from_log_pq(others, family, statistic, log_p, log_q, log_drop, n) -> _Candidate:
-    plds = (_exact._pld(log_p, log_q), _exact._pld(log_q, log_p))
+def _from_log_pq(others, family, statistic, log_p, log_q, log_drop, n, eps0) -> _Candidate:
+    plds = (_exact._pld(log_p, log_q, eps0), _exact._pld(log_q, log_p, eps0))
     return _Candidate(tuple(others), family, statistic, plds, log_drop, _log_err_bound(n))
 
 
@@ -217,7 +217,7 @@ def _h01_candidate(k, eps0, others, family, w) -> _Candidate | None:
     s01 = pad.copy(); s01[:-1, 1:] = log_s    # S(a, b - 1)
     log_p = np.logaddexp(np.logaddexp(lp + s10, lq + s01), lr + s00)
     log_q = np.logaddexp(np.logaddexp(lq + s10, lp + s01), lr + s00)
-    return _from_log_pq(others, family, "(h0,h1) marginal", log_p, log_q, log_drop, n)
+    return _from_log_pq(others, family, "(h0,h1) marginal", log_p, log_q, log_drop, n, eps0)
 
 
 # ---- h0 (the histogram for k = 2) -----------------------------------------------------------
@@ -251,7 +251,7 @@ def _h0_candidate(k, eps0, others, family, w) -> _Candidate | None:
     log_p = np.logaddexp(lp + sh, l1mp + un)
     log_q = np.logaddexp(lq + sh, l1mq + un)
     stat = "histogram" if k == 2 else "h0 count"
-    return _from_log_pq(others, family, stat, log_p, log_q, log_drop, n)
+    return _from_log_pq(others, family, stat, log_p, log_q, log_drop, n, eps0)
 
 
 def _candidate(k, eps0, others, family, w, cache) -> _Candidate | None:
@@ -263,7 +263,7 @@ def _candidate(k, eps0, others, family, w, cache) -> _Candidate | None:
     nb = _exact.histogram_bins(k, others)
     if k >= 3 and _exact._histogram_work(n, nb) <= HISTOGRAM_BUDGET:
         lpp, lqq = _exact._histogram_log_pq(k, eps0, tuple(others))
-        cand = _from_log_pq(others, family, "histogram", lpp, lqq, -np.inf, n)
+        cand = _from_log_pq(others, family, "histogram", lpp, lqq, -np.inf, n, eps0)
     elif k == 2:
         cand = _h0_candidate(k, eps0, others, family, w)
     else:
