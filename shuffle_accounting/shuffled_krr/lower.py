@@ -8,8 +8,10 @@ with the target moving from value 0 to value 1 and the other ``n - 1`` users at
 * ``all at x2`` (``k >= 3``), ``all at x0`` (the target's value), ``all at x1`` (the alternative
   value);
 * two-value mixtures ``j`` users at ``u`` and ``n - 1 - j`` at ``v`` for ``(u, v)`` in
-  ``(x0, x2), (x1, x2), (x0, x1)``, with ``j`` found by a 1-D search (a coarse grid refined
-  around the best split at each eps; exhaustive when ``n`` is small).
+  ``(x0, x2), (x0, x1)``, with ``j`` found by a 1-D search (a coarse grid refined around the
+  best split at each eps; exhaustive when ``n <= 26``). ``(x1, x2)`` mixtures and ``all at x1``
+  are mirror images of ``(x0, x2)`` mixtures and ``all at x0`` (relabel 0 <-> 1: ``P`` and ``Q``
+  swap and delta is the max of both directions), so they give the same numbers.
 
 No single dataset is assumed worst: the worst one changes with eps (e.g. ``k = 3, n = 5``:
 ``(x0, x2, x2, x2)`` beats ``(x2, x2, x2, x2)`` at large eps).
@@ -88,26 +90,64 @@ class WorstDataset:
 # ---------------------------------------------------------------------------------------------
 
 
+class _Direction:
+    """Sorted privacy-loss states of one direction, with scaled prefix sums for fast evaluation.
+
+    ``H(e) = sum_{L > e} P (1 - e^(e - L)) = A(e) - e^e B(e)`` with prefix sums ``A`` of ``P`` and
+    ``B`` of ``Q = P e^-L``. Recursive summation of ``m`` non-negative terms has relative error
+    at most ``m u`` per prefix sum (Higham, *Accuracy and Stability of Numerical Algorithms*, eq.
+    4.4), so ``A - e^e B - 2 m u (A + e^e B)`` (minus underflow slack) is a lower bound; when
+    that slack is not negligible the exact term-by-term sum is used instead.
+    """
+
+    def __init__(self, loss: np.ndarray, logw: np.ndarray) -> None:
+        self.loss = loss
+        self.logw = logw
+        self.neg = -loss
+        self.scale = float(logw.max()) if logw.size else 0.0
+        with np.errstate(under="ignore"):
+            self.cum_p = np.cumsum(np.exp(logw - self.scale))
+            self.cum_q = np.cumsum(np.exp(logw - loss - self.scale))
+
+    def log_hockey(self, eps: np.ndarray) -> np.ndarray:
+        out = np.full(eps.shape, -np.inf)
+        if self.loss.size == 0:
+            return out
+        m = np.searchsorted(self.neg, -eps, side="left")
+        for i in range(eps.size):
+            mi = int(m[i])
+            if mi == 0:
+                continue
+            a = float(self.cum_p[mi - 1])
+            b = math.exp(eps[i]) * float(self.cum_q[mi - 1])
+            slack = 2.0 * mi * _U * (a + b) + mi * math.exp(eps[i]) * 5e-324
+            if a - b - slack > 0.999 * (a - b) > 0:
+                out[i] = self.scale + math.log(a - b - slack)
+            else:
+                out[i] = float(_exact._log_hockey_sorted(self.loss[:mi], self.logw[:mi], eps[i : i + 1])[0])
+        return out
+
+
 @dataclass(frozen=True)
 class _Candidate:
     others: tuple[int, ...]
     family: str
     statistic: str
-    plds: tuple[tuple[np.ndarray, np.ndarray], ...]  # (loss desc, log weight) per direction
+    plds: tuple[_Direction, ...]
     log_drop: float  # log of an upper bound on the mass dropped by windowing (-inf if none)
     log_err: float  # bound on the absolute error of the computed log-probabilities
 
     def log_delta(self, eps: np.ndarray) -> np.ndarray:
         """Sound lower bound on this dataset's ``log delta`` at each eps (see module doc)."""
-        e = np.asarray(eps, dtype=float) + 2.0 * self.log_err
+        e = np.atleast_1d(np.asarray(eps, dtype=float)).ravel() + 2.0 * self.log_err
         best = np.full(e.shape, -np.inf)
-        for loss, logw in self.plds:
-            h = _exact._log_hockey_sorted(loss, logw, e) - self.log_err
+        for d in self.plds:
+            h = d.log_hockey(e) - self.log_err
             if np.isfinite(self.log_drop):
                 corr = e + self.log_drop
                 h = np.where(h > corr, log_sub(h, np.minimum(corr, h)), -np.inf)
             best = np.maximum(best, h)
-        return best
+        return best.reshape(np.shape(eps))
 
 
 def _log_err_bound(n: int) -> float:
@@ -117,7 +157,7 @@ def _log_err_bound(n: int) -> float:
 
 
 def _from_log_pq(others, family, statistic, log_p, log_q, log_drop, n, eps0) -> _Candidate:
-    plds = (_exact._pld(log_p, log_q, eps0), _exact._pld(log_q, log_p, eps0))
+    plds = (_Direction(*_exact._pld(log_p, log_q, eps0)), _Direction(*_exact._pld(log_q, log_p, eps0)))
     return _Candidate(tuple(others), family, statistic, plds, log_drop, _log_err_bound(n))
 
 
@@ -292,7 +332,9 @@ def _pure(k: int, n: int):
 
 
 def _pairs(k: int):
-    return [(0, 2), (1, 2), (0, 1)] if k >= 3 else [(0, 1)]
+    # (x1, x2) mixtures are mirror images of (x0, x2) ones: swapping the labels 0 and 1 swaps
+    # P and Q, and delta is the max over both directions; so they are not searched twice.
+    return [(0, 2), (0, 1)] if k >= 3 else [(0, 1)]
 
 
 def _mix(k: int, n: int, u: int, v: int, j: int):
@@ -429,10 +471,12 @@ def worst_dataset(eps: Any, k: Any, eps0: Any, n: Any) -> WorstDataset:
     e = check_real("eps", eps, low=0.0)
     k, eps0, n = _check(k, eps0, n)
     cands = _search(k, eps0, n, np.array([e]), DEFAULT_WINDOW_SD)
-    vals = [float(c.log_delta(np.array([e]))[0]) for c in cands]
-    i = int(np.argmax(vals))
+    vals = np.array([float(c.log_delta(np.array([e]))[0]) for c in cands])
+    top = float(vals.max())
+    # ties within rounding (e.g. mirror images): the first in family order
+    i = int(np.argmax(vals >= top - 1e-9 * max(1.0, abs(top)))) if np.isfinite(top) else 0
+    ld = float(vals[i])
     c = cands[i]
-    ld = vals[i]
     return WorstDataset(
         eps=e, others=c.others, log_delta=ld, delta=math.exp(ld) if ld > -745 else 0.0,
         family=c.family, statistic=c.statistic,
