@@ -180,6 +180,8 @@ def _log_chernoff_tail(c: int, pi: float, x: float, upper: bool) -> float:
 
 def _window(c: int, pi: float, w: float) -> tuple[int, int, float]:
     """Window ``[lo, hi]`` of ``Bin(c, pi)`` and log of a bound on its outside mass."""
+    if not math.isfinite(w):
+        return 0, c, -np.inf
     mean = c * pi
     sd = math.sqrt(c * pi * (1 - pi))
     lo = max(0, int(math.floor(mean - w * sd)) - 1)
@@ -398,6 +400,38 @@ def _search(k, eps0, n, eps, w) -> list[_Candidate]:
     return cands
 
 
+def _evaluate(k, eps0, n, eps: np.ndarray, w: float):
+    """Best log delta and its candidate at each eps (1-D array), widening windows as needed.
+
+    A pass with window ``w`` loses up to ``e^eps * drop`` to truncation; where the answer is not
+    far above that, the family is searched again with ``2.5 w`` and then with the full support
+    (no truncation; ``(h0, h1)`` may fall back to ``h0`` there for cost).
+    """
+    best = np.full(eps.shape, -np.inf)
+    who: list = [None] * eps.size
+    who_val = np.full(eps.shape, -np.inf)
+    todo = np.ones(eps.shape, dtype=bool)
+    for width in (w, 2.5 * w, math.inf):
+        cands = _search(k, eps0, n, eps[todo], width)
+        for c in cands:
+            v = c.log_delta(eps)
+            best = np.where(todo, np.maximum(best, v), best)
+            # the reported dataset changes only on a clear improvement, so that ties within
+            # rounding (e.g. mirror images) keep the first in family order
+            tol = 1e-9 * np.maximum(1.0, np.abs(np.where(np.isfinite(who_val), who_val, 0.0)))
+            clear = todo & ((v > who_val + tol) | (np.isneginf(who_val) & np.isfinite(v)))
+            for i in np.flatnonzero(clear | np.array([x is None for x in who])):
+                who[i] = c
+                who_val[i] = v[i]
+        drops = [c.log_drop for c in cands if np.isfinite(c.log_drop)]
+        if not drops:
+            break
+        todo = best < eps + max(drops) + 30.0
+        if not np.any(todo):
+            break
+    return best, who, who_val
+
+
 def _check(k, eps0, n):
     k = check_int("k", k, minimum=2)
     eps0 = check_real("eps0", eps0, low=0.0, low_open=True)
@@ -431,9 +465,8 @@ def lower_log_delta(eps: Any, k: Any, eps0: Any, n: Any) -> np.ndarray:
     """
     eps_arr = check_real_array("eps", eps, low=0.0)
     k, eps0, n = _check(k, eps0, n)
-    cands = _search(k, eps0, n, eps_arr.ravel(), DEFAULT_WINDOW_SD)
-    out = np.max([c.log_delta(eps_arr) for c in cands], axis=0)
-    return np.asarray(out, dtype=float)
+    best, _, _ = _evaluate(k, eps0, n, eps_arr.ravel(), DEFAULT_WINDOW_SD)
+    return best.reshape(eps_arr.shape)
 
 
 def lower_delta(eps: Any, k: Any, eps0: Any, n: Any) -> np.ndarray:
@@ -470,13 +503,8 @@ def worst_dataset(eps: Any, k: Any, eps0: Any, n: Any) -> WorstDataset:
     """
     e = check_real("eps", eps, low=0.0)
     k, eps0, n = _check(k, eps0, n)
-    cands = _search(k, eps0, n, np.array([e]), DEFAULT_WINDOW_SD)
-    vals = np.array([float(c.log_delta(np.array([e]))[0]) for c in cands])
-    top = float(vals.max())
-    # ties within rounding (e.g. mirror images): the first in family order
-    i = int(np.argmax(vals >= top - 1e-9 * max(1.0, abs(top)))) if np.isfinite(top) else 0
-    ld = float(vals[i])
-    c = cands[i]
+    _, who, who_val = _evaluate(k, eps0, n, np.array([e]), DEFAULT_WINDOW_SD)
+    c, ld = who[0], float(who_val[0])
     return WorstDataset(
         eps=e, others=c.others, log_delta=ld, delta=math.exp(ld) if ld > -745 else 0.0,
         family=c.family, statistic=c.statistic,
