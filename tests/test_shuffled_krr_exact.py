@@ -161,6 +161,11 @@ def test_zero_at_eps0_and_tiny_values_in_log_space():
     assert -1e6 < ld < math.log(1e-300)
 
 
+def test_numpy_and_tuple_others_accepted():
+    a = dataset_delta(0.2, 3, 1.0, np.array([1, 2, 1]))
+    assert a == dataset_delta(0.2, 3, 1.0, (1, 2, 1)) == dataset_delta(0.2, 3, 1.0, [1.0, 2, 1])
+
+
 def test_scalar_and_array_shapes():
     assert isinstance(dataset_delta(0.1, 3, 1.0, [1, 1, 1]), float)
     out = dataset_delta(np.array([[0.1, 0.2], [0.3, 0.4]]), 3, 1.0, [1, 1, 1])
@@ -247,6 +252,8 @@ def test_both_directions_symmetry(case, eps):
         (dict(others=[1, float("inf"), 1]), "others"),
         (dict(others="abc"), "others"),
         (dict(others=5), "others"),
+        (dict(others={1, 2, 3}), "others"),
+        (dict(others=None), "others"),
         (dict(others=np.ones((3, 1), dtype=int)), "others"),
         (dict(output="hist"), "output"),
         (dict(output=None), "output"),

@@ -42,6 +42,7 @@ is ``h0`` itself and the count path below is used (up to ``n ~ 20000``). The cou
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,7 @@ from .._validation import ParameterError, check_choice, check_int, check_real, c
 __all__ = [
     "dataset_delta",
     "dataset_log_delta",
+    "histogram_bins",
     "MAX_HISTOGRAM_WORK",
     "MAX_COUNT_WORK",
 ]
@@ -72,13 +74,17 @@ _OUTPUTS = ("histogram", "count")
 
 def _check_others(others: Any, k: int) -> tuple[int, ...]:
     """Validate ``others`` as a length-``k`` vector of non-negative integer counts."""
-    if isinstance(others, (str, bytes)) or not hasattr(others, "__len__"):
+    if isinstance(others, np.ndarray):
+        if others.ndim != 1:
+            raise ParameterError(f"others must be a 1-D sequence of {k} counts, got shape {others.shape}")
+        seq = list(others.tolist())
+    elif isinstance(others, Sequence) and not isinstance(others, (str, bytes)):
+        seq = list(others)
+    else:
         raise ParameterError(
-            f"others must be a sequence of {k} non-negative integer counts, got {others!r}"
+            f"others must be a sequence (list, tuple, 1-D array) of {k} non-negative integer "
+            f"counts, got {others!r}"
         )
-    seq = list(np.asarray(others, dtype=object).ravel()) if isinstance(others, np.ndarray) else list(others)
-    if isinstance(others, np.ndarray) and others.ndim != 1:
-        raise ParameterError(f"others must be a 1-D sequence of {k} counts, got shape {others.shape}")
     if len(seq) != k:
         raise ParameterError(
             f"others must have length k = {k} (one count per value), got length {len(seq)}"

@@ -40,11 +40,11 @@ from typing import Any, Callable
 
 import numpy as np
 from scipy.signal import convolve
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
 from ..randomizers import KRR
 from .._logmath import log_sub
-from .._validation import ParameterError, check_delta, check_int, check_real, check_real_array
+from .._validation import check_delta, check_int, check_real, check_real_array
 from . import exact as _exact
 
 __all__ = ["WorstDataset", "worst_dataset", "lower_log_delta", "lower_delta", "lower_epsilon"]
