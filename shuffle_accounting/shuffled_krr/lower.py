@@ -158,7 +158,11 @@ def _log_err_bound(n: int) -> float:
 
 def _from_log_pq(others, family, statistic, log_p, log_q, log_drop, n, eps0) -> _Candidate:
     plds = (_Direction(*_exact._pld(log_p, log_q, eps0)), _Direction(*_exact._pld(log_q, log_p, eps0)))
-    return _Candidate(tuple(others), family, statistic, plds, log_drop, _log_err_bound(n))
+    # rounding of the log-probabilities themselves scales with their magnitude
+    finite = np.concatenate([np.abs(x[np.isfinite(x)]).ravel() for x in (log_p, log_q)])
+    mag = float(finite.max()) if finite.size else 0.0
+    log_err = _log_err_bound(n) + 16.0 * _U * mag
+    return _Candidate(tuple(others), family, statistic, plds, log_drop, log_err)
 
 
 def _log_chernoff_tail(c: int, pi: float, x: float, upper: bool) -> float:
