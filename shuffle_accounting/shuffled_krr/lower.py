@@ -73,8 +73,13 @@ class WorstDataset:
         log_delta: Natural log of the certified-lower delta of this dataset (``-inf`` for 0).
         delta: ``exp(log_delta)`` (0.0 on underflow; use ``log_delta``).
         family: Which family member, e.g. ``"all at x2"`` or ``"mix x0/x2 (j=1 at x0)"``.
-        statistic: What the delta was computed on: ``"histogram"`` or ``"(h0,h1) marginal"``
-            (``"histogram"`` for ``k = 2``, where ``h0`` is the histogram).
+        statistic: What the delta was computed on: ``"histogram"``, ``"(h0,h1) marginal"`` or
+            ``"h0 count"`` (``"histogram"`` for ``k = 2``, where ``h0`` is the histogram).
+
+    Example:
+        >>> w = worst_dataset(0.3, 3, 2.0, 5)
+        >>> w.others, w.family, w.statistic, round(w.delta, 6)
+        ((0, 0, 4), 'all at x2', 'histogram', 0.417896)
     """
 
     eps: float
@@ -474,7 +479,22 @@ def lower_log_delta(eps: Any, k: Any, eps0: Any, n: Any) -> np.ndarray:
 
 
 def lower_delta(eps: Any, k: Any, eps0: Any, n: Any) -> np.ndarray:
-    """``exp`` of :func:`lower_log_delta` (underflows to 0 below 1e-308).
+    """Largest exact delta over the searched datasets: ``exp`` of :func:`lower_log_delta`.
+
+    A *lower* bound on the worst-case ``delta(eps)`` (rounded down); underflows to 0 below
+    ``1e-308`` (use :func:`lower_log_delta` there).
+
+    Args:
+        eps: Scalar or array of ``eps >= 0``.
+        k: Number of categories (integer >= 2).
+        eps0: Local privacy of k-RR (finite, > 0).
+        n: Number of users (integer >= 2).
+
+    Returns:
+        Float array of ``eps``'s shape.
+
+    Raises:
+        ParameterError: On invalid inputs, naming the parameter.
 
     Example:
         >>> float(lower_delta(3.0, 3, 1.0, 5))
