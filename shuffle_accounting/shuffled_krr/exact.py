@@ -1,0 +1,379 @@
+"""Exact hockey-stick divergence of shuffled k-RR for one concrete pair of neighbouring datasets.
+
+Setting: ``n`` users apply k-ary randomized response (local privacy ``eps0``) and a shuffler
+releases their outputs. The ``n - 1`` *other* users hold values with counts ``others`` (a length-k
+vector of non-negative integers summing to ``n - 1``); the *target* user holds value ``0`` in the
+dataset ``D`` and value ``1`` in the neighbour ``D'``. With ``P`` and ``Q`` the output
+distributions on ``D`` and ``D'``,
+
+    delta_D(eps) = max( H_{e^eps}(P || Q), H_{e^eps}(Q || P) ),
+    H_a(P || Q)  = sum_y max(0, P(y) - a Q(y)),
+
+the smallest ``delta`` for which this pair satisfies ``(eps, delta)``-indistinguishability in both
+directions. Two releases are supported:
+
+* ``output="histogram"`` — the full histogram of the ``n`` outputs (what the shuffle model
+  releases; Balle, Bell, Gascón, Nissim, *The Privacy Blanket of the Shuffle Model*, CRYPTO 2019).
+* ``output="count"`` — only the number of outputs equal to value ``0`` (the setting of Biswas,
+  Jung, Palamidessi, *Tight Differential Privacy Guarantees for the Shuffle Model with
+  k-Randomized Response*, Sec. IV, computed here exactly: the divergence of the two count
+  distributions, not their printed Theorem IV.1 closed form). The count is a post-processing of
+  the histogram, so its delta is never larger.
+
+Every number is the exact divergence up to floating-point rounding (about ``1e-12`` relative):
+it is a *lower* bound on the worst case over all datasets (see
+:mod:`shuffle_accounting.shuffled_krr.lower`) and never an upper bound on it.
+
+How the histogram is computed. Output values ``y >= 2`` that no other user holds form a set ``Z``
+of ``m`` values; only blanket (uniform) outputs fall in ``Z`` and, given how many do, their split
+inside ``Z`` is uniform and the same under ``P`` and ``Q`` (an ancillary statistic). So the
+histogram restricted to ``{0, 1}``, the values held by some other user, and the total in ``Z`` is
+an exact sufficient statistic (e.g. all others at value 2 -> ``(h0, h1, h2)``). Its distribution
+is built user by user in log space on a dense grid with ``B - 1`` axes of length ``n + 1``, ``B``
+the number of kept bins (at most ``k`` and at most ``3 + #{y >= 2 : others[y] > 0}``). The work is
+about ``n * B * (n + 1)^(B - 1)``; inputs above :data:`MAX_HISTOGRAM_WORK` raise
+:class:`~shuffle_accounting._validation.ParameterError` rather than run for minutes. Feasible
+examples: all others at one value ``>= 2`` (``B = 4`` for ``k >= 4``) up to ``n ~ 65``; ``k = 3``
+or others at values ``{0, 1}`` only (``B <= 3``) up to ``n ~ 270``. For ``k = 2`` the histogram
+is ``h0`` itself and the count path below is used (up to ``n ~ 20000``). The count output is a convolution of two binomials, ``O(n^2)`` in log space, up to
+``n ~ 20000`` (:data:`MAX_COUNT_WORK`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+
+from ..randomizers import KRR
+from .._validation import ParameterError, check_choice, check_int, check_real, check_real_array
+
+__all__ = [
+    "dataset_delta",
+    "dataset_log_delta",
+    "histogram_bins",
+    "MAX_HISTOGRAM_WORK",
+    "MAX_COUNT_WORK",
+]
+
+#: Largest accepted ``n * B * (n + 1)^(B - 1)`` for ``output="histogram"`` (a few seconds).
+MAX_HISTOGRAM_WORK: int = 60_000_000
+#: Largest accepted ``others[0] * (n - 1 - others[0])`` for ``output="count"``.
+MAX_COUNT_WORK: int = 100_000_000
+
+_OUTPUTS = ("histogram", "count")
+
+
+# ---------------------------------------------------------------------------------------------
+# validation
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_others(others: Any, k: int) -> tuple[int, ...]:
+    """Validate ``others`` as a length-``k`` vector of non-negative integer counts."""
+    if isinstance(others, np.ndarray):
+        if others.ndim != 1:
+            raise ParameterError(f"others must be a 1-D sequence of {k} counts, got shape {others.shape}")
+        seq = list(others.tolist())
+    elif isinstance(others, Sequence) and not isinstance(others, (str, bytes)):
+        seq = list(others)
+    else:
+        raise ParameterError(
+            f"others must be a sequence (list, tuple, 1-D array) of {k} non-negative integer "
+            f"counts, got {others!r}"
+        )
+    if len(seq) != k:
+        raise ParameterError(
+            f"others must have length k = {k} (one count per value), got length {len(seq)}"
+        )
+    out = []
+    for i, v in enumerate(seq):
+        out.append(check_int(f"others[{i}]", v, minimum=0))
+    return tuple(out)
+
+
+def _check_common(eps: Any, k: Any, eps0: Any, others: Any, output: Any):
+    k = check_int("k", k, minimum=2)
+    eps0 = check_real("eps0", eps0, low=0.0, low_open=True)
+    eps_arr = check_real_array("eps", eps, low=0.0)
+    counts = _check_others(others, k)
+    output = check_choice("output", output, _OUTPUTS)
+    return eps_arr, k, eps0, counts, output
+
+
+# ---------------------------------------------------------------------------------------------
+# shared divergence core
+# ---------------------------------------------------------------------------------------------
+
+
+def _log_hockey_sorted(loss: np.ndarray, logw: np.ndarray, eps: np.ndarray) -> np.ndarray:
+    """``log sum_{loss > e} exp(logw) * (1 - exp(e - loss))`` for each ``e`` in ``eps``.
+
+    ``loss`` must be sorted in decreasing order (``logw`` aligned with it). Each term is computed
+    as ``exp(logw + log(-expm1(e - loss)))`` so no cancellation occurs.
+    """
+    eps = np.asarray(eps, dtype=float)
+    flat = eps.ravel()
+    out = np.full(flat.shape, -np.inf)
+    neg = -loss  # increasing
+    for i, e in enumerate(flat):
+        m = int(np.searchsorted(neg, -e, side="left"))  # entries with loss > e
+        if m == 0:
+            continue
+        lw = logw[:m]
+        mx = float(lw.max())
+        if mx == -np.inf:
+            continue
+        tot = float(np.dot(np.exp(lw - mx), -np.expm1(e - loss[:m])))
+        out[i] = mx + math.log(tot) if tot > 0 else -np.inf
+    return out.reshape(eps.shape)
+
+
+def _pld(log_p: np.ndarray, log_q: np.ndarray, cap: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
+    """Privacy-loss states of ``P`` vs ``Q`` with positive loss, sorted by decreasing loss.
+
+    ``cap`` is a proven upper bound on the true loss (``eps0`` for shuffled k-RR: the release is
+    a post-processing of ``eps0``-LDP reports); rounding above it is clipped to it, so that
+    ``delta(eps) = 0`` exactly for ``eps >= eps0``. Returns ``(loss, log_p)``; states where ``P = 0`` are dropped; ``Q = 0 < P`` would give an
+    infinite loss, which cannot happen for k-RR (full support) and is rejected.
+    """
+    log_p = np.asarray(log_p, dtype=float).ravel()
+    log_q = np.asarray(log_q, dtype=float).ravel()
+    keep = np.isfinite(log_p)
+    if np.any(keep & ~np.isfinite(log_q)):  # pragma: no cover - k-RR has full support
+        raise ParameterError("Q has zero mass where P is positive; the divergence is not finite")
+    lp = log_p[keep]
+    loss = np.minimum(lp - log_q[keep], cap)
+    pos = loss > 0
+    loss = loss[pos]
+    lp = lp[pos]
+    order = np.argsort(-loss, kind="stable")
+    return loss[order], lp[order]
+
+
+def _log_delta_both(log_p: np.ndarray, log_q: np.ndarray, eps: np.ndarray, cap: float) -> np.ndarray:
+    """``log max(H(P||Q), H(Q||P))`` at every ``eps`` (loss clipped at ``cap``)."""
+    l1, w1 = _pld(log_p, log_q, cap)
+    l2, w2 = _pld(log_q, log_p, cap)
+    return np.maximum(_log_hockey_sorted(l1, w1, eps), _log_hockey_sorted(l2, w2, eps))
+
+
+# ---------------------------------------------------------------------------------------------
+# full histogram (exact sufficient statistic)
+# ---------------------------------------------------------------------------------------------
+
+
+def _reduced_bins(k: int, counts: tuple[int, ...]) -> tuple[list[int], int]:
+    """Kept output values (0, 1, held values >= 2) and the size ``m`` of the merged set ``Z``."""
+    held = [y for y in range(2, k) if counts[y] > 0]
+    m = k - 2 - len(held)
+    return [0, 1] + held, m
+
+
+def _histogram_work(n: int, n_bins: int) -> int:
+    return n * n_bins * (n + 1) ** (n_bins - 1)
+
+
+def histogram_bins(k: int, others: Any) -> int:
+    """Number ``B`` of bins of the exact sufficient statistic used for ``output="histogram"``.
+
+    Args:
+        k: Number of categories (integer >= 2).
+        others: Length-``k`` counts of the other users' values.
+
+    Returns:
+        ``B = 2 + #{y >= 2 : others[y] > 0} + (1 if some value >= 2 is held by nobody else)``.
+
+    Raises:
+        ParameterError: On invalid ``k`` or ``others``.
+
+    Example:
+        >>> histogram_bins(10, [0, 0, 6, 0, 0, 0, 0, 0, 0, 0])
+        4
+        >>> histogram_bins(3, [1, 2, 3])
+        3
+    """
+    k = check_int("k", k, minimum=2)
+    counts = _check_others(others, k)
+    kept, m = _reduced_bins(k, counts)
+    return len(kept) + (1 if m > 0 else 0)
+
+
+def _log_rows(krr: KRR, kept: list[int], m: int) -> dict[int, np.ndarray]:
+    """Log output probabilities over the reduced bins for each input value in ``kept``."""
+    lp, lq = krr.log_p, krr.log_pbar
+    rows = {}
+    for v in kept:
+        r = [lp if y == v else lq for y in kept]
+        if m > 0:
+            r.append(math.log(m) + lq)
+        rows[v] = np.array(r)
+    return rows
+
+
+def _add_user(log_s: np.ndarray, log_r: np.ndarray) -> np.ndarray:
+    """Convolve the grid distribution with one user's output (last bin is implicit)."""
+    d = log_s.ndim
+    new = log_s + log_r[-1]
+    for ax in range(d):
+        dst = [slice(None)] * d
+        src = [slice(None)] * d
+        dst[ax] = slice(1, None)
+        src[ax] = slice(None, -1)
+        dst_t, src_t = tuple(dst), tuple(src)
+        new[dst_t] = np.logaddexp(new[dst_t], log_s[src_t] + log_r[ax])
+    return new
+
+
+def _histogram_log_pq(k: int, eps0: float, counts: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Exact log-pmfs of the sufficient statistic of the histogram under ``D`` and ``D'``."""
+    n = sum(counts) + 1
+    kept, m = _reduced_bins(k, counts)
+    n_bins = len(kept) + (1 if m > 0 else 0)
+    work = _histogram_work(n, n_bins)
+    if work > MAX_HISTOGRAM_WORK:
+        raise ParameterError(
+            f"others = {counts} (n = {n} users) needs an exact histogram over {n_bins} bins, about "
+            f"{work:.3g} operations, above the limit {MAX_HISTOGRAM_WORK:.3g}; use output='count', "
+            "or shuffle_accounting.shuffled_krr.lower for marginal lower bounds at this size"
+        )
+    krr = KRR(k, eps0)
+    rows = _log_rows(krr, kept, m)
+    log_s = np.full((n + 1,) * (n_bins - 1), -np.inf)
+    log_s[(0,) * (n_bins - 1)] = 0.0
+    for v in kept:
+        for _ in range(counts[v]):
+            log_s = _add_user(log_s, rows[v])
+    with np.errstate(invalid="ignore"):
+        return _add_user(log_s, rows[0]), _add_user(log_s, rows[1])
+
+
+# ---------------------------------------------------------------------------------------------
+# count of value-0 outputs (Biswas et al. setting)
+# ---------------------------------------------------------------------------------------------
+
+
+def _log_binom_pmf(c: int, log_pi: float, log_1mpi: float) -> np.ndarray:
+    j = np.arange(c + 1, dtype=float)
+    return gammaln(c + 1.0) - gammaln(j + 1.0) - gammaln(c - j + 1.0) + j * log_pi + (c - j) * log_1mpi
+
+
+def _log_convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Exact log-space convolution of two log-pmfs (chunked ``O(len(a) * len(b))``)."""
+    if a.size > b.size:
+        a, b = b, a
+    out_len = a.size + b.size - 1
+    out = np.full(out_len, -np.inf)
+    # out[t] = logsumexp_i a[i] + b[t - i]; loop over the short one in blocks.
+    block = max(1, 4_000_000 // max(b.size, 1))
+    for start in range(0, a.size, block):
+        ai = a[start : start + block]
+        mat = np.full((ai.size, out_len), -np.inf)
+        for r, val in enumerate(ai):
+            mat[r, start + r : start + r + b.size] = val + b
+        out = np.logaddexp(out, logsumexp(mat, axis=0))
+    return out
+
+
+def _count_log_pq(k: int, eps0: float, counts: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Exact log-pmfs of ``h0`` (number of value-0 outputs) under ``D`` and ``D'``."""
+    n = sum(counts) + 1
+    c0 = counts[0]
+    rest = n - 1 - c0
+    if c0 * rest > MAX_COUNT_WORK:
+        raise ParameterError(
+            f"others = (n = {n} users, others[0] = {c0}) needs a count convolution of "
+            f"{c0 * rest:.3g} terms, above the limit {MAX_COUNT_WORK:.3g}"
+        )
+    krr = KRR(k, eps0)
+    lp, lq = krr.log_p, krr.log_pbar
+    l1mp = math.log(k - 1) + lq  # log(1 - p) = log((k - 1) pbar), exact for k-RR
+    l1mq = math.log1p(-krr.pbar)
+    s = _log_convolve(_log_binom_pmf(c0, lp, l1mp), _log_binom_pmf(rest, lq, l1mq))
+    shifted = np.concatenate(([-np.inf], s))
+    unshifted = np.concatenate((s, [-np.inf]))
+    log_p = np.logaddexp(lp + shifted, l1mp + unshifted)
+    log_q = np.logaddexp(lq + shifted, l1mq + unshifted)
+    return log_p, log_q
+
+
+_LOG_PQ = {"histogram": _histogram_log_pq, "count": _count_log_pq}
+
+
+# ---------------------------------------------------------------------------------------------
+# public API
+# ---------------------------------------------------------------------------------------------
+
+
+def dataset_log_delta(eps: Any, k: Any, eps0: Any, others: Any, output: str = "histogram"):
+    """Natural log of the exact ``delta(eps)`` of one neighbouring pair of shuffled k-RR datasets.
+
+    ``log max(H_{e^eps}(P || Q), H_{e^eps}(Q || P))`` where ``P`` / ``Q`` are the release
+    distributions when the target holds value 0 / value 1 and the other ``n - 1`` users hold
+    values with counts ``others`` (module docstring). ``-inf`` means ``delta = 0`` exactly (e.g.
+    ``eps >= eps0``); values far below ``log(1e-300)`` are returned without underflow.
+
+    Args:
+        eps: Scalar or array of ``eps >= 0`` (finite).
+        k: Number of categories (integer >= 2).
+        eps0: Local privacy of k-RR (finite, > 0).
+        others: Length-``k`` non-negative integer counts of the other users' values
+            (``n = sum(others) + 1``).
+        output: ``"histogram"`` (full histogram released) or ``"count"`` (only the number of
+            value-0 outputs, Biswas et al.).
+
+    Returns:
+        A float for scalar ``eps``, else a float array of ``eps``'s shape.
+
+    Raises:
+        ParameterError: On invalid inputs (naming the parameter), or when the exact computation
+            is too large (message names ``others`` and ``n``; see :data:`MAX_HISTOGRAM_WORK`).
+
+    Example:
+        >>> import math
+        >>> round(math.exp(dataset_log_delta(0.5, 4, 1.0, [0, 0, 6, 0])), 10)
+        0.0189457458
+        >>> dataset_log_delta([0.5, 1.0], 3, 1.0, [1, 0, 3])
+        array([-2.95..., -inf])
+    """
+    eps_arr, k, eps0, counts, output = _check_common(eps, k, eps0, others, output)
+    if k == 2:  # h1 = n - h0: the count is the full histogram
+        output = "count"
+    log_p, log_q = _LOG_PQ[output](k, eps0, counts)
+    out = _log_delta_both(log_p, log_q, eps_arr, eps0)
+    return float(out) if out.ndim == 0 else out
+
+
+def dataset_delta(eps: Any, k: Any, eps0: Any, others: Any, output: str = "histogram"):
+    """Exact ``delta(eps)`` of one neighbouring pair of shuffled k-RR datasets.
+
+    ``max(H_{e^eps}(P || Q), H_{e^eps}(Q || P))`` for the target moving from value 0 to value 1
+    while the other users hold counts ``others``; ``exp`` of :func:`dataset_log_delta` (which
+    see for the arguments). Deltas below ``1e-308`` underflow to ``0.0`` here; use
+    :func:`dataset_log_delta` for them.
+
+    Args:
+        eps: Scalar or array of ``eps >= 0`` (finite).
+        k: Number of categories (integer >= 2).
+        eps0: Local privacy of k-RR (finite, > 0).
+        others: Length-``k`` non-negative integer counts of the other users' values.
+        output: ``"histogram"`` or ``"count"``.
+
+    Returns:
+        A float for scalar ``eps``, else a float array of ``eps``'s shape.
+
+    Raises:
+        ParameterError: As :func:`dataset_log_delta`.
+
+    Example:
+        >>> round(dataset_delta(0.5, 4, 1.0, [0, 0, 6, 0], output="histogram"), 10)
+        0.0189457458
+        >>> round(dataset_delta(0.5, 4, 1.0, [0, 0, 6, 0], output="count"), 6)
+        0.0...
+    """
+    out = dataset_log_delta(eps, k, eps0, others, output)
+    with np.errstate(under="ignore"):
+        return float(math.exp(out)) if isinstance(out, float) else np.exp(out)

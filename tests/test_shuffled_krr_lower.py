@@ -1,0 +1,213 @@
+"""Lower bounds on the worst-case delta / epsilon of shuffled k-RR, exhibited by datasets."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shuffle_accounting._validation import ParameterError
+from shuffle_accounting.shuffled_krr import lower
+from shuffle_accounting.shuffled_krr.exact import dataset_delta, dataset_log_delta
+from shuffle_accounting.shuffled_krr.lower import (
+    WorstDataset,
+    lower_delta,
+    lower_epsilon,
+    lower_log_delta,
+    worst_dataset,
+)
+
+REL = 1e-9  # lower bounds are deflated by a floating-point error bound (about 1e-12 here)
+
+
+def compositions(total: int, k: int):
+    for cut in itertools.combinations(range(total + k - 1), k - 1):
+        prev, out = -1, []
+        for c in cut:
+            out.append(c - prev - 1)
+            prev = c
+        out.append(total + k - 1 - prev - 1)
+        yield tuple(out)
+
+
+def family(k, n):
+    """The members the issue requires: pure datasets and every two-value split."""
+    def counts(spec):
+        c = [0] * k
+        for v, m in spec.items():
+            c[v] += m
+        return tuple(c)
+
+    out = [counts({0: n - 1}), counts({1: n - 1})]
+    pairs = [(0, 1)]
+    if k >= 3:
+        out.append(counts({2: n - 1}))
+        pairs += [(0, 2), (1, 2)]  # (1, 2) is covered by mirror symmetry
+    for u, v in pairs:
+        for j in range(1, n - 1):
+            out.append(counts({u: j, v: n - 1 - j}))
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# facts from the issue
+# ------------------------------------------------------------------------------------------
+
+
+def test_worst_dataset_changes_with_eps_k3_n5():
+    # k=3, n=5, eps0=2: (x0, x2, x2, x2) beats (x2, x2, x2, x2) at eps = 1.5 (exact histogram)
+    mixed = dataset_delta(1.5, 3, 2.0, [1, 0, 3])
+    pure = dataset_delta(1.5, 3, 2.0, [0, 0, 4])
+    assert mixed > pure * 1.05
+    assert round(mixed, 8) == 0.11425108 and round(pure, 8) == 0.10325966
+    # ... while all at x2 is worst at eps = 0.3
+    assert dataset_delta(0.3, 3, 2.0, [0, 0, 4]) > dataset_delta(0.3, 3, 2.0, [1, 0, 3])
+    assert worst_dataset(0.3, 3, 2.0, 5).others == (0, 0, 4)
+    w = worst_dataset(1.5, 3, 2.0, 5)
+    assert w.others != (0, 0, 4)
+    assert w.log_delta >= math.log(mixed) - REL
+
+
+def test_k2_worst_dataset_depends_on_eps():
+    n, eps0 = 8, 2.0
+    at0 = worst_dataset(0.0, 2, eps0, n)
+    assert sorted(at0.others) == [3, 4]  # balanced mix of the 7 others at eps = 0
+    assert at0.family.startswith("mix x0/x1")
+    big = worst_dataset(1.5, 2, eps0, n)
+    assert big.others == (7, 0) and big.family == "all at x0"
+    mid = worst_dataset(0.2, 2, eps0, n)
+    assert mid.others not in {at0.others, big.others, (0, 7)}
+
+
+def test_k4_marginal_is_not_sufficient():
+    # Issue 2 prepared numbers: k=4, n=7, eps0=1, eps=0.5, all others at x2.
+    others = (0, 0, 6, 0)
+    hist = dataset_delta(0.5, 4, 1.0, others)
+    assert round(hist, 10) == 0.0189457458
+    cand = lower._h01_candidate(4, 1.0, others, "all at x2", 12.0)
+    marg = math.exp(float(cand.log_delta(np.array([0.5]))[0]))
+    assert round(marg, 10) == 0.0183976375
+    assert cand.statistic == "(h0,h1) marginal"
+    # the lower bound uses the full histogram here; blanket upper bound is 0.0205345108
+    lo = float(lower_delta(0.5, 4, 1.0, 7))
+    assert hist * (1 - REL) <= lo <= 0.0205345108
+
+
+# ------------------------------------------------------------------------------------------
+# soundness of the lower bound
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k, n, eps0", [(2, 6, 1.0), (3, 5, 2.0), (3, 7, 0.5), (4, 6, 1.5)])
+def test_lower_dominates_family_and_is_below_true_worst_case(k, n, eps0):
+    eps = np.array([0.0, 0.1, 0.3, 0.7, 1.2, eps0 * 0.95])
+    lo = lower_log_delta(eps, k, eps0, n)
+    fam = np.array([dataset_log_delta(eps, k, eps0, c) for c in family(k, n)])
+    with np.errstate(invalid="ignore"):
+        assert np.all(lo >= fam.max(axis=0) - REL)
+    # true worst case over ALL neighbouring datasets (by symmetry: every composition, 0 -> 1)
+    allc = np.array([dataset_log_delta(eps, k, eps0, c) for c in compositions(n - 1, k)])
+    assert np.all(lo <= allc.max(axis=0) + 1e-12)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(2, 4), st.integers(2, 7), st.floats(0.2, 3.0), st.floats(0.0, 3.0))
+def test_lower_log_delta_at_least_every_family_member(k, n, eps0, eps):
+    lo = float(lower_log_delta(eps, k, eps0, n))
+    for c in family(k, n):
+        assert lo >= dataset_log_delta(eps, k, eps0, c) - REL
+
+
+@pytest.mark.parametrize("k, n, eps0, delta", [(3, 5, 1.0, 1e-3), (2, 30, 2.0, 1e-4), (4, 40, 2.0, 1e-5)])
+def test_lower_epsilon_is_a_valid_root(k, n, eps0, delta):
+    e = lower_epsilon(delta, k, eps0, n)
+    assert 0.0 < e < eps0
+    w = worst_dataset(e, k, eps0, n)
+    # at the returned eps some searched dataset still exceeds delta (so epsilon(delta) >= e) ...
+    assert w.delta > delta
+    # ... and it is the root: slightly above, none does
+    assert float(lower_delta(e + 1e-6, k, eps0, n)) <= delta * (1 + 1e-6)
+
+
+def test_lower_epsilon_zero_when_delta_large():
+    assert lower_epsilon(0.99, 3, 0.5, 3) == 0.0
+
+
+def test_windowed_marginal_matches_exact_and_truncation_stays_below():
+    # k = 3: (h0, h1) is the full histogram, so the marginal must equal the exact value
+    k, eps0, others = 3, 1.0, (10, 0, 29)
+    eps = np.array([0.0, 0.2, 0.5, 0.8])
+    ex = dataset_log_delta(eps, k, eps0, others)
+    full = lower._h01_candidate(k, eps0, others, "mix", 40.0).log_delta(eps)
+    assert np.all(np.abs(full - ex) <= 1e-7) and np.all(full <= ex + 1e-12)
+    cut = lower._h01_candidate(k, eps0, others, "mix", 2.0)  # heavy truncation, subtracted
+    assert np.isfinite(cut.log_drop)
+    assert np.all(cut.log_delta(eps) <= ex + 1e-12)
+    # k = 2: h0 windows, against the exact count convolution
+    ex2 = dataset_log_delta(eps, 2, eps0, (50, 69))
+    c2 = lower._h0_candidate(2, eps0, (50, 69), "mix", 40.0).log_delta(eps)
+    assert np.all(np.abs(c2 - ex2) <= 1e-7) and np.all(c2 <= ex2 + 1e-12)
+    t2 = lower._h0_candidate(2, eps0, (50, 69), "mix", 1.5)
+    assert np.all(t2.log_delta(eps) <= ex2 + 1e-12)
+
+
+def test_cli_scale_runs_and_is_monotone_in_delta():
+    # the CLI report's default deployment; a few seconds at most
+    e6 = lower_epsilon(1e-6, 10, 2.0, 10_000)
+    e3 = lower_epsilon(1e-3, 10, 2.0, 10_000)
+    assert 0.0 < e6 < 2.0 and 0.0 < e3 < e6
+    w = worst_dataset(e6, 10, 2.0, 10_000)
+    # (worst_dataset uses a wider window than lower_epsilon: equal up to rounding)
+    assert w.delta > 1e-6 * (1 - 1e-7) and w.statistic == "(h0,h1) marginal"
+
+
+def test_worst_dataset_fields_and_frozen():
+    w = worst_dataset(0.5, 3, 1.0, 5)
+    assert isinstance(w, WorstDataset)
+    assert len(w.others) == 3 and sum(w.others) == 4
+    assert w.statistic == "histogram"
+    assert math.isclose(w.delta, math.exp(w.log_delta))
+    assert math.isclose(w.log_delta, dataset_log_delta(0.5, 3, 1.0, w.others), rel_tol=1e-9)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        w.eps = 1.0  # type: ignore[misc]
+
+
+# ------------------------------------------------------------------------------------------
+# bad inputs
+# ------------------------------------------------------------------------------------------
+
+BAD = [
+    ("k", 1), ("k", 2.5), ("k", True), ("k", float("nan")),
+    ("eps0", 0.0), ("eps0", -1.0), ("eps0", float("nan")), ("eps0", float("inf")), ("eps0", True),
+    ("n", 1), ("n", 3.5), ("n", True), ("n", float("inf")), ("n", -4),
+]
+
+
+@pytest.mark.parametrize("name, value", BAD + [("eps", -0.1), ("eps", float("nan")), ("eps", float("inf")), ("eps", True)])
+@pytest.mark.parametrize("fn", [lower_log_delta, lower_delta, worst_dataset])
+def test_bad_inputs_delta_functions(fn, name, value):
+    args = dict(eps=0.1, k=3, eps0=1.0, n=5)
+    args[name] = value
+    with pytest.raises(ParameterError, match=rf"^{name}"):
+        fn(**args)
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    BAD + [("delta", 0.0), ("delta", 1.0), ("delta", -1e-3), ("delta", float("nan")), ("delta", True)],
+)
+def test_bad_inputs_lower_epsilon(name, value):
+    args = dict(delta=1e-3, k=3, eps0=1.0, n=5)
+    args[name] = value
+    with pytest.raises(ParameterError, match=rf"^{name}"):
+        lower_epsilon(**args)
+
+
+def test_worst_dataset_needs_scalar_eps():
+    with pytest.raises(ParameterError, match="^eps"):
+        worst_dataset([0.1, 0.2], 3, 1.0, 5)
