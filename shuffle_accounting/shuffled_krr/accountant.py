@@ -59,7 +59,7 @@ relative ``1e-9`` to cover dp_accounting's floating-point summation.
 
 The grid is adaptive: one coarse evaluation (129 points) locates how fast ``log delta_c`` falls, a
 second one adds points so that ``log delta_c`` changes by at most ``0.05`` between neighbours while
-``delta_c >= 1e-30`` (1.0 below), and no gap exceeds ``eps0 / 256``. Where the curve is smooth
+``delta_c >= 1e-30`` (2.0 below), and no gap exceeds ``eps0 / 256``. Where the curve is smooth
 (large ``n``) the chord of step 2 then overestimates delta by about 0.03 % at most, i.e. epsilon by
 ``3e-4 / |d log delta / d eps|`` — typically below one loss-grid step. For very small ``n`` the
 certified curve itself has kinks (the blanket pair has few loss atoms) and a chord across a kink can
@@ -98,7 +98,7 @@ _RELATIVE_INFLATION = 1e-9  # outward rounding of delta_c before the hull, and o
 _LOG_FLOOR = -700.0  # log(delta_c) below this is clamped UP to it (keeps exp() representable)
 _COARSE_POINTS = 129
 _LOG_STEP_FINE = 0.05  # max change of log(delta_c) between grid neighbours while delta_c >= 1e-30
-_LOG_STEP_TAIL = 1.0  # ... and below 1e-30
+_LOG_STEP_TAIL = 2.0  # ... and below 1e-30 (that region hardly matters at practical deltas)
 _LOG_FINE_LIMIT = math.log(1e-30)
 _MAX_STEP_FRACTION = 1.0 / 256.0  # max grid gap as a fraction of eps0
 
