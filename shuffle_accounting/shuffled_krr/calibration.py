@@ -1,0 +1,238 @@
+"""Calibration of shuffled k-RR deployments against a central (epsilon, delta) target.
+
+* :func:`calibrate_eps0` — the largest local ``eps0`` whose certified central epsilon at ``delta``
+  (after ``rounds`` releases) is at most ``epsilon``.
+* :func:`min_users` — the smallest population ``n`` that meets the target.
+
+Both answers are **verified**: the returned value is one at which the target was certified, either
+by an evaluation of the certified bound or by the pure-DP argument below. They are sound
+(``eps0`` rounded down, ``n`` rounded up) whatever the shape of the certified curve; they are also
+optimal (to the bisection tolerance, resp. exactly) when the certified bound is monotone in the
+searched parameter, which holds for the exact privacy-blanket divergence:
+
+* in ``n``: one more user is, in the blanket view, with probability ``gamma`` one more uniform
+  report and otherwise a report the adversary already knows — an independent addition the
+  adversary could simulate, i.e. a post-processing — so ``delta(eps)`` is non-increasing in ``n``;
+* in ``eps0``: the search assumes the (numerically observed) monotonicity; if it failed the answer
+  would still be certified, only possibly not the largest.
+
+Certificates used. ``rounds == 1``: ``certified_log_delta(epsilon) <= log(delta)`` (the
+single-shot privacy-blanket bound, Balle, Bell, Gascón, Nissim, *The Privacy Blanket of the Shuffle
+Model*, CRYPTO 2019, evaluated exactly — no composition loss). ``rounds > 1``: the pessimistic PLD
+composition of :class:`~shuffle_accounting.shuffled_krr.accountant.ShuffleAccountant`. In both cases
+also the pure-DP fact: shuffled k-RR is ``eps0``-DP (post-processing of local DP), so ``rounds``
+releases are ``(rounds * eps0, 0)``-DP by basic composition.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._validation import ParameterError, check_delta, check_int, check_real
+from .accountant import (
+    DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
+    ShuffleAccountant,
+    ShuffledKRRDpEvent,
+    _certified_log_delta,
+)
+
+__all__ = ["calibrate_eps0", "min_users", "EPS0_CAP", "N_CAP"]
+
+#: Largest local eps0 :func:`calibrate_eps0` searches; if even this meets the target it says so.
+EPS0_CAP: float = 30.0
+#: Largest population :func:`min_users` searches.
+N_CAP: int = 10**8
+
+_DELTA_MARGIN = 1e-9  # certify delta_c <= delta * (1 - 1e-9): outward against log/exp rounding
+
+
+def _single_round_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
+    """Smallest grid-searched eps with certified delta_c(eps) <= delta, rounded UP (an evaluated point).
+
+    Vectorised bracketing search: each call evaluates 65 points of the bracket, so four or five
+    calls bring it below ``1e-9 * eps``; the returned value is the upper end, where the bound was
+    evaluated and met (``0.0`` if it is met at ``eps = 0``).
+    """
+    log_target = math.log(delta) + math.log1p(-_DELTA_MARGIN)
+    if _certified_log_delta(np.zeros(1), k, eps0, n)[0] <= log_target:
+        return 0.0
+    lo, hi = 0.0, eps0  # delta_c(eps0) = 0: the loss of the blanket pair is at most eps0
+    if _certified_log_delta(np.array([hi]), k, eps0, n)[0] > log_target:  # pragma: no cover
+        raise RuntimeError("certified_log_delta must vanish at eps0")
+    for _ in range(12):
+        if hi - lo <= max(1e-12, 1e-10 * hi):
+            break
+        grid = np.linspace(lo, hi, 65)[1:-1]
+        ok = _certified_log_delta(grid, k, eps0, n) <= log_target
+        if np.any(ok):
+            first = int(np.argmax(ok))
+            hi = float(grid[first])
+            lo = float(grid[first - 1]) if first > 0 else lo
+        else:
+            lo = float(grid[-1])
+    return hi
+
+
+def _feasible(
+    k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: int, h: float
+) -> bool:
+    """True iff (epsilon, delta) is certified for ``rounds`` releases of shuffled k-RR(eps0) on n users."""
+    if rounds * eps0 <= epsilon:  # pure DP + basic composition
+        return True
+    if rounds == 1:
+        log_target = math.log(delta) + math.log1p(-_DELTA_MARGIN)
+        return bool(_certified_log_delta(np.array([epsilon]), k, eps0, n)[0] <= log_target)
+    acc = ShuffleAccountant(value_discretization_interval=h)
+    acc.compose(ShuffledKRRDpEvent(k=k, eps0=eps0, n=n), count=rounds)
+    return acc.get_epsilon(delta) <= epsilon
+
+
+def _check_common(epsilon, delta, rounds, h) -> tuple[float, float, int, float]:
+    epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
+    delta = check_delta("delta", delta)
+    rounds = check_int("rounds", rounds, minimum=1)
+    h = check_real(
+        "value_discretization_interval", h, low=0.0, high=1.0, low_open=True
+    )
+    return epsilon, delta, rounds, h
+
+
+def calibrate_eps0(
+    k: int,
+    n: int,
+    epsilon: float,
+    delta: float,
+    rounds: int = 1,
+    *,
+    rtol: float = 1e-6,
+    value_discretization_interval: float = DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
+) -> float:
+    """Largest local ``eps0`` such that ``rounds`` shuffled k-RR releases on ``n`` users are (epsilon, delta)-DP.
+
+    Bisection on ``eps0`` between a certified value (initially ``epsilon / rounds``, certified by
+    pure DP) and an uncertified one, to relative width ``rtol``; the **certified end is returned**
+    (rounded down). See the module docstring for the certificates.
+
+    Args:
+        k: Number of categories, an integer >= 2.
+        n: Number of users, an integer >= 1.
+        epsilon: Central target epsilon, finite and > 0.
+        delta: Central target delta, in (0, 1).
+        rounds: Number of releases composed, an integer >= 1.
+        rtol: Relative bisection tolerance on ``eps0``, in (0, 0.1].
+        value_discretization_interval: Loss-grid step of the PLD used when ``rounds > 1``.
+
+    Returns:
+        ``eps0`` (a float in ``[epsilon / rounds, EPS0_CAP)``) at which the target is certified.
+
+    Raises:
+        ParameterError: For bad arguments, or if even ``eps0 = EPS0_CAP`` (30) meets the target
+            (then local privacy is not what limits this deployment: pick eps0 for utility).
+
+    Example:
+        >>> eps0 = calibrate_eps0(k=2, n=100, epsilon=0.5, delta=1e-4)
+        >>> 0.5 <= eps0 < 3.0
+        True
+        >>> from shuffle_accounting.shuffled_krr.calibration import _single_round_epsilon
+        >>> _single_round_epsilon(2, eps0, 100, 1e-4) <= 0.5
+        True
+    """
+    k = check_int("k", k, minimum=2)
+    n = check_int("n", n, minimum=1)
+    epsilon, delta, rounds, h = _check_common(epsilon, delta, rounds, value_discretization_interval)
+    rtol = check_real("rtol", rtol, low=0.0, high=0.1, low_open=True)
+
+    def feasible(e0: float) -> bool:
+        return _feasible(k, e0, n, epsilon, delta, rounds, h)
+
+    lo = epsilon / rounds  # certified: rounds * lo <= epsilon
+    unbounded = ParameterError(
+        f"every eps0 up to EPS0_CAP = {EPS0_CAP} meets epsilon = {epsilon!r}, delta = {delta!r} "
+        f"with k = {k}, n = {n}, rounds = {rounds}: local privacy does not limit this "
+        "deployment; choose eps0 for utility"
+    )
+    if lo >= EPS0_CAP:
+        raise unbounded
+    # Doubling search for an uncertified upper end (cheap when the answer is far below the cap).
+    trial = min(2.0 * lo, EPS0_CAP)
+    while True:
+        if not feasible(trial):
+            hi = trial
+            break
+        if trial >= EPS0_CAP:
+            raise unbounded
+        lo = trial
+        trial = min(2.0 * trial, EPS0_CAP)
+    while hi - lo > rtol * lo:
+        mid = 0.5 * (lo + hi)
+        if feasible(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def min_users(
+    k: int,
+    eps0: float,
+    epsilon: float,
+    delta: float,
+    rounds: int = 1,
+    *,
+    value_discretization_interval: float = DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
+) -> int:
+    """Smallest number of users ``n`` for which ``rounds`` shuffled k-RR(eps0) releases are (epsilon, delta)-DP.
+
+    Doubling search for a certified ``n`` followed by an integer bisection; the returned ``n`` is
+    one at which the target was certified, and every smaller ``n`` tried failed (the certified
+    bound is non-increasing in ``n``, see the module docstring). If ``rounds * eps0 <= epsilon``
+    the answer is 1 (pure DP).
+
+    Args:
+        k: Number of categories, an integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        epsilon: Central target epsilon, finite and > 0.
+        delta: Central target delta, in (0, 1).
+        rounds: Number of releases composed, an integer >= 1.
+        value_discretization_interval: Loss-grid step of the PLD used when ``rounds > 1``.
+
+    Returns:
+        The smallest ``n`` (an ``int`` in ``[1, N_CAP]``) meeting the target.
+
+    Raises:
+        ParameterError: For bad arguments, or if more than ``N_CAP`` (1e8) users would be needed.
+
+    Example:
+        >>> n = min_users(k=2, eps0=1.0, epsilon=0.3, delta=1e-3)
+        >>> from shuffle_accounting.shuffled_krr.calibration import _single_round_epsilon
+        >>> _single_round_epsilon(2, 1.0, n, 1e-3) <= 0.3 < _single_round_epsilon(2, 1.0, n - 1, 1e-3)
+        True
+    """
+    k = check_int("k", k, minimum=2)
+    eps0 = check_real("eps0", eps0, low=0.0, low_open=True)
+    epsilon, delta, rounds, h = _check_common(epsilon, delta, rounds, value_discretization_interval)
+
+    def feasible(n: int) -> bool:
+        return _feasible(k, eps0, n, epsilon, delta, rounds, h)
+
+    if feasible(1):
+        return 1
+    lo, hi = 1, 2  # lo: not certified; hi: candidate
+    while not feasible(hi):
+        lo = hi
+        if hi >= N_CAP:
+            raise ParameterError(
+                f"more than N_CAP = {N_CAP} users are needed for epsilon = {epsilon!r}, "
+                f"delta = {delta!r} with k = {k}, eps0 = {eps0!r}, rounds = {rounds}; "
+                "lower eps0 or relax the target"
+            )
+        hi = min(2 * hi, N_CAP)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if feasible(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
