@@ -7,6 +7,7 @@ registered module (see :data:`REPORT_SECTIONS`).
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import sys
 from typing import Callable, Sequence
@@ -14,7 +15,7 @@ from typing import Callable, Sequence
 from .randomizers import KRR
 from .report import Deployment, ReportSection, format_sections
 
-__all__ = ["main", "build_parser", "REPORT_SECTIONS"]
+__all__ = ["main", "build_parser", "SUBCOMMAND_MODULES"]
 
 
 def _local_section(dep: Deployment) -> ReportSection:
@@ -33,13 +34,23 @@ def _local_section(dep: Deployment) -> ReportSection:
     )
 
 
-#: Functions that produce one report section each, in print order.
-REPORT_SECTIONS: list[Callable[[Deployment], ReportSection]] = [_local_section]
+def _report_sections() -> list[Callable[[Deployment], ReportSection]]:
+    """The registered report sections, in print order (imported on use: the CLI starts fast)."""
+    from .literature import report_section as literature_section  # noqa: PLC0415
+    from .qif import report_section as qif_section  # noqa: PLC0415
+    from .reidentification import report_section as reid_section  # noqa: PLC0415
+    from .shuffled_krr.report import report_section as shuffled_section  # noqa: PLC0415
+
+    return [_local_section, shuffled_section, literature_section, reid_section, qif_section]
+
+
+#: Names of the modules whose ``add_subcommand(subparsers)`` registers a subcommand.
+SUBCOMMAND_MODULES: tuple[str, ...] = ("shuffle_accounting.runtime.command", "shuffle_accounting.dsigma.command")
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     dep = Deployment(k=args.k, eps0=args.eps0, n=args.n, delta=args.delta, rounds=args.rounds)
-    sections = [fn(dep) for fn in REPORT_SECTIONS]
+    sections = [fn(dep) for fn in _report_sections()]
     print(format_sections(sections))
     if args.plot:
         from .plotting import plot_delta_curves  # noqa: PLC0415 - optional matplotlib
@@ -71,6 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--rounds", type=_int_arg, default=1, help="number of rounds composed (default 1)")
     rep.add_argument("--plot", metavar="FILE.png", default=None, help="write the delta(eps) curves")
     rep.set_defaults(func=_cmd_report)
+    for name in SUBCOMMAND_MODULES:
+        importlib.import_module(name).add_subcommand(sub)
     return parser
 
 
