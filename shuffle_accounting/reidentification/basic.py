@@ -220,7 +220,7 @@ def success_probability(P: Any, Q: Any, n: Any, guesses: Any = 1) -> float:
         >>> round(success_probability([0.3, 0.7], [0.0, 1.0], 5), 12)  # Sec. V-B: p + (1 - p)/n
         0.44
         >>> round(success_probability([0.5, 0.25, 0.25], [0.25, 0.5, 0.25], 10, guesses=3), 6)
-        0.375436
+        0.514087
     """
     p, q = _check_pair(P, Q)
     n, k = _check_n_guesses(n, guesses)

@@ -73,7 +73,7 @@ def _cdf_pair(ratio: Any) -> tuple[Callable[[float], float], Callable[[float], f
 def _solve_level(cdf: Callable[[float], float], level: float, hi: float) -> float:
     """Smallest-ish t with cdf(t) >= level by bisection (hi finite)."""
     a, b = 0.0, hi
-    for _ in range(80):
+    for _ in range(60):
         mid = 0.5 * (a + b)
         if cdf(mid) >= level:
             b = mid
@@ -113,8 +113,10 @@ def success_probability_continuous(
             not a CDF on ``[0, inf)``, or its mean differs from ``1 - f_inf`` by more than 1e-6.
 
     Example:
-        >>> from scipy import stats
-        >>> est = success_probability_continuous(stats.uniform(0.5, 1.0), 20)  # Example IV.1
+        Example IV.1: the ratio ``x + 1/2`` under ``Q = U[0, 1]`` is ``U[1/2, 3/2]``
+        (``scipy.stats.uniform(0.5, 1.0)`` works the same way).
+
+        >>> est = success_probability_continuous(lambda t: min(1.0, max(0.0, t - 0.5)), 20, upper=1.5)
         >>> round(est.value, 10), round(1.5 / 20 - 1 / (20 * 21), 10)
         (0.0726190476, 0.0726190476)
     """
@@ -141,6 +143,8 @@ def success_probability_continuous(
         s = sf(t)
         log_x = math.log(x) if x <= 0.5 else math.log1p(-s)
         log_1mx = math.log1p(-x) if x <= 0.5 else (math.log(s) if s > 0 else -math.inf)
+        if k == 1:
+            return -math.expm1(n * log_x)  # 1 - G^n without cancellation
         phi = float(np.exp(_log_phi(n, k, np.array([log_x]), np.array([log_1mx]))[0]))
         return k - phi
 
