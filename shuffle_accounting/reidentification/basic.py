@@ -69,9 +69,16 @@ __all__ = [
 _FULL_SUM_MAX_K = 2048
 
 
+def _check_dist(name: str, value: Any) -> np.ndarray:
+    try:
+        return check_probability_vector(name, value)
+    except TypeError as exc:  # not iterable at all (None, a number, ...)
+        raise ParameterError(f"{name} must be a probability vector (non-negative, summing to 1), got {value!r}") from exc
+
+
 def _check_pair(P: Any, Q: Any) -> tuple[np.ndarray, np.ndarray]:
-    p = check_probability_vector("P", P)
-    q = check_probability_vector("Q", Q)
+    p = _check_dist("P", P)
+    q = _check_dist("Q", Q)
     if p.shape != q.shape:
         raise ParameterError(
             f"Q must be on the same support as P (same length), got len(P) = {p.size}, len(Q) = {q.size}"

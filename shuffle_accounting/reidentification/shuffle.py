@@ -45,7 +45,7 @@ import numpy as np
 from .._validation import ParameterError, check_choice, check_int, check_probability_vector
 from ..randomizers import KRR, FiniteRandomizer
 from ..report import Deployment, ReportSection
-from .basic import _success_core
+from .basic import _check_dist, _success_core
 
 __all__ = [
     "ReidentificationRisk",
@@ -259,7 +259,7 @@ def _game2_value(target: np.ndarray, mat: np.ndarray, others: Sequence[int]) -> 
 
 def _check_x1(x1: Any, n_inputs: int) -> np.ndarray | int:
     if isinstance(x1, (list, tuple, np.ndarray)):
-        v = check_probability_vector("x1", x1)
+        v = _check_dist("x1", x1)
         if v.size != n_inputs:
             raise ParameterError(
                 f"x1 must be an input in [0, {n_inputs - 1}] or an input distribution of length "
