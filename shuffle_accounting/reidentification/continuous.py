@@ -148,8 +148,11 @@ def success_probability_continuous(
         phi = float(np.exp(_log_phi(n, k, np.array([log_x]), np.array([log_1mx]))[0]))
         return k - phi
 
-    # Break points where G^n passes through its transition (x^n in [1e-12, 1 - 1e-6]).
-    levels = sorted({math.exp(math.log(v) / n) for v in (1e-12, 1e-6, 1e-3, 0.1, 0.5, 0.9)})
+    # Break points where Phi_k(G) moves: Binomial(n, 1 - x) has mean c = n (1 - x) near k, so
+    # split at the levels x = 1 - c/n for c on a geometric grid up to k + 40 sqrt(k) + 60.
+    c_max = k + 40.0 * math.sqrt(k) + 60.0
+    cs = [0.01 * 2.0**j for j in range(int(math.log2(c_max / 0.01)) + 2)]
+    levels = sorted({1.0 - c / n for c in cs if c < n})
     pts = sorted({min(hi, max(0.0, _solve_level(cdf, lv, hi))) for lv in levels} | {0.0, hi})
     total = 0.0
     err = 0.0
