@@ -390,7 +390,7 @@ class ReidentificationRisk:
             x1: Target input (integer), input distribution ``V1`` (probability vector over the
                 inputs, Sec. III-B), or ``None`` for the worst target.
             method: ``"blanket"`` (exact ``psi``, Theorems 7 and 9; the tightest decomposition
-                bound), ``"clone"`` (Theorem 8: ``(1 - (1 - gamma)^n)/(n gamma)``, ``gamma = e^-eps``
+                bound, never above the other two), ``"clone"`` (Theorem 8: ``(1 - (1 - gamma)^n)/(n gamma)``, ``gamma = e^-eps``
                 for ``x1=None``, ``min_y lo(y)/R(x1)(y)`` otherwise) or ``"limit"`` (Theorem 10:
                 ``M/n``).
 
@@ -408,7 +408,10 @@ class ReidentificationRisk:
         method = check_choice("method", method, _METHODS)
         targets = self._targets(x1)
         if method == "blanket":
-            return min(1.0, max(self._blanket(v) for v in targets) * _UP)
+            # Theorems 9-10 give psi <= clone and psi <= M/n; taking the minimum only removes
+            # rounding-level inversions when they coincide (large n).
+            psi = min(1.0, max(self._blanket(v) for v in targets) * _UP)
+            return min(psi, self.bound(x1, "clone"), self.bound(x1, "limit"))
         if method == "limit":
             return min(1.0, max(self._limit(v) for v in targets) / self.n * _UP)
         if x1 is None:
