@@ -42,7 +42,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._validation import ParameterError, check_choice, check_int, check_probability_vector
+from .._validation import ParameterError, check_choice, check_int, check_real
 from ..randomizers import KRR, FiniteRandomizer
 from ..report import Deployment, ReportSection
 from .basic import _check_dist, _success_core
@@ -210,7 +210,6 @@ def clone_bound(eps: Any, n: Any) -> float:
         >>> round(clone_bound(math.log(3), 10) * 10, 6)  # (1 - (2/3)^10) * 3
         2.947975
     """
-    from .._validation import check_real
 
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
     n = check_int("n", n, minimum=1)
