@@ -253,7 +253,15 @@ def check_probability_vector(name: str, value: Any, *, atol: float = 1e-9) -> np
         >>> check_probability_vector("P", [0.5, 0.5])
         array([0.5, 0.5])
     """
-    seq = list(value) if not isinstance(value, np.ndarray) else None
+    if isinstance(value, np.ndarray):
+        seq = None
+    else:
+        try:
+            seq = list(value)
+        except TypeError:
+            raise ParameterError(
+                f"{name} must be a probability vector (non-negative, summing to 1), got {_fmt(value)}"
+            ) from None
     if seq is not None and seq and all(isinstance(v, Fraction) for v in seq):
         if any(v < 0 for v in seq) or sum(seq) != 1:
             raise ParameterError(

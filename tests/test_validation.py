@@ -66,7 +66,7 @@ def test_check_real_array():
 
 def test_probability_vector():
     assert np.allclose(check_probability_vector("P", [Fraction(1, 3), Fraction(2, 3)]), [1 / 3, 2 / 3])
-    for bad in ([0.5, 0.6], [-0.5, 1.5], [], [[0.5, 0.5]], [math.nan, 1.0], [Fraction(1, 3), Fraction(1, 3)]):
+    for bad in ([0.5, 0.6], [-0.5, 1.5], [], [[0.5, 0.5]], [math.nan, 1.0], [Fraction(1, 3), Fraction(1, 3)], None, 3.0):
         with pytest.raises(ParameterError, match="^P must"):
             check_probability_vector("P", bad)
 
