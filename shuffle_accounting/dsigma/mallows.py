@@ -609,9 +609,9 @@ def kendall_distance_variance(n: int, theta: float) -> float:
 
     Example:
         >>> kendall_distance_variance(4, 0.0)
-        3.6666666666666665
+        2.1666666666666665
         >>> round(kendall_distance_variance(4, 1e-9), 9)
-        3.666666667
+        2.166666667
     """
     n = check_int("n", n, minimum=1)
     theta = check_real("theta", theta, low=0.0, allow_inf=True)
