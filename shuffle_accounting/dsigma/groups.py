@@ -214,16 +214,17 @@ def nearest_groups(points: Any, size: int, metric: str = "euclidean") -> tuple[n
     return tuple(np.sort(row) for row in idx)
 
 
-def _graph_matrix(graph: Any, n: int | None) -> sp.csr_matrix:
+def _graph_edges(graph: Any, n: int | None) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
     if sp.issparse(graph):
         mat = sp.csr_matrix(graph, dtype=float)
         if mat.shape[0] != mat.shape[1]:
             raise ParameterError(f"graph must be a square sparse matrix, got shape {mat.shape}")
         if n is not None and mat.shape[0] != n:
             raise ParameterError(f"n must match the graph's size {mat.shape[0]}, got {n}")
-        w = check_real_array("graph", mat.data, low=0.0)
-        mat.data = w
-        return mat
+        mat.sum_duplicates()
+        check_real_array("graph", mat.data, low=0.0)
+        coo = mat.tocoo()
+        return mat.shape[0], coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data.astype(float)
     arr = np.asarray(graph, dtype=object) if not isinstance(graph, np.ndarray) else graph
     if arr.ndim != 2 or arr.shape[1] not in (2, 3):
         raise ParameterError(f"graph must be an edge list of (i, j) or (i, j, weight) rows, got shape {arr.shape}")
@@ -236,9 +237,9 @@ def _graph_matrix(graph: Any, n: int | None) -> sp.csr_matrix:
         raise ParameterError("n must be given with an edge list (the number of users), got None")
     if ends.size and (ends.min() < 0 or ends.max() >= n):
         raise ParameterError(f"graph edge ends must be in [0, {n}), got {int(ends[(ends < 0) | (ends >= n)][0])}")
-    w = check_real_array("graph", arr[:, 2], low=0.0) if arr.shape[1] == 3 else np.ones(len(ends))
-    mat = sp.coo_matrix((w, (ends[:, 0], ends[:, 1])), shape=(n, n)).tocsr()
-    return mat
+    w = check_real_array("graph", arr[:, 2].astype(float) if arr.dtype == object else arr[:, 2], low=0.0) \
+        if arr.shape[1] == 3 else np.ones(len(ends))
+    return n, ends[:, 0], ends[:, 1], np.asarray(w, dtype=float)
 
 
 def groups_from_graph(graph: Any, r: float, n: int | None = None) -> tuple[np.ndarray, ...]:
@@ -267,15 +268,13 @@ def groups_from_graph(graph: Any, r: float, n: int | None = None) -> tuple[np.nd
     r = check_real("r", r, low=0.0)
     if n is not None:
         n = check_int("n", n, minimum=1)
-    mat = _graph_matrix(graph, n)
-    n = mat.shape[0]
+    n, r0, c0, v0 = _graph_edges(graph, n)
     if n == 0:
         raise ParameterError("graph must have at least one node, got 0")
     # Symmetrise keeping the smallest weight of a repeated/opposite edge.
-    coo = mat.tocoo()
-    rows = np.concatenate([coo.row, coo.col])
-    cols = np.concatenate([coo.col, coo.row])
-    vals = np.concatenate([coo.data, coo.data])
+    rows = np.concatenate([r0, c0])
+    cols = np.concatenate([c0, r0])
+    vals = np.concatenate([v0, v0])
     keep = rows != cols
     rows, cols, vals = rows[keep], cols[keep], vals[keep]
     unweighted = vals.size == 0 or bool(np.all(vals == 1.0))

@@ -95,12 +95,7 @@ class _Bits:
 
 def _uniform_permutation(n: int, bits: _Bits) -> np.ndarray:
     """Exactly uniform permutation of range(n): argsort of distinct 64-bit keys (redraw on a tie)."""
-    while True:
-        keys = bits.u64(n)
-        order = np.argsort(keys, kind="stable")
-        sk = keys[order]
-        if n < 2 or not np.any(sk[1:] == sk[:-1]):
-            return order.astype(np.int64)
+    return _uniform_permutation_rows(1, n, bits)[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -187,34 +182,53 @@ def _truncated_geometric(m: np.ndarray, theta: float, bits: _Bits) -> np.ndarray
 
 
 def _discrete_from_log_weights(
-    log_w: np.ndarray, bits: _Bits, tol: float, hp_weights: Callable[[int], list]
-) -> int:
-    """Exact draw of an index with probability proportional to exp(log_w) (one draw)."""
+    log_w: np.ndarray, bits: _Bits, tol: float, hp_weights: Callable[[int], list], count: int = 1
+) -> np.ndarray:
+    """Exact draws of ``count`` indices with probability proportional to exp(log_w).
+
+    The float CDF/survival values are trusted to relative error ``tol``; draws whose 64-bit
+    uniform falls within that margin of a bucket boundary are resolved in high precision with
+    ``hp_weights(prec)`` (the exact weights as mpmath numbers).
+    """
     kmax = log_w.size - 1
     w = np.exp(log_w - np.max(log_w))
     tot = w.sum()
     F = np.cumsum(w) / tot
     S = np.concatenate([np.cumsum(w[::-1])[::-1][1:], [0.0]]) / tot
     lo, hi = _threshold_bounds(F, S, tol)
-    u = bits.u64(1)
+    u = bits.u64(count)
     uf, ulo, uhi = _u_interval(u)
-    k = int(min(np.searchsorted(F, uf[0], side="right"), kmax))
-    ok_low = k == 0 or ulo[0] >= hi[k - 1]
-    ok_high = k == kmax or uhi[0] < lo[k]
-    if ok_low and ok_high:
-        return k
+    k = np.minimum(np.searchsorted(F, uf, side="right"), kmax)
+    ok_low = (k == 0) | (ulo >= hi[np.maximum(k - 1, 0)])
+    ok_high = (k == kmax) | (uhi < lo[k])
+    bad = np.flatnonzero(~(ok_low & ok_high))
+    if bad.size:
+        def cdf_hp(prec: int) -> Callable[[int], Any]:
+            cum = []
+            acc = mpmath.mpf(0)
+            for v in hp_weights(prec):
+                acc += v
+                cum.append(acc)
+            total = cum[-1]
+            return lambda j: mpmath.mpf(1) if j >= kmax else cum[j] / total
 
-    def cdf_hp(prec: int) -> Callable[[int], Any]:
-        ws = hp_weights(prec)
-        cum = []
-        acc = mpmath.mpf(0)
-        for v in ws:
-            acc += v
-            cum.append(acc)
-        total = cum[-1]
-        return lambda j: mpmath.mpf(1) if j >= kmax else cum[j] / total
+        for i in bad.tolist():
+            k[i] = _resolve_lazy(int(u[i]), 64, kmax, cdf_hp, bits)
+    return k.astype(np.int64)
 
-    return _resolve_lazy(int(u[0]), 64, kmax, cdf_hp, bits)
+
+def _uniform_permutation_rows(rows: int, n: int, bits: _Bits) -> np.ndarray:
+    """``rows`` independent exactly uniform permutations of range(n) (argsort of 64-bit keys)."""
+    out = np.empty((rows, n), dtype=np.int64)
+    todo = np.arange(rows)
+    while todo.size:
+        keys = bits.u64(todo.size * n).reshape(todo.size, n)
+        order = np.argsort(keys, axis=1, kind="stable")
+        sk = np.take_along_axis(keys, order, axis=1)
+        tie = np.any(sk[:, 1:] == sk[:, :-1], axis=1) if n > 1 else np.zeros(todo.size, dtype=bool)
+        out[todo[~tie]] = order[~tie]
+        todo = todo[tie]
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -242,32 +256,44 @@ def decode_insertion_code(idx: Any) -> np.ndarray:
         >>> decode_insertion_code([0, 0, 1]).tolist()  # [0] -> [1, 0] -> [1, 2, 0]
         [2, 0, 1]
     """
-    P0 = np.array(idx, dtype=np.int64).ravel()
+    P0 = np.array(idx, dtype=np.int64)
+    if P0.ndim != 1:
+        raise ParameterError(f"idx must be a 1-D integer array, got shape {P0.shape}")
     n = P0.size
     if n and (np.any(P0 < 0) or np.any(P0 > np.arange(n))):
         raise ParameterError("idx must satisfy 0 <= idx[t] <= t for every t")
+    return _decode_rows(P0[None, :])[0]
+
+
+def _decode_rows(codes: np.ndarray) -> np.ndarray:
+    """Row-wise :func:`decode_insertion_code` of a ``(R, n)`` array (rows are independent)."""
+    R, n = codes.shape
     if n <= 1:
-        return np.zeros(n, dtype=np.int64)
-    # Pad to a power of two with items appended at the end (idx[t] = t): they never move the
-    # real items, which keep positions in [0, n).
+        return np.zeros((R, n), dtype=np.int64)
+    # Pad each row to a power of two with items appended at the end (idx[t] = t): they never
+    # move the real items, which keep positions in [0, n). Rows are laid out one after another,
+    # so a block of a row is simply a block of the flat array.
     N = 1 << (n - 1).bit_length()
-    Q = np.arange(N, dtype=np.int64)
-    Q[:n] = P0
+    Q2 = np.tile(np.arange(N, dtype=np.int64), (R, 1))
+    Q2[:, :n] = codes
+    Q = Q2.ravel()
+    total = R * N
     # Invariant at block size s: block k holds the items k*s .. k*s+s-1; ``items`` lists them
     # sorted by current position within each block and ``Q`` holds those positions (sorted
-    # within blocks); positions are indices in the list after the block's last insertion.
-    items = np.arange(N, dtype=np.int64)
+    # within blocks); positions are indices in the row's list after the block's last insertion.
+    items = np.arange(total, dtype=np.int64)
     base = N + 1
     s = 1
     while s < N:
-        nb = N // (2 * s)
+        nb = total // (2 * s)
         Qv = Q.reshape(nb, 2, s)
         blk = np.arange(nb, dtype=np.int64)[:, None]
         key2 = (blk * base + (Qv[:, 1, :] - np.arange(s, dtype=np.int64))).ravel()
         x = Qv[:, 0, :]
-        cnt = (np.searchsorted(key2, (blk * base + x).ravel(), side="right").reshape(nb, s) - blk * s)
+        # B entries of earlier (full) pair blocks: blk * s of them precede this block in key2
+        cnt = np.searchsorted(key2, (blk * base + x).ravel(), side="right").reshape(nb, s) - blk * s
         new_slot = (blk * (2 * s) + np.arange(s, dtype=np.int64) + cnt).ravel()
-        taken = np.zeros(N, dtype=bool)
+        taken = np.zeros(total, dtype=bool)
         taken[new_slot] = True
         iv = items.reshape(nb, 2, s)
         newQ = np.empty_like(Q)
@@ -279,24 +305,28 @@ def decode_insertion_code(idx: Any) -> np.ndarray:
         new_items[free] = iv[:, 1, :].ravel()
         Q, items = newQ, new_items
         s *= 2
-    P = np.empty(N, dtype=np.int64)
+    P = np.empty(total, dtype=np.int64)
     P[items] = Q
-    return P[:n]
+    return P.reshape(R, N)[:, :n]
 
 
 # --------------------------------------------------------------------------------------------
 # samplers
 # --------------------------------------------------------------------------------------------
-def _sample_kendall(n: int, theta: float, bits: _Bits) -> np.ndarray:
+def _sample_kendall_rows(n: int, theta: float, bits: _Bits, rows: int) -> np.ndarray:
     if theta == 0.0:
-        return _uniform_permutation(n, bits)
+        return _uniform_permutation_rows(rows, n, bits)
     if math.isinf(theta) or n == 1:
-        return np.arange(n, dtype=np.int64)
-    m = np.arange(1, n + 1, dtype=np.int64)  # insertion time t has m = t + 1 choices
-    idx = _truncated_geometric(m, theta, bits)
-    final = decode_insertion_code(idx)
-    # time t inserts position p = n - 1 - t; its final list index is delta[p]
-    return final[::-1].copy()
+        return np.tile(np.arange(n, dtype=np.int64), (rows, 1))
+    # insertion time t has m = t + 1 choices; time t inserts position p = n - 1 - t and its
+    # final list index is delta[p]
+    m = np.tile(np.arange(1, n + 1, dtype=np.int64), rows)
+    idx = _truncated_geometric(m, theta, bits).reshape(rows, n)
+    return _decode_rows(idx)[:, ::-1].copy()
+
+
+def _sample_kendall(n: int, theta: float, bits: _Bits) -> np.ndarray:
+    return _sample_kendall_rows(n, theta, bits, 1)[0]
 
 
 def _small_derangement_logs() -> np.ndarray:
@@ -370,26 +400,41 @@ def _hamming_hp_weights(n: int, theta: float) -> Callable[[int], list]:
     return weights
 
 
-def _sample_hamming(n: int, theta: float, bits: _Bits) -> np.ndarray:
+def _sample_hamming_rows(n: int, theta: float, bits: _Bits, rows: int) -> np.ndarray:
+    out = np.tile(np.arange(n, dtype=np.int64), (rows, 1))
     if theta == 0.0:
-        return _uniform_permutation(n, bits)
+        return _uniform_permutation_rows(rows, n, bits)
     if math.isinf(theta) or n == 1:
-        return np.arange(n, dtype=np.int64)
+        return out
     lw = _hamming_log_weights(n, theta)
     tol = 1e-6 + 1e-15 * n
-    h = _discrete_from_log_weights(lw, bits, tol, _hamming_hp_weights(n, theta))
-    out = np.arange(n, dtype=np.int64)
-    if h == 0:
-        return out
-    chosen = np.sort(_uniform_permutation(n, bits)[:h])
-    ar = np.arange(h)
-    while True:
-        d = _uniform_permutation(h, bits)
-        if not np.any(d == ar):
-            break
-    out[chosen] = chosen[d]
+    hs = _discrete_from_log_weights(lw, bits, tol, _hamming_hp_weights(n, theta), count=rows)
+    for h in np.unique(hs).tolist():
+        if h == 0:
+            continue
+        sel = np.flatnonzero(hs == h)
+        # h positions chosen uniformly, then a uniform derangement of them (rejection sampling)
+        chosen = np.sort(_uniform_permutation_rows(sel.size, n, bits)[:, :h], axis=1)
+        der = np.empty((sel.size, h), dtype=np.int64)
+        todo = np.arange(sel.size)
+        ar = np.arange(h)
+        while todo.size:
+            d = _uniform_permutation_rows(todo.size, h, bits)
+            good = ~np.any(d == ar, axis=1)
+            der[todo[good]] = d[good]
+            todo = todo[~good]
+        out[sel[:, None], chosen] = np.take_along_axis(chosen, der, axis=1)
     return out
 
+
+def _sample_hamming(n: int, theta: float, bits: _Bits) -> np.ndarray:
+    return _sample_hamming_rows(n, theta, bits, 1)[0]
+
+
+_ROW_SAMPLERS: dict[str, Callable[[int, float, _Bits, int], np.ndarray]] = {
+    "kendall": _sample_kendall_rows,
+    "hamming": _sample_hamming_rows,
+}
 
 _SAMPLERS: dict[str, Callable[[int, float, _Bits], np.ndarray]] = {
     "kendall": _sample_kendall,
@@ -437,7 +482,9 @@ def sample_mallows(
     if size is None:
         return fn(n, theta, bits)
     size = check_int("size", size, minimum=1)
-    return np.stack([fn(n, theta, bits) for _ in range(size)])
+    rows_fn = _ROW_SAMPLERS[distance]
+    chunk = max(1, 2_000_000 // n)
+    return np.concatenate([rows_fn(n, theta, bits, min(chunk, size - i)) for i in range(0, size, chunk)])
 
 
 # --------------------------------------------------------------------------------------------
