@@ -18,6 +18,7 @@ Builders, none of which forms a dense n x n matrix:
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Sequence
 
@@ -42,6 +43,42 @@ EARTH_RADIUS_KM = 6371.0088
 _METRICS = ("euclidean", "haversine")
 
 
+class _ValidGroups(tuple):
+    """Marker: a tuple of sorted int64 group arrays already checked by :func:`validate_groups`."""
+
+    __slots__ = ()
+
+
+def _check_one_group(i: int, g: Any, size: int) -> np.ndarray:
+    if isinstance(g, (str, bytes)):
+        raise ParameterError(f"groups[{i}] must be a collection of integer indices, got {g!r}")
+    if not isinstance(g, np.ndarray):
+        try:
+            g = np.asarray(list(g))
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(f"groups[{i}] must be a collection of integer indices, got {g!r}") from exc
+    if g.dtype.kind in "iu":
+        arr = g.ravel().astype(np.int64)
+    else:
+        items = g.ravel().tolist() if isinstance(g, np.ndarray) else list(g)
+        for v in items:
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                raise ParameterError(f"groups[{i}] must hold integer indices in [0, {size}), got {v!r}")
+        arr = np.asarray(items, dtype=np.int64)
+    if arr.size == 0:
+        raise ParameterError(f"groups[{i}] must be non-empty (it must contain {i}), got []")
+    if arr.min() < 0 or arr.max() >= size:
+        bad = int(arr[(arr < 0) | (arr >= size)][0])
+        raise ParameterError(f"groups[{i}] must hold indices in [0, {size}), got {bad}")
+    arr = np.sort(arr)
+    if arr.size > 1 and np.any(arr[1:] == arr[:-1]):
+        raise ParameterError(f"groups[{i}] must not repeat an index, got {arr.tolist()}")
+    k = int(np.searchsorted(arr, i))
+    if k >= arr.size or arr[k] != i:
+        raise ParameterError(f"groups[{i}] must contain its owner {i}, got {arr.tolist()}")
+    return arr
+
+
 def validate_groups(groups: Any, n: int | None = None) -> tuple[np.ndarray, ...]:
     """Check an explicit group assignment and return it as a tuple of sorted int64 arrays.
 
@@ -52,7 +89,7 @@ def validate_groups(groups: Any, n: int | None = None) -> tuple[np.ndarray, ...]
         n: Expected number of users, or ``None`` to take ``len(groups)``.
 
     Returns:
-        ``n`` sorted ``int64`` arrays.
+        ``n`` sorted ``int64`` arrays (a tuple; passing it back in is free).
 
     Raises:
         ParameterError: If ``groups`` is empty or not a sequence, or a group is empty, contains
@@ -66,6 +103,10 @@ def validate_groups(groups: Any, n: int | None = None) -> tuple[np.ndarray, ...]
         ...
         shuffle_accounting._validation.ParameterError: groups[0] must contain its owner 0, got [1]
     """
+    if isinstance(groups, _ValidGroups):
+        if n is not None and len(groups) != n:
+            raise ParameterError(f"groups must have one group per user ({n}), got {len(groups)}")
+        return groups
     if isinstance(groups, (str, bytes)) or not hasattr(groups, "__len__"):
         raise ParameterError(f"groups must be a sequence of index collections, got {type(groups).__name__}")
     size = len(groups)
@@ -73,28 +114,39 @@ def validate_groups(groups: Any, n: int | None = None) -> tuple[np.ndarray, ...]
         raise ParameterError("groups must be a non-empty sequence of index collections, got length 0")
     if n is not None and size != n:
         raise ParameterError(f"groups must have one group per user ({n}), got {size}")
-    out = []
-    for i in range(size):
-        g = groups[i]
-        if isinstance(g, (str, bytes)):
-            raise ParameterError(f"groups[{i}] must be a collection of integer indices, got {g!r}")
-        items = list(g) if not isinstance(g, np.ndarray) else g.ravel().tolist()
-        if not items:
-            raise ParameterError(f"groups[{i}] must be non-empty (it must contain {i}), got []")
-        for v in items:
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-                raise ParameterError(f"groups[{i}] must hold integer indices in [0, {size}), got {v!r}")
-        arr = np.asarray(items, dtype=np.int64)
-        if arr.min() < 0 or arr.max() >= size:
-            bad = int(arr[(arr < 0) | (arr >= size)][0])
-            raise ParameterError(f"groups[{i}] must hold indices in [0, {size}), got {bad}")
-        arr = np.sort(arr)
-        if arr.size > 1 and np.any(arr[1:] == arr[:-1]):
-            raise ParameterError(f"groups[{i}] must not repeat an index, got {sorted(items)}")
-        if not np.any(arr == i):
-            raise ParameterError(f"groups[{i}] must contain its owner {i}, got {arr.tolist()}")
-        out.append(arr)
-    return tuple(out)
+    fast = _validate_fast(groups, size)
+    if fast is not None:
+        return fast
+    # slow path: find the first offending group and report it precisely
+    return _ValidGroups(_check_one_group(i, groups[i], size) for i in range(size))
+
+
+def _validate_fast(groups: Any, size: int) -> "_ValidGroups | None":
+    """Vectorised validation; ``None`` if anything looks wrong (the slow path then explains)."""
+    try:
+        if any(isinstance(g, (str, bytes)) for g in groups):
+            return None
+        lengths = np.fromiter((len(g) for g in groups), dtype=np.int64, count=size)
+        flat_list = list(itertools.chain.from_iterable(
+            g.ravel().tolist() if isinstance(g, np.ndarray) else g for g in groups))
+    except TypeError:
+        return None
+    kinds = set(map(type, flat_list))
+    if any(issubclass(t, (bool, np.bool_)) or not issubclass(t, (int, np.integer)) for t in kinds):
+        return None
+    if np.any(lengths == 0):
+        return None
+    flat = np.array(flat_list, dtype=np.int64)
+    if flat.size and (flat.min() < 0 or flat.max() >= size):
+        return None
+    gid = np.repeat(np.arange(size, dtype=np.int64), lengths)
+    key = np.sort(gid * size + flat)
+    if np.any(key[1:] == key[:-1]):
+        return None
+    if np.count_nonzero(flat == gid) != size:
+        return None
+    vals = key - np.repeat(np.arange(size, dtype=np.int64), lengths) * size
+    return _ValidGroups(np.split(vals, np.cumsum(lengths)[:-1]))
 
 
 def _check_points(points: Any, metric: str) -> np.ndarray:
@@ -126,7 +178,7 @@ def _haversine_km(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _ragged_to_groups(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, ...]:
-    return tuple(np.sort(np.asarray(g, dtype=np.int64)) for g in lists)
+    return _ValidGroups(np.sort(np.asarray(g, dtype=np.int64)) for g in lists)
 
 
 def groups_from_points(points: Any, r: float, metric: str = "euclidean") -> tuple[np.ndarray, ...]:
@@ -164,18 +216,19 @@ def groups_from_points(points: Any, r: float, metric: str = "euclidean") -> tupl
     xyz = _unit_vectors(arr)
     angle = r / EARTH_RADIUS_KM
     if angle >= math.pi:
-        return tuple(np.arange(arr.shape[0], dtype=np.int64) for _ in range(arr.shape[0]))
+        return _ValidGroups(np.arange(arr.shape[0], dtype=np.int64) for _ in range(arr.shape[0]))
     chord = 2.0 * math.sin(angle / 2.0)
     tree = cKDTree(xyz)
     # Query a slightly larger chord, then filter with the exact haversine distance.
     lists = tree.query_ball_point(xyz, chord * (1 + 1e-9) + 1e-12, return_sorted=True)
-    out = []
-    for i, cand in enumerate(lists):
-        cand = np.asarray(cand, dtype=np.int64)
-        d = _haversine_km(arr[i][None, :], arr[cand])
-        keep = cand[(d <= r) | (cand == i)]
-        out.append(np.sort(keep))
-    return tuple(out)
+    counts = np.fromiter((len(c) for c in lists), dtype=np.int64, count=len(lists))
+    cand = np.fromiter((j for c in lists for j in c), dtype=np.int64, count=int(counts.sum()))
+    owner = np.repeat(np.arange(len(lists), dtype=np.int64), counts)
+    d = _haversine_km(arr[owner], arr[cand])
+    keep = (d <= r) | (cand == owner)
+    kept_counts = np.bincount(owner[keep], minlength=len(lists))
+    parts = np.split(cand[keep], np.cumsum(kept_counts)[:-1])
+    return _ValidGroups(np.sort(p) for p in parts)
 
 
 def nearest_groups(points: Any, size: int, metric: str = "euclidean") -> tuple[np.ndarray, ...]:
@@ -211,7 +264,7 @@ def nearest_groups(points: Any, size: int, metric: str = "euclidean") -> tuple[n
     own = np.arange(n)
     missing = ~np.any(idx == own[:, None], axis=1)
     idx[missing, -1] = own[missing]
-    return tuple(np.sort(row) for row in idx)
+    return _ValidGroups(np.sort(row) for row in idx)
 
 
 def _graph_edges(graph: Any, n: int | None) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
@@ -291,7 +344,7 @@ def groups_from_graph(graph: Any, r: float, n: int | None = None) -> tuple[np.nd
             reach = new.astype(bool)
         reach = reach.tocsr()
         reach.sort_indices()
-        return tuple(reach.indices[reach.indptr[i]:reach.indptr[i + 1]].astype(np.int64) for i in range(n))
+        return _ValidGroups(reach.indices[reach.indptr[i]:reach.indptr[i + 1]].astype(np.int64) for i in range(n))
     order = np.lexsort((vals, cols, rows))
     rows, cols, vals = rows[order], cols[order], vals[order]
     first = np.ones(rows.size, dtype=bool)
@@ -305,4 +358,4 @@ def groups_from_graph(graph: Any, r: float, n: int | None = None) -> tuple[np.nd
         dist = dijkstra(wmat, directed=False, indices=idx, limit=r * (1 + 1e-12) + 1e-300)
         for row in np.atleast_2d(dist):
             out.append(np.flatnonzero(row <= r).astype(np.int64))
-    return tuple(out)
+    return _ValidGroups(out)

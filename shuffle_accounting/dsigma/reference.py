@@ -36,7 +36,7 @@ def _given_order(groups: Any, i: int) -> list[int]:
     if isinstance(g, (set, frozenset)):
         return sorted(int(v) for v in g)
     if isinstance(g, np.ndarray):
-        return [int(v) for v in g.ravel()]
+        return g.ravel().tolist()
     return [int(v) for v in g]
 
 
@@ -149,7 +149,11 @@ def group_widths(groups: Any, order: Any) -> np.ndarray:
     checked = validate_groups(groups)
     arr = validate_order(order, len(checked))
     pos = inverse_order(arr)
-    return np.array([int(pos[g].max() - pos[g].min()) for g in checked], dtype=np.int64)
+    sizes = np.array([g.size for g in checked], dtype=np.int64)
+    p = pos[np.concatenate(checked)]
+    starts = np.zeros(len(checked), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    return (np.maximum.reduceat(p, starts) - np.minimum.reduceat(p, starts)).astype(np.int64)
 
 
 def width(groups: Any, order: Any) -> int:

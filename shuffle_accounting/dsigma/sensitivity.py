@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validation import check_choice
 from .groups import validate_groups
-from .reference import inverse_order, validate_order
+from .reference import group_widths, inverse_order, validate_order
 
 __all__ = [
     "exact_sensitivity",
@@ -114,9 +114,7 @@ def kendall_width_bound(groups: Any, order: Any) -> int:
         >>> kendall_width_bound([[0, 3], [1], [2], [0, 3]], [0, 1, 2, 3])
         6
     """
-    checked = validate_groups(groups)
-    pos = inverse_order(validate_order(order, len(checked)))
-    w = max(int(pos[g].max() - pos[g].min()) for g in checked)
+    w = int(group_widths(groups, order).max())
     return w * (w + 1) // 2
 
 
