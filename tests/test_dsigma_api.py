@@ -28,7 +28,6 @@ from shuffle_accounting.dsigma import (
     reidentification_bound,
     sample_mallows,
     theta_for_alpha,
-    validate_groups,
 )
 from shuffle_accounting.dsigma.command import add_subcommand, load_points
 from shuffle_accounting.dsigma.utility import _hamming_failure_probability

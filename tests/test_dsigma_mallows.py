@@ -211,3 +211,29 @@ def test_discrete_fallback_agrees_with_float_path():
         u = int(cdf[h] * 2.0**64) - 3  # just below a boundary: fast path may refuse
         got = M._resolve_lazy(u, 64, 6, lambda prec: (lambda j: mpmath.mpf(float(cdf[j]))), M._Bits(0))
         assert got == h
+
+
+def test_hamming_high_precision_weights_match_float_law():
+    for n, theta in [(6, 0.4), (9, 2.5)]:
+        with mpmath.workprec(120):
+            ws = M._hamming_hp_weights(n, theta)(120)
+            tot = sum(ws)
+            hp = [float(w / tot) for w in ws]
+        np.testing.assert_allclose(hp, hamming_distance_pmf(n, theta), rtol=1e-12, atol=1e-16)
+
+
+@pytest.mark.parametrize("tail,offset", [(0, 0), (2**64 - 1, 1)])
+def test_hamming_distance_draw_fallback_at_boundary(tail, offset):
+    n, theta = 6, 0.4
+    cdf = np.cumsum(hamming_distance_pmf(n, theta))
+    h = 3
+    with mpmath.workprec(200):
+        ws = M._hamming_hp_weights(n, theta)(200)
+        F = sum(ws[: h + 1]) / sum(ws)
+        u = int(mpmath.floor(F * mpmath.mpf(2) ** 64))
+    assert abs(u / 2.0**64 - cdf[h]) < 1e-12
+    bits = _ScriptedBits([u] + [tail] * 6)
+    lw = M._hamming_log_weights(n, theta)
+    got = M._discrete_from_log_weights(lw, bits, 1e-6, M._hamming_hp_weights(n, theta), count=1)
+    # U just below F(h) -> h; just above -> h + 1 (Hamming distance h + 1 = 4 has positive mass)
+    assert int(got[0]) == h + offset

@@ -176,3 +176,15 @@ def test_regrouping_alpha_is_the_true_loss_brute_force():
     sh = MallowsShuffler(G, alpha=1.0)
     worst = _brute_force_max_loss(validate_groups(G2), sh.order, "kendall")
     assert regrouped_alpha(sh.theta, sh.order, G2) == pytest.approx(sh.theta * worst, rel=1e-15)
+
+
+def test_printed_step8_composition_is_not_private():
+    """The paper's step 8 (sigma* = sigma_0^{-1} sigma, sigma ~ Mallows around sigma_0) releases
+    y[pos[delta[order]]]: the conjugation the wrong way round, i.e. our mechanism with ``pos``
+    used as the reference list. Its true loss exceeds theta * Delta(sigma_0) (here 14 vs 7)."""
+    groups = [[0, 5], [1, 3, 5], [2, 3, 5], [1, 2, 3], [4], [0, 1, 2, 5]]
+    sh = MallowsShuffler(groups, alpha=1.0)
+    assert sh.order.tolist() == [5, 0, 1, 2, 3, 4] and sh.sensitivity == 7
+    assert _brute_force_max_loss(sh.groups, sh.order, "kendall") == 7
+    printed = _brute_force_max_loss(sh.groups, sh.pos, "kendall")
+    assert printed == 14 > sh.sensitivity

@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validation import ParameterError, check_choice, check_int, check_real
 from .groups import validate_groups
-from .reference import reference_permutation, validate_order
+from .reference import validate_order
 from .sensitivity import sensitivity as _sensitivity
 
 __all__ = [

@@ -7,9 +7,10 @@ The Mallows model with dispersion ``theta >= 0`` around the identity is
 
 Kendall (``d = number of inversions``): the right Lehmer code ``c_p = #{q > p : delta[q] < delta[p]}``
 has independent coordinates, ``c_p`` truncated-geometric on ``{0, ..., n-1-p}`` with ratio
-``e^{-theta}``, and ``inv(delta) = sum_p c_p``. The sampler draws the code exactly and decodes it in
-O(n log n) vectorised numpy work (a bottom-up divide-and-conquer over the equivalent sequence of
-list insertions; no O(n^2) repeated insertion). Normaliser
+``e^{-theta}``, and ``inv(delta) = sum_p c_p``. The sampler draws the code exactly and decodes it
+with a bottom-up divide-and-conquer over the equivalent sequence of list insertions: ``log2 n``
+vectorised rounds of O(n) array work plus one sorted ``searchsorted`` each (O(n log^2 n)
+comparisons in the worst case; no O(n^2) repeated insertion; about 0.5-1 s for n = 1e6). Normaliser
 ``psi = prod_{j=1}^n (1 - e^{-j theta}) / (1 - e^{-theta})``.
 
 Hamming (``d = number of non-fixed points``): ``P(d = h) = C(n, h) D_h e^{-theta h} / psi`` with
@@ -241,7 +242,8 @@ def decode_insertion_code(idx: Any) -> np.ndarray:
     ``[0, t]``. Computed bottom-up in ``ceil(log2 n)`` vectorised rounds: when two consecutive
     blocks A (earlier) and B (later) are merged, B's positions are final for the merged block and
     each A item moves to the ``x``-th slot not taken by B, i.e. ``x + #{j : b_j - j <= x}`` for the
-    sorted B positions ``b_j``. O(n log^2 n) numpy work in the worst case, O(n) memory.
+    sorted B positions ``b_j``. ``ceil(log2 n)`` rounds of O(n) array work and one binary search
+    per item (O(n log^2 n) comparisons worst case), O(n) memory.
 
     Args:
         idx: Integer array with ``0 <= idx[t] <= t``.
