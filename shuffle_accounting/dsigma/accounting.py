@@ -105,9 +105,10 @@ class DSigmaAccountant:
     Each :meth:`add` / :meth:`add_shuffler` appends a release; :attr:`alpha` is the composed
     guarantee (sum of the alphas, rounded up). Releases must use independent randomness.
 
+    The ledger is mutable (like ``dp_accounting`` accountants); every entry is validated.
+
     Args:
         groups: The grouping ``G`` the guarantee is stated for.
-        distance: Default distance for :meth:`add_shuffler` checks (``"kendall"``/``"hamming"``).
 
     Raises:
         ParameterError: On an invalid grouping.
@@ -120,9 +121,8 @@ class DSigmaAccountant:
         1.5000000000000002
     """
 
-    def __init__(self, groups: Any, distance: str = "kendall") -> None:
+    def __init__(self, groups: Any) -> None:
         self._groups = validate_groups(groups)
-        self._distance = check_choice("distance", distance, ("kendall", "hamming"))
         self._releases: list[Release] = []
 
     @property

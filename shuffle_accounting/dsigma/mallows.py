@@ -409,7 +409,9 @@ def _sample_hamming_rows(n: int, theta: float, bits: _Bits, rows: int) -> np.nda
     if math.isinf(theta) or n == 1:
         return out
     lw = _hamming_log_weights(n, theta)
-    tol = 1e-6 + 1e-15 * n
+    # gammaln(n + 1) ~ n log n carries an absolute error of a few ulps of that magnitude, the
+    # cumulative sums a relative n * eps: the float CDF is trusted to this (generous) margin.
+    tol = 1e-9 + 1e-14 * (n + 1) * (math.log(n + 2) + 1)
     hs = _discrete_from_log_weights(lw, bits, tol, _hamming_hp_weights(n, theta), count=rows)
     for h in np.unique(hs).tolist():
         if h == 0:

@@ -32,7 +32,7 @@ from scipy.stats import beta as beta_dist
 
 from .._logmath import log1mexp, logsumexp
 from .._validation import ParameterError, check_int, check_real
-from .mallows import _Bits, _sample_kendall
+from .mallows import _Bits, _sample_kendall_rows
 
 __all__ = [
     "preservation_k",
@@ -199,10 +199,11 @@ def kendall_preservation_delta_mc(
     inside = np.zeros(n, dtype=bool)
     inside[S] = True
     failures = 0
-    for _ in range(trials):
-        d = _sample_kendall(n, theta, bits)
-        out = S.size - int(np.count_nonzero(inside[d[S]]))
-        failures += out >= k + 1
+    chunk = max(1, 2_000_000 // n)
+    for start in range(0, trials, chunk):
+        d = _sample_kendall_rows(n, theta, bits, min(chunk, trials - start))
+        out = S.size - np.count_nonzero(inside[d[:, S]], axis=1)
+        failures += int(np.count_nonzero(out >= k + 1))
     a = 1 - confidence
     lo = 0.0 if failures == 0 else float(beta_dist.ppf(a / 2, failures, trials - failures + 1))
     hi = 1.0 if failures == trials else float(beta_dist.ppf(1 - a / 2, failures + 1, trials - failures))
