@@ -303,3 +303,48 @@ def test_bad_inputs_raise_parameter_error_naming_argument(name, call):
         call()
     assert name in str(info.value)
     assert isinstance(info.value, ValueError)
+
+
+# ----------------------------------------------------------------------------- properties
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 12), st.data())
+def test_sensitivity_properties(n, data):
+    adj = data.draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=20))
+    groups = [{i} for i in range(n)]
+    for a, b in adj:
+        groups[a].add(b)
+        groups[b].add(a)
+    order = data.draw(st.permutations(list(range(n))))
+    from shuffle_accounting.dsigma import group_sensitivities, group_widths
+
+    per = group_sensitivities(groups, order)
+    widths = group_widths(groups, order)
+    for g, d, w in zip(groups, per, widths):
+        m = len(g)
+        assert m * (m - 1) // 2 <= d <= w * (w + 1) // 2
+        if w == m - 1:  # contiguous in sigma_0: only the within-group pairs can flip
+            assert d == m * (m - 1) // 2
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 40), st.floats(0, 5), st.sampled_from(["kendall", "hamming"]), st.integers(0, 2**32))
+def test_samples_are_permutations(n, theta, dist, seed):
+    p = sample_mallows(n, theta, distance=dist, rng=seed)
+    assert sorted(p.tolist()) == list(range(n))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 30), st.data())
+def test_hamming_preservation_monotone_in_theta(n, data):
+    l = data.draw(st.integers(1, n))
+    eta = data.draw(st.floats(0, 1))
+    t1 = data.draw(st.floats(0, 6))
+    t2 = data.draw(st.floats(0, 6))
+    lo, hi = sorted((t1, t2))
+    d_lo = hamming_preservation_delta(n, l, eta, lo)
+    d_hi = hamming_preservation_delta(n, l, eta, hi)
+    assert 0.0 <= d_hi <= d_lo * (1 + 1e-9) + 1e-300 <= 1.0 + 1e-9
