@@ -14,7 +14,7 @@ from typing import Any
 
 from ..report import Deployment, ReportSection
 from ._common import Estimate, krr_keep_probability
-from .vulnerability import krr_shuffle_vulnerability_bounds, shuffle_vulnerability_bounds
+from .vulnerability import _ns_from_s, shuffle_vulnerability_bounds
 
 __all__ = ["LeakageReport", "leakage_report", "report_section"]
 
@@ -93,8 +93,8 @@ def leakage_report(n: Any, k: Any, eps0: Any) -> LeakageReport:
     """
     p = krr_keep_probability(k, eps0)
     s = shuffle_vulnerability_bounds(n, k)
-    ns = krr_shuffle_vulnerability_bounds(n, k, p)
     k = int(k)
+    ns = _ns_from_s(s, k, p)
     return LeakageReport(int(n), k, float(eps0), p, 1.0 / k, p, s, ns)
 
 
