@@ -71,7 +71,7 @@ def plot_vulnerability_curves(
     data = vulnerability_curves(ns, k, ps)
     try:
         import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - matplotlib is a test dependency
+    except ImportError as exc:
         raise ImportError(
             "plot_vulnerability_curves needs matplotlib: pip install \"shuffle-accounting[plot]\""
         ) from exc
