@@ -76,11 +76,9 @@ def _exact_array(name: str, value: Any) -> np.ndarray | None:
     except Exception:  # pragma: no cover - ragged input is rejected by the float path
         return None
     flat = list(arr.ravel())
-    if not flat or not any(isinstance(v, Fraction) for v in flat) or not _all_exact(flat):
-        if isinstance(value, np.ndarray) and value.dtype == object and flat and _all_exact(flat):
-            pass
-        else:
-            return None
+    is_object_input = isinstance(value, np.ndarray) and value.dtype == object
+    if not flat or not _all_exact(flat) or not (is_object_input or any(isinstance(v, Fraction) for v in flat)):
+        return None
     out = np.empty(arr.shape, dtype=object)
     for idx, v in np.ndenumerate(arr):
         out[idx] = Fraction(v)
