@@ -121,6 +121,15 @@ def test_bad_inputs(args, kwargs, match):
         all_but_one_vulnerability(*args, **kwargs)
 
 
+def test_trivial_cases_need_no_grid():
+    # p = 1 with everyone known: certainty, for any size (no MAX_WORK refusal)
+    assert all_but_one_vulnerability(1.0, [300, 300, 300, 300]) == 1.0
+    # p = 1/k: reports carry no information about the target
+    assert all_but_one_vulnerability(0.25, [300, 300, 300, 300]) == 0.25
+    # p = 1 with unknown users is not trivial
+    assert all_but_one_vulnerability(1.0, [3, 0], unknown=4) < 1.0
+
+
 def test_single_user():
     assert all_but_one_vulnerability(0.7, [0, 0]) == 0.7
 

@@ -99,6 +99,10 @@ def all_but_one_vulnerability_bounds(p: Any, known_counts: Sequence[int], *, unk
     pp = float(check_p(p, k))
     unknown = check_int("unknown", unknown, minimum=0)
     q = (1.0 - pp) / (k - 1)
+    if pp == q:  # p = 1/k: the target's report is independent of its value
+        return Estimate(pp, 0.0, pp, pp)
+    if pp == 1.0 and unknown == 0:  # shuffle alone: the histogram minus the known counts is x_0
+        return Estimate(1.0, 0.0, 1.0, 1.0)
     groups: list[tuple[int, np.ndarray]] = []
     for v, c in enumerate(counts):
         if c > 0:
