@@ -1,0 +1,103 @@
+"""Shared validation and result types of :mod:`shuffle_accounting.qif` (private module)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from .._validation import ParameterError, check_int, check_real
+
+__all__ = ["Estimate", "check_p", "check_nk", "krr_keep_probability"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A computed quantity with a stated absolute error bound.
+
+    The true value lies in ``[lower, upper] = [value - error, value + error]`` (intersected with the
+    quantity's natural range where the producer says so).
+
+    Args:
+        value: The point estimate (midpoint of the certified interval).
+        error: Absolute error bound (finite, >= 0).
+        lower: Certified lower end.
+        upper: Certified upper end.
+
+    Example:
+        >>> e = Estimate(0.5, 1e-12, 0.5 - 1e-12, 0.5 + 1e-12)
+        >>> e.lower <= e.value <= e.upper
+        True
+        >>> float(e)
+        0.5
+    """
+
+    value: float
+    error: float
+    lower: float
+    upper: float
+
+    def __post_init__(self) -> None:
+        for name in ("value", "error", "lower", "upper"):
+            check_real(name, getattr(self, name))
+        if self.error < 0:
+            raise ParameterError(f"error must be >= 0, got {self.error!r}")
+        if not self.lower <= self.value <= self.upper:
+            raise ParameterError(
+                f"lower <= value <= upper must hold, got {self.lower!r}, {self.value!r}, {self.upper!r}"
+            )
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+def check_nk(n: Any, k: Any) -> tuple[int, int]:
+    """Validate the number of users ``n >= 1`` and of values ``k >= 2``."""
+    return check_int("n", n, minimum=1), check_int("k", k, minimum=2)
+
+
+def check_p(p: Any, k: int, *, exact: bool = False) -> float | Fraction:
+    """Validate the k-RR keep probability ``p`` in ``[1/k, 1]``.
+
+    With ``exact=True`` a ``Fraction`` (or int) is returned unchanged so that channel matrices
+    can be built in exact rational arithmetic.
+    """
+    if exact and isinstance(p, (Fraction, numbers.Integral)) and not isinstance(p, bool):
+        fp = Fraction(p)
+        if not Fraction(1, k) <= fp <= 1:
+            raise ParameterError(f"p must be a real number in [1/k, 1] = [1/{k}, 1], got {p!r}")
+        return fp
+    low = 1.0 / k
+    val = check_real("p", p, low=0.0, high=1.0)
+    # Accept p == 1/k up to the rounding of 1/k itself.
+    if val < low and not math.isclose(val, low, rel_tol=4e-16, abs_tol=0.0):
+        raise ParameterError(f"p must be a real number in [1/k, 1] = [{low!r}, 1.0], got {p!r}")
+    return max(val, low)
+
+
+def krr_keep_probability(k: Any, eps0: Any) -> float:
+    """The k-RR probability of reporting the true value, ``p = e^eps0 / (e^eps0 + k - 1)``.
+
+    Jurado et al., *Analyzing the Shuffle Model through the Lens of Quantitative Information
+    Flow*, eq. (3).
+
+    Args:
+        k: Number of values (integer >= 2).
+        eps0: Local privacy parameter (finite, >= 0).
+
+    Returns:
+        ``p`` in ``[1/k, 1)``.
+
+    Raises:
+        ParameterError: On an invalid ``k`` or ``eps0``.
+
+    Example:
+        >>> round(krr_keep_probability(2, math.log(4)), 6)
+        0.8
+    """
+    k = check_int("k", k, minimum=2)
+    eps0 = check_real("eps0", eps0, low=0.0)
+    # p = 1 / (1 + (k-1) e^{-eps0}), stable for large eps0.
+    return 1.0 / (1.0 + (k - 1) * math.exp(-eps0))
