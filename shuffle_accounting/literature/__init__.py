@@ -29,6 +29,7 @@ from .erlingsson2019 import erlingsson2019_delta, erlingsson2019_epsilon
 from .feldman2021 import (
     clone_pair_delta,
     clone_pair_epsilon,
+    clone_pair_log_delta,
     fmt2021_clone_delta,
     fmt2021_clone_epsilon,
     fmt2021_closed_form_delta,
@@ -59,6 +60,7 @@ __all__ = [
     "fmt2021_clone_epsilon",
     "clone_pair_delta",
     "clone_pair_epsilon",
+    "clone_pair_log_delta",
     "krr_clone_probability",
     "fmt2023_krr_clone_delta",
     "fmt2023_krr_clone_epsilon",

@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from scipy.optimize import brentq
-from scipy.special import betainc, gammaln, logsumexp
 
 from .._validation import check_real
 
-from ._common import BoundNotApplicable, _delta, _eps, _eps0, _n, log_clip_to_prob, smallest_eps
+from ._clones import ClonePair
+from ._common import BoundNotApplicable, _delta, _eps, _eps0, _n, log_clip_to_prob
 
 __all__ = [
     "fmt2021_closed_form_epsilon",
@@ -40,10 +39,10 @@ __all__ = [
     "fmt2021_clone_delta",
     "fmt2021_clone_epsilon",
     "clone_pair_delta",
+    "clone_pair_log_delta",
     "clone_pair_epsilon",
 ]
 
-_U = 2.0**-52  # unit roundoff of float64
 
 
 # --------------------------------------------------------------------------- closed form
@@ -140,96 +139,74 @@ def fmt2021_closed_form_delta(eps: float, eps0: float, n: int) -> float:
 # --------------------------------------------------------------------------- clone pair (exact)
 
 
-def _log_binom_pmf(n, k, logp, log1mp):
-    n = np.asarray(n, dtype=float)
-    k = np.asarray(k, dtype=float)
-    g = (gammaln(n + 1.0), gammaln(k + 1.0), gammaln(n - k + 1.0))
-    val = g[0] - g[1] - g[2] + k * logp + (n - k) * log1mp
-    # floating-point allowance: a few ulps of every magnitude that entered the sum
-    mag = np.abs(g[0]) + np.abs(g[1]) + np.abs(g[2]) + np.abs(k * logp) + np.abs((n - k) * log1mp)
-    return val, 16.0 * _U * mag + 1e-15
+def _q_arg(clone_prob: object) -> float:
+    return check_real("clone_prob", clone_prob, low=0.0, high=1.0, low_open=True)
 
 
-def _kl(a: np.ndarray, q: float) -> np.ndarray:
-    """KL(Bern(a) || Bern(q)), with 0 log 0 = 0."""
-    a = np.asarray(a, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t1 = np.where(a > 0, a * (np.log(a) - math.log(q)), 0.0)
-        t2 = np.where(a < 1, (1 - a) * (np.log1p(-a) - math.log1p(-q)), 0.0)
-    return t1 + t2
+def clone_pair_log_delta(
+    eps: float, eps0: float, n: int, clone_prob: float, *, rel_slack: float = 1e-4
+) -> float:
+    """Natural log of a certified upper bound on ``D_{e^eps}(P || Q)`` for the clone pair.
 
+    The pair (FMT 2021, Section 3, with clone probability ``q``): ``C ~ Bin(n - 1, q)``,
+    ``A | C ~ Bin(C, 1/2)``, ``P = (A+1, C-A)`` w.p. ``alpha`` and ``(A, C-A+1)`` otherwise, ``Q`` the
+    same with ``alpha`` and ``1 - alpha`` swapped, ``alpha = e^eps0/(e^eps0 + 1)``. The divergence is
+    ``sum_c Bin(n-1, q)(c) f(c)`` with ``f(c) = sum_b [kappa1 B_c(b) - kappa2 B_c(b+1)]_+``,
+    ``B_c = Bin(c, 1/2)``, ``kappa1 = alpha - e^eps (1 - alpha)``, ``kappa2 = e^eps alpha - (1-alpha)``
+    (only positive terms are summed: no cancellation). The pair is symmetric, so
+    ``D(Q||P) = D(P||Q)``; ``delta = 0`` (log ``-inf``) for ``eps >= eps0``.
 
-def _binom_window(m: int, q: float, log_tol: float) -> tuple[int, int, float]:
-    """[lo, hi] with P[Bin(m, q) outside] <= exp(log_tail) (Chernoff-KL bound); returns log_tail."""
-    if m == 0:
-        return 0, 0, -math.inf
-    mean = m * q
-    sd = math.sqrt(max(m * q * (1 - q), 1e-300))
-    z = np.arange(0.0, 60.0, 0.25)
-    hi_c = np.minimum(np.ceil(mean + z * sd), m)
-    lo_c = np.maximum(np.floor(mean - z * sd), 0)
-    # P[X >= hi+1] <= exp(-m KL((hi+1)/m || q)), P[X <= lo-1] <= exp(-m KL((lo-1)/m || q))
-    up = np.where(hi_c >= m, -np.inf, -m * _kl(np.minimum((hi_c + 1) / m, 1.0), q))
-    dn = np.where(lo_c <= 0, -np.inf, -m * _kl(np.maximum((lo_c - 1) / m, 0.0), q))
-    log_tail = np.logaddexp(up, dn)
-    ok = np.nonzero(log_tail <= log_tol)[0]
-    i = int(ok[0]) if ok.size else len(z) - 1
-    return int(lo_c[i]), int(hi_c[i]), float(log_tail[i])
-
-
-def _clone_setup(eps: float, eps0: float):
-    alpha = 1.0 / (1.0 + math.exp(-eps0))  # e^eps0 / (e^eps0 + 1)
-    beta = 1.0 - alpha
-    ee = math.exp(eps) if eps < 700 else math.inf
-    k1 = alpha - ee * beta  # coefficient of B(a - 1)
-    k2 = ee * alpha - beta  # coefficient of B(a)
-    return alpha, k1, k2
-
-
-def _approx_clone_delta(eps: float, eps0: float, n: int, q: float, log_tol: float = -690.0) -> float:
-    """Fast O(sqrt n) evaluation through regularised incomplete betas (used only to aim the root
-    finder; every returned epsilon is verified with :func:`clone_pair_delta`)."""
-    _, k1, k2 = _clone_setup(eps, eps0)
-    if eps >= eps0 or k1 <= 0.0:
-        return 0.0
-    lo, hi, log_tail = _binom_window(n - 1, q, log_tol)
-    c = np.arange(lo, hi + 1, dtype=float)
-    logw, _ = _log_binom_pmf(n - 1, c, math.log(q), math.log1p(-q))
-    r = k2 / k1
-    a0 = np.floor(r * (c + 1) / (1 + r)) + 1
-
-    def sf(j):  # P[Bin(c, 1/2) >= j]
-        jj = np.clip(j, 1, None)
-        val = betainc(jj, np.maximum(c - jj + 1, 1e-300), 0.5)
-        return np.where(j <= 0, 1.0, np.where(j > c, 0.0, val))
-
-    inner = np.maximum(k1 * sf(a0 - 1) - k2 * sf(a0), 0.0)
-    return float(np.sum(np.exp(logw) * inner) + math.exp(log_tail))
-
-
-def clone_pair_delta(eps: float, eps0: float, n: int, clone_prob: float, *, rel_tol: float = 1e-6) -> float:
-    """Certified upper bound on ``D_{e^eps}(P || Q)`` for the clone pair with clone probability ``q``.
-
-    ``D(P||Q) = sum_c Bin(n-1, q)(c) sum_{a >= a0(c)} [kappa1 B_c(a-1) - kappa2 B_c(a)]`` with
-    ``B_c = Bin(c, 1/2)``, ``kappa1 = alpha - e^eps (1 - alpha)``, ``kappa2 = e^eps alpha - (1 - alpha)``
-    and ``a0(c)`` the first ``a`` whose term is positive (the likelihood ratio ``P/Q`` is increasing
-    in ``a / (c + 1 - a)``). The pair is symmetric (``a -> c + 1 - a`` swaps ``P`` and ``Q``), so
-    ``D(Q||P) = D(P||Q)``. Every term is computed in log space (``log B_c(a)`` by exact ratio
-    recursion from one log-gamma evaluation per ``c``); added back are: the Chernoff-KL bound on the
-    ``Bin(n-1, q)`` mass outside the summed window (each inner sum is <= 1), the Chernoff bound
-    ``kappa1 exp(-c KL(a_max/c || 1/2))`` on each truncated inner tail, and a floating-point
-    allowance (a few ulps of every log-magnitude, plus the summation error). ``delta = 0`` exactly
-    when ``eps >= eps0`` (then ``kappa1 <= 0``). Work is O(sqrt(n q) * sqrt(n q)) = O(n q).
+    How it stays an upper bound while running in milliseconds (details in the engine module
+    ``shuffle_accounting.literature._clones``): ``f`` is non-increasing in ``c`` (one more clone is a
+    Markov kernel applied to both outputs), so clone counts are grouped in blocks evaluated at the
+    block's smallest ``c`` with the block's exact binomial mass, refined until the upper and lower
+    block sums agree to a relative ``rel_slack``; truncated clone-count tails (Chernoff-KL) and inner
+    tails (geometric series) are bounded and added; every log term carries a floating-point error
+    allowance (``gammaln`` to 64 ulps, each operation to one ulp of its magnitude); ``q`` is rounded
+    down (the divergence is non-increasing in ``q``). Work: ``O(blocks * sqrt(n q))``.
 
     Args:
         eps: Target epsilon, finite and >= 0.
         eps0: Local privacy parameter, finite and > 0.
         n: Number of users, integer >= 2.
         clone_prob: ``q`` in (0, 1]: probability that another user is a clone of ``x0`` or ``x1``.
-        rel_tol: Truncation budget relative to a first estimate of delta (it is added, not dropped).
+        rel_slack: Relative tightness target of the block sums, in (0, 1) (the result is an upper
+            bound for every value; smaller is tighter and slower).
 
     Returns:
-        An upper bound on the hockey-stick divergence (capped at 1).
+        ``log`` of the upper bound (``<= 0``; may be far below ``log(1e-300)``; ``-inf`` iff 0).
+
+    Raises:
+        ParameterError: On invalid numbers.
+
+    Example:
+        >>> x = clone_pair_log_delta(0.5, eps0=2.0, n=10**6, clone_prob=math.exp(-2.0))
+        >>> -6980.0 < x < -6979.0  # delta ~ 1e-3031: far below the float range, exact in log space
+        True
+    """
+    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
+    q = _q_arg(clone_prob)
+    rel_slack = check_real("rel_slack", rel_slack, low=0.0, high=1.0, low_open=True, high_open=True)
+    if eps >= eps0:  # then P <= e^eps Q pointwise
+        return -math.inf
+    return ClonePair(eps0, n, q).log_delta(eps, rel_slack=rel_slack)[0]
+
+
+def clone_pair_delta(
+    eps: float, eps0: float, n: int, clone_prob: float, *, rel_slack: float = 1e-4
+) -> float:
+    """Certified upper bound on ``D_{e^eps}(P || Q)`` for the clone pair (``exp`` of
+    :func:`clone_pair_log_delta`, capped at 1; values below ~1e-308 underflow to 0 — use the log).
+
+    Args:
+        eps: Target epsilon, finite and >= 0.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+        clone_prob: ``q`` in (0, 1].
+        rel_slack: Relative tightness target of the block sums, in (0, 1).
+
+    Returns:
+        An upper bound on the hockey-stick divergence.
 
     Raises:
         ParameterError: On invalid numbers.
@@ -239,81 +216,84 @@ def clone_pair_delta(eps: float, eps0: float, n: int, clone_prob: float, *, rel_
         >>> 1e-7 < d < 1e-4
         True
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    q = check_real("clone_prob", clone_prob, low=0.0, high=1.0, low_open=True)
-    rel_tol = check_real("rel_tol", rel_tol, low=0.0, high=1.0, low_open=True)
-    alpha, k1, k2 = _clone_setup(eps, eps0)
-    if eps >= eps0 or k1 <= 0.0:  # then P <= e^eps Q pointwise: delta is exactly 0
+    return log_clip_to_prob(clone_pair_log_delta(eps, eps0, n, clone_prob, rel_slack=rel_slack))
+
+
+def _clone_epsilon(eps0: float, n: int, delta: float, q: float) -> float:
+    if n - 1 == 0:
+        return eps0
+    pair = ClonePair(eps0, n, q)
+    log_target = math.log(delta)
+    log_tol = log_target + math.log(1e-7)  # each truncated tail costs <= 1e-7 delta
+
+    def phi(e: float, slack: float = 1e-4) -> float:
+        return pair.log_delta(e, log_tol=log_tol, rel_slack=slack)[0] - log_target
+
+    if phi(0.0, 1e-2) <= 0.0:
         return 0.0
-    approx = _approx_clone_delta(eps, eps0, n, q)
-    log_tol = math.log(max(rel_tol * approx, 1e-300))
-    m = n - 1
-    if q >= 1.0:
-        lo, hi, log_tail_c = m, m, -math.inf
-    else:
-        lo, hi, log_tail_c = _binom_window(m, q, log_tol - math.log(2.0))
-    c = np.arange(lo, hi + 1, dtype=float)
-    if q >= 1.0:
-        logw, errw = np.zeros(1), np.full(1, 1e-15)
-    else:
-        logw, errw = _log_binom_pmf(m, c, math.log(q), math.log1p(-q))
-    r = k2 / k1
-    a0 = np.floor(r * (c + 1) / (1 + r)) + 1  # first a with a/(c+1-a) > r (up to rounding)
-    start = np.maximum(a0 - 1, 1)  # one extra term below: safe against rounding of a0
-    # inner truncation at a_max with P[Bin(c,1/2) >= a_max] <= tol (Chernoff/Hoeffding)
-    half_width = np.sqrt(np.maximum(c, 1) * max(-(log_tol - math.log(2.0)), 1.0) / 2.0)
-    a_max = np.minimum(np.maximum(np.ceil(c / 2 + half_width), start), c + 1)
-    width = int(np.max(a_max - start)) + 1
-    j = np.arange(width, dtype=float)
-    A = start[:, None] + j[None, :]  # (c, j) grid of a values
-    C = c[:, None]
-    valid = A <= a_max[:, None]
-    is_top = A >= C + 1
-    # log B_c(a) for a <= c by recursion: log B_c(a+1) - log B_c(a) = log((c - a)/(a + 1))
-    s0 = np.minimum(start, c)
-    logB0, errB0 = _log_binom_pmf(c, s0, math.log(0.5), math.log(0.5))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        step = np.log(np.maximum(C - A, 0.0) / (A + 1.0))  # from a to a+1 (-inf past c)
-    step = np.where(valid[:, :-1] if width > 1 else valid[:, :0], step[:, :-1], 0.0) if width > 1 else step[:, :0]
-    cums = np.concatenate([np.zeros((len(c), 1)), np.cumsum(step, axis=1)], axis=1)
-    abs_cums = np.concatenate([np.zeros((len(c), 1)), np.cumsum(np.abs(np.where(np.isfinite(step), step, 0.0)), axis=1)], axis=1)
-    logB = logB0[:, None] + cums
-    errB = errB0[:, None] + 8.0 * _U * (abs_cums + np.arange(width)[None, :] + 1.0)
-    # at a = c + 1 the term is kappa1 * B_c(c): use log B_c(c) = -c log 2
-    logB = np.where(is_top, -C * math.log(2.0), logB)
-    errB = np.where(is_top, 4.0 * _U * (C * math.log(2.0) + 1.0), errB)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(is_top, 0.0, A / np.maximum(C + 1 - A, 1.0))
-        g = np.where(is_top, k1, k1 * ratio - k2)
-        g_err = 4.0 * _U * np.where(is_top, abs(k1), abs(k1) * ratio + abs(k2))
-        g_up = np.maximum(g + g_err, 0.0)
-        log_g = np.where(g_up > 0, np.log(g_up), -np.inf)
-        log_terms = logw[:, None] + errw[:, None] + logB + errB + log_g + 4.0 * _U
-    log_terms = np.where(valid & np.isfinite(logB), log_terms, -np.inf)
-    log_sum = float(logsumexp(log_terms)) if np.isfinite(log_terms).any() else -math.inf
-    n_terms = int(valid.sum())
-    log_sum += math.log1p(4.0 * _U * (n_terms + 10))
-    # truncated inner tails: sum_{a > a_max} T(a) <= kappa1 P[Bin(c,1/2) >= a_max]
-    frac = np.where(c > 0, a_max / np.maximum(c, 1), 1.0)
-    has_tail = a_max < c + 1
-    log_inner_tail = np.where(
-        has_tail & (frac > 0.5), math.log(k1) - c * _kl(np.minimum(frac, 1.0), 0.5), -np.inf
-    )
-    log_inner_tail = np.where(has_tail & (frac <= 0.5), math.log(k1), log_inner_tail)
-    if np.isfinite(log_inner_tail).any():
-        log_tail_a = float(logsumexp(logw + errw + log_inner_tail))
-    else:
-        log_tail_a = -math.inf
-    total = float(logsumexp([log_sum, log_tail_a, log_tail_c]))
-    return log_clip_to_prob(total)
+    hi = eps0 * (1.0 - 1e-12)
+    if phi(hi, 1e-2) > 0.0:
+        return eps0
+    # phase 1: Brent on the coarse certified log delta (blocks refined to 1e-2: cheap, still an
+    # upper bound); then round up until the coarse value confirms
+    root = brentq(lambda e: max(phi(e, 1e-2), -60.0), 0.0, hi, xtol=1e-13, rtol=1e-9, maxiter=200)
+    step = 1e-9 * max(root, 1e-6)
+    best = root
+    while best < hi and phi(best, 1e-2) > 0.0:
+        best += step
+        step *= 4.0
+    if best >= hi:
+        return eps0
+    # phase 2: tighten with the fine bound (rel. slack 1e-3) by secant steps on log delta;
+    # every candidate is accepted only where the certified value is <= delta
+    h = 1e-3 * best
+    slope = (phi(best - h, 1e-2) - phi(best, 1e-2)) / h  # > 0: log delta decreases in eps
+    xa, va = best, phi(best, 1e-3)
+    if va > 0.0 or not slope > 0.0:
+        return best
+    for _ in range(3):
+        x_new = xa + va / slope
+        if not 0.0 < x_new < xa:
+            break
+        v_new = phi(x_new, 1e-3)
+        if v_new <= 0.0:
+            best = min(best, x_new)
+            if v_new > -1e-6:
+                break
+            slope = (v_new - va) / (x_new - xa) if x_new != xa else slope
+            xa, va = x_new, v_new
+        else:
+            slope = (v_new - va) / (x_new - xa)
+            if not slope < 0.0:
+                break
+            slope = -slope
+            # root lies in (x_new, xa): aim a hair above it
+            x2 = xa + va / slope * (1.0 - 1e-6)
+            if x_new < x2 < xa and phi(x2, 1e-3) <= 0.0:
+                best = min(best, x2)
+            break
+    return best
 
 
 def clone_pair_epsilon(eps0: float, n: int, delta: float, clone_prob: float) -> float:
-    """Smallest epsilon (to about 1e-10 relative) whose certified clone-pair delta is <= ``delta``.
+    """Smallest epsilon (to about 1e-10 relative, up to the block slack) whose certified clone-pair
+    delta (:func:`clone_pair_log_delta`) is ``<= delta``.
 
-    A monotone root find (``delta`` decreases in ``eps``): aimed with a fast betainc evaluation,
-    then confirmed with :func:`clone_pair_delta`; the returned epsilon is always one at which the
-    certified delta was evaluated and found ``<= delta``. Never exceeds ``eps0`` (delta is 0 there).
+    A Brent root find on ``log delta(eps)`` (smooth and decreasing), followed by upward steps until
+    the certified value at the returned epsilon is ``<= delta``: the returned epsilon is always one
+    at which the certified bound was evaluated and found ``<= delta``. Never exceeds ``eps0``.
+
+    Args:
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+        delta: Target delta in (0, 1).
+        clone_prob: ``q`` in (0, 1].
+
+    Returns:
+        A certified epsilon in ``[0, eps0]``.
+
+    Raises:
+        ParameterError: On invalid numbers.
 
     Example:
         >>> e = clone_pair_epsilon(eps0=2.0, n=10_000, delta=1e-6, clone_prob=math.exp(-2.0))
@@ -321,33 +301,7 @@ def clone_pair_epsilon(eps0: float, n: int, delta: float, clone_prob: float) -> 
         True
     """
     eps0, n, delta = _eps0(eps0), _n(n), _delta(delta)
-    q = check_real("clone_prob", clone_prob, low=0.0, high=1.0, low_open=True)
-    aim = delta * (1.0 - 1e-5)
-    log_tol = math.log(1e-9 * delta)
-
-    def f(e: float) -> float:
-        d = _approx_clone_delta(e, eps0, n, q, log_tol)
-        return (math.log(d) if d > 0 else -800.0) - math.log(aim)
-
-    if f(0.0) <= 0.0:
-        guess = 0.0
-    else:
-        hi = eps0 * (1.0 - 1e-12)
-        guess = brentq(f, 0.0, hi, xtol=1e-13, rtol=1e-11) if f(hi) < 0 else eps0
-    if guess >= eps0:
-        return eps0
-    if clone_pair_delta(guess, eps0, n, q) <= delta:
-        return guess
-    lo, hi = guess, eps0
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if clone_pair_delta(mid, eps0, n, q) <= delta:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-10 * max(hi, 1.0):
-            break
-    return hi
+    return _clone_epsilon(eps0, n, delta, _q_arg(clone_prob))
 
 
 def fmt2021_clone_delta(eps: float, eps0: float, n: int) -> float:
