@@ -14,10 +14,13 @@ from ._common import BoundNotApplicable
 from .balle2019 import (
     balle2019_bennett_delta,
     balle2019_bennett_epsilon,
+    balle2019_bennett_log_delta,
     balle2019_hoeffding_delta,
     balle2019_hoeffding_epsilon,
+    balle2019_hoeffding_log_delta,
     balle2019_krr_delta,
     balle2019_krr_epsilon,
+    balle2019_krr_log_delta,
 )
 from .biswas import (
     biswas_as_printed_delta,
@@ -25,21 +28,25 @@ from .biswas import (
     biswas_table2_erlingsson_simplified_delta,
     biswas_table2_feldman_simplified_delta,
 )
-from .erlingsson2019 import erlingsson2019_delta, erlingsson2019_epsilon
+from .erlingsson2019 import erlingsson2019_delta, erlingsson2019_epsilon, erlingsson2019_log_delta
 from .feldman2021 import (
     clone_pair_delta,
     clone_pair_epsilon,
     clone_pair_log_delta,
     fmt2021_clone_delta,
     fmt2021_clone_epsilon,
+    fmt2021_clone_log_delta,
     fmt2021_closed_form_delta,
     fmt2021_closed_form_epsilon,
+    fmt2021_closed_form_log_delta,
 )
 from .feldman2023 import (
     fmt2023_krr_clone_delta,
     fmt2023_krr_clone_epsilon,
+    fmt2023_krr_clone_log_delta,
     fmt2023_krr_closed_form_delta,
     fmt2023_krr_closed_form_epsilon,
+    fmt2023_krr_closed_form_log_delta,
     krr_clone_probability,
 )
 from .registry import LITERATURE_BOUNDS, LiteratureBound, literature_epsilons, report_section
@@ -66,6 +73,14 @@ __all__ = [
     "fmt2023_krr_clone_epsilon",
     "fmt2023_krr_closed_form_epsilon",
     "fmt2023_krr_closed_form_delta",
+    "erlingsson2019_log_delta",
+    "balle2019_krr_log_delta",
+    "balle2019_hoeffding_log_delta",
+    "balle2019_bennett_log_delta",
+    "fmt2021_closed_form_log_delta",
+    "fmt2021_clone_log_delta",
+    "fmt2023_krr_clone_log_delta",
+    "fmt2023_krr_closed_form_log_delta",
     "biswas_as_printed_delta",
     "biswas_table2_erlingsson_simplified_delta",
     "biswas_table2_balle_simplified_delta",

@@ -28,6 +28,9 @@ from ._common import BoundNotApplicable, _delta, _eps, _eps0, _k, _n, log_clip_t
 __all__ = [
     "balle2019_krr_epsilon",
     "balle2019_krr_delta",
+    "balle2019_krr_log_delta",
+    "balle2019_hoeffding_log_delta",
+    "balle2019_bennett_log_delta",
     "balle2019_hoeffding_delta",
     "balle2019_hoeffding_epsilon",
     "balle2019_bennett_delta",
@@ -102,7 +105,44 @@ def balle2019_krr_delta(eps: float, k: int, eps0: float, n: int) -> float:
             f"{_NAME} requires gamma >= 27k/((n-1) eps), i.e. eps >= 27(e^eps0+k-1)/(n-1) = "
             f"{27.0 * s / (n - 1):.6g}, got eps = {eps}"
         )
-    return log_clip_to_prob(math.log(2.0) - eps * eps * (n - 1) / (14.0 * s))
+    return log_clip_to_prob(_krr_log_delta(eps, k, eps0, n))
+
+
+def _krr_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
+    s = _scale(k, eps0)
+    if eps > 1.0:
+        raise BoundNotApplicable(f"{_NAME} requires eps <= 1, got eps = {eps}")
+    if eps < 27.0 * s / (n - 1):
+        raise BoundNotApplicable(
+            f"{_NAME} requires gamma >= 27k/((n-1) eps), i.e. eps >= 27(e^eps0+k-1)/(n-1) = "
+            f"{27.0 * s / (n - 1):.6g}, got eps = {eps}"
+        )
+    v = math.log(2.0) - eps * eps * (n - 1) / (14.0 * s)
+    return min(v + 1e-12 * (abs(v) + 1.0), 0.0)
+
+
+def balle2019_krr_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
+    """Natural log of :func:`balle2019_krr_delta`: ``log 2 - eps^2 (n-1) / (14 (e^eps0+k-1))``.
+
+    Args:
+        eps: Target epsilon in ``[27 (e^eps0+k-1)/(n-1), 1]``.
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        ``log`` of the upper bound on delta (``<= 0``), rounded up by a relative 1e-12.
+
+    Raises:
+        ParameterError: On invalid numbers.
+        BoundNotApplicable: If ``eps > 1`` or ``eps < 27 (e^eps0 + k - 1)/(n - 1)``.
+
+    Example:
+        >>> round(balle2019_krr_log_delta(1.0, 10, 2.0, 10**8), 0)
+        -435830.0
+    """
+    eps, k, eps0, n = _eps(eps), _k(k), _eps0(eps0), _n(n)
+    return _krr_log_delta(eps, k, eps0, n)
 
 
 def _krr_l_stats(eps: float, k: int, eps0: float) -> tuple[float, float, float, float, float]:
@@ -116,8 +156,8 @@ def _krr_l_stats(eps: float, k: int, eps0: float) -> tuple[float, float, float, 
     return gamma, a, b_max, rng, second
 
 
-def balle2019_hoeffding_delta(eps: float, k: int, eps0: float, n: int) -> float:
-    """Hoeffding numerical bound (Balle et al. 2019, Section 5) for shuffled k-RR.
+def balle2019_hoeffding_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
+    """Natural log of the Hoeffding numerical bound (Balle et al. 2019, Section 5) for shuffled k-RR.
 
     ``E[(S_m)_+] <= (R^2/(4a)) exp(-2 m a^2 / R^2)`` for ``S_m`` a sum of ``m`` copies of ``L``
     (range ``R = k (1 - gamma)(e^eps + 1)``, mean ``-a``), hence
@@ -130,14 +170,13 @@ def balle2019_hoeffding_delta(eps: float, k: int, eps0: float, n: int) -> float:
         n: Number of users, integer >= 2.
 
     Returns:
-        Upper bound on delta at ``eps``.
+        ``log`` of the upper bound on delta at ``eps`` (not capped; rounded up by a relative 1e-12).
 
     Raises:
         ParameterError: On invalid numbers (including ``eps = 0``, where the bound is undefined).
 
     Example:
-        >>> d = balle2019_hoeffding_delta(0.2, 10, 2.0, 100_000)
-        >>> 0 < d < 1e-3
+        >>> balle2019_hoeffding_log_delta(0.2, 10, 2.0, 10**8) < math.log(1e-300)
         True
     """
     eps, k, eps0, n = _eps(eps), _k(k), _eps0(eps0), _n(n)
@@ -149,11 +188,36 @@ def balle2019_hoeffding_delta(eps: float, k: int, eps0: float, n: int) -> float:
         2.0 * math.log(rng) - math.log(4.0 * a * gamma * n)
         + n * math.log1p(-gamma * (-math.expm1(-x)))
     )
-    return log_clip_to_prob(log_d + 1e-12)
+    return log_d + 1e-12 * (abs(log_d) + 1.0)
 
 
-def balle2019_bennett_delta(eps: float, k: int, eps0: float, n: int) -> float:
-    """Bennett numerical bound (Balle et al. 2019, Section 5) for shuffled k-RR.
+def balle2019_hoeffding_delta(eps: float, k: int, eps0: float, n: int) -> float:
+    """Hoeffding numerical bound (Balle et al. 2019, Section 5) for shuffled k-RR, capped at 1.
+
+    ``exp`` of :func:`balle2019_hoeffding_log_delta` (see there for the formula).
+
+    Args:
+        eps: Target epsilon, finite and > 0.
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        Upper bound on delta at ``eps``.
+
+    Raises:
+        ParameterError: On invalid numbers (including ``eps = 0``).
+
+    Example:
+        >>> d = balle2019_hoeffding_delta(0.2, 10, 2.0, 100_000)
+        >>> 0 < d < 1e-3
+        True
+    """
+    return log_clip_to_prob(balle2019_hoeffding_log_delta(eps, k, eps0, n))
+
+
+def balle2019_bennett_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
+    """Natural log of the Bennett numerical bound (Balle et al. 2019, Section 5) for shuffled k-RR.
 
     With ``b = max L``, ``v = E[L^2]``, ``alpha = v/b^2``, ``beta = a b / v`` and
     ``phi(u) = (1+u) log(1+u) - u``, Bennett's inequality gives
@@ -168,13 +232,13 @@ def balle2019_bennett_delta(eps: float, k: int, eps0: float, n: int) -> float:
         n: Number of users, integer >= 2.
 
     Returns:
-        Upper bound on delta at ``eps`` (capped at 1).
+        ``log`` of the upper bound on delta at ``eps`` (not capped; ``-inf`` when it is 0).
 
     Raises:
         ParameterError: On invalid numbers (including ``eps = 0``).
 
     Example:
-        >>> balle2019_bennett_delta(0.2, 10, 2.0, 100_000) <= balle2019_hoeffding_delta(0.2, 10, 2.0, 100_000)
+        >>> balle2019_bennett_log_delta(0.2, 10, 2.0, 10**8) < math.log(1e-300)
         True
     """
     eps, k, eps0, n = _eps(eps), _k(k), _eps0(eps0), _n(n)
@@ -182,7 +246,7 @@ def balle2019_bennett_delta(eps: float, k: int, eps0: float, n: int) -> float:
         raise BoundNotApplicable("the Bennett bound of Balle et al. 2019 needs eps > 0, got eps = 0.0")
     gamma, a, b, _, v = _krr_l_stats(eps, k, eps0)
     if b <= 0.0:
-        return 0.0
+        return -math.inf
     alpha = v / (b * b)
     beta = a * b / v
     phi = (1.0 + beta) * math.log1p(beta) - beta
@@ -192,10 +256,34 @@ def balle2019_bennett_delta(eps: float, k: int, eps0: float, n: int) -> float:
     log_first = n * math.log1p(-gamma * (-math.expm1(-x)))
     log_second = n * math.log1p(-gamma) if gamma < 1.0 else -math.inf
     if log_second >= log_first:
-        return 0.0
+        return -math.inf
     diff = log_first + math.log1p(-math.exp(log_second - log_first))
     log_d = math.log(b) - math.log(gamma * n) - math.log(math.log1p(beta)) + diff
-    return log_clip_to_prob(log_d + 1e-12)
+    return log_d + 1e-12 * (abs(log_d) + 1.0)
+
+
+def balle2019_bennett_delta(eps: float, k: int, eps0: float, n: int) -> float:
+    """Bennett numerical bound (Balle et al. 2019, Section 5) for shuffled k-RR, capped at 1.
+
+    ``exp`` of :func:`balle2019_bennett_log_delta` (see there for the formula).
+
+    Args:
+        eps: Target epsilon, finite and > 0.
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        Upper bound on delta at ``eps``.
+
+    Raises:
+        ParameterError: On invalid numbers (including ``eps = 0``).
+
+    Example:
+        >>> balle2019_bennett_delta(0.2, 10, 2.0, 100_000) <= balle2019_hoeffding_delta(0.2, 10, 2.0, 100_000)
+        True
+    """
+    return log_clip_to_prob(balle2019_bennett_log_delta(eps, k, eps0, n))
 
 
 def _numeric_eps(fn, k: int, eps0: float, n: int, delta: float) -> float:

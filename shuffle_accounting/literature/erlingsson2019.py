@@ -13,7 +13,7 @@ import math
 
 from ._common import BoundNotApplicable, _delta, _eps, _eps0, _n
 
-__all__ = ["erlingsson2019_epsilon", "erlingsson2019_delta"]
+__all__ = ["erlingsson2019_epsilon", "erlingsson2019_delta", "erlingsson2019_log_delta"]
 
 _NAME = "Erlingsson et al. 2019"
 
@@ -79,3 +79,33 @@ def erlingsson2019_delta(eps: float, eps0: float, n: int) -> float:
             f"{_NAME} requires delta < 1/100; at eps = {eps} the formula gives delta = {delta:.6g}"
         )
     return delta
+
+
+def erlingsson2019_log_delta(eps: float, eps0: float, n: int) -> float:
+    """``log delta = -n eps^2 / (144 eps0^2)`` (natural log of :func:`erlingsson2019_delta`).
+
+    Args:
+        eps: Target epsilon, finite and >= 0.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        ``log`` of the upper bound on delta, rounded up by a relative 1e-12.
+
+    Raises:
+        ParameterError: On invalid numbers.
+        BoundNotApplicable: Unless ``eps0 < 1/2``, ``n >= 1000`` and the resulting delta is < 1/100.
+
+    Example:
+        >>> round(erlingsson2019_log_delta(1.0, 0.25, 10**6), 1)
+        -111111.1
+    """
+    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
+    _check(eps0, n)
+    v = -n * eps * eps / (144.0 * eps0 * eps0)
+    v += 1e-12 * (abs(v) + 1.0)
+    if not v < math.log(0.01):
+        raise BoundNotApplicable(
+            f"{_NAME} requires delta < 1/100; at eps = {eps} the formula gives delta = {math.exp(v):.6g}"
+        )
+    return v

@@ -36,7 +36,9 @@ from ._common import BoundNotApplicable, _delta, _eps, _eps0, _n, log_clip_to_pr
 __all__ = [
     "fmt2021_closed_form_epsilon",
     "fmt2021_closed_form_delta",
+    "fmt2021_closed_form_log_delta",
     "fmt2021_clone_delta",
+    "fmt2021_clone_log_delta",
     "fmt2021_clone_epsilon",
     "clone_pair_delta",
     "clone_pair_log_delta",
@@ -66,7 +68,7 @@ def _closed_eps(eps0: float, n: int, delta: float, q: float, name: str) -> float
     return math.log1p(shrink * inner)
 
 
-def _closed_delta(eps: float, eps0: float, n: int, q: float, name: str) -> float:
+def _closed_log_delta(eps: float, eps0: float, n: int, q: float, name: str) -> float:
     shrink = math.tanh(eps0 / 2.0)
     x = math.expm1(eps) / shrink - 8.0 / (q * n)  # = 8 sqrt(log(4/delta) / (q n))
     if x <= 0.0:
@@ -76,10 +78,22 @@ def _closed_delta(eps: float, eps0: float, n: int, q: float, name: str) -> float
         )
     log4_over_delta = q * n * (x / 8.0) ** 2
     log_delta = math.log(4.0) - log4_over_delta
-    delta = log_clip_to_prob(log_delta)
-    if delta < 1.0:
-        _fmt_closed_condition(name, eps0, n, delta, q)
-    return delta
+    log_delta += 1e-12 * (abs(log_delta) + 1.0)  # round outward (covers the few roundings above)
+    if log_delta >= 0.0:
+        return 0.0  # delta >= 1 is trivially valid
+    # theorem condition n q >= 16 log(2/delta), checked in log space
+    need = 16.0 * (math.log(2.0) - log_delta)
+    if n * q < need:
+        raise BoundNotApplicable(
+            f"{name} requires n * q >= 16 log(2/delta) (q = clone probability; for FMT 2021 q = "
+            f"e^-eps0, i.e. eps0 <= log(n / (16 log(2/delta)))); at eps = {eps} the closed form "
+            f"gives log(delta) = {log_delta:.6g}, n * q = {n * q:.6g} < {need:.6g}"
+        )
+    return log_delta
+
+
+def _closed_delta(eps: float, eps0: float, n: int, q: float, name: str) -> float:
+    return log_clip_to_prob(_closed_log_delta(eps, eps0, n, q, name))
 
 
 def fmt2021_closed_form_epsilon(eps0: float, n: int, delta: float) -> float:
@@ -134,6 +148,29 @@ def fmt2021_closed_form_delta(eps: float, eps0: float, n: int) -> float:
     """
     eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
     return _closed_delta(eps, eps0, n, math.exp(-eps0), "FMT 2021 Theorem 3.1")
+
+
+def fmt2021_closed_form_log_delta(eps: float, eps0: float, n: int) -> float:
+    """Natural log of :func:`fmt2021_closed_form_delta` (representable far below 1e-300).
+
+    Args:
+        eps: Target epsilon, finite and >= 0.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        ``log`` of the upper bound on delta (``<= 0``), rounded up by a relative 1e-12.
+
+    Raises:
+        ParameterError: On invalid numbers.
+        BoundNotApplicable: As :func:`fmt2021_closed_form_delta`.
+
+    Example:
+        >>> round(fmt2021_closed_form_log_delta(0.5, eps0=2.0, n=10**8), 0)
+        -153425.0
+    """
+    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
+    return _closed_log_delta(eps, eps0, n, math.exp(-eps0), "FMT 2021 Theorem 3.1")
 
 
 # --------------------------------------------------------------------------- clone pair (exact)
@@ -326,6 +363,28 @@ def fmt2021_clone_delta(eps: float, eps0: float, n: int) -> float:
     """
     eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
     return clone_pair_delta(eps, eps0, n, math.exp(-eps0))
+
+
+def fmt2021_clone_log_delta(eps: float, eps0: float, n: int) -> float:
+    """Natural log of :func:`fmt2021_clone_delta` (certified; far below 1e-300 when needed).
+
+    Args:
+        eps: Target epsilon, finite and >= 0.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        ``log`` of the certified upper bound (``-inf`` for ``eps >= eps0``).
+
+    Raises:
+        ParameterError: On invalid numbers.
+
+    Example:
+        >>> fmt2021_clone_log_delta(0.9, eps0=1.0, n=10**5) < math.log(1e-300)
+        True
+    """
+    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
+    return clone_pair_log_delta(eps, eps0, n, math.exp(-eps0))
 
 
 def fmt2021_clone_epsilon(eps0: float, n: int, delta: float) -> float:

@@ -26,11 +26,13 @@ from __future__ import annotations
 import math
 
 from ._common import _delta, _eps, _eps0, _n
-from .feldman2021 import _closed_delta, _closed_eps, clone_pair_delta, clone_pair_epsilon
+from .feldman2021 import _closed_delta, _closed_eps, _closed_log_delta, clone_pair_delta, clone_pair_epsilon, clone_pair_log_delta
 
 __all__ = [
     "krr_clone_probability",
     "fmt2023_krr_clone_delta",
+    "fmt2023_krr_clone_log_delta",
+    "fmt2023_krr_closed_form_log_delta",
     "fmt2023_krr_clone_epsilon",
     "fmt2023_krr_closed_form_epsilon",
     "fmt2023_krr_closed_form_delta",
@@ -150,3 +152,48 @@ def fmt2023_krr_closed_form_delta(eps: float, eps0: float, n: int) -> float:
     """
     eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
     return _closed_delta(eps, eps0, n, _q(eps0), "FMT 2023 stronger-clone closed form")
+
+
+def fmt2023_krr_clone_log_delta(eps: float, eps0: float, n: int) -> float:
+    """Natural log of :func:`fmt2023_krr_clone_delta` (certified; far below 1e-300 when needed).
+
+    Args:
+        eps: Target epsilon, finite and >= 0.
+        eps0: Local privacy parameter of k-RR, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        ``log`` of the certified upper bound (``-inf`` for ``eps >= eps0``).
+
+    Raises:
+        ParameterError: On invalid numbers.
+
+    Example:
+        >>> fmt2023_krr_clone_log_delta(0.9, eps0=1.0, n=10**5) < math.log(1e-300)
+        True
+    """
+    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
+    return clone_pair_log_delta(eps, eps0, n, _q(eps0))
+
+
+def fmt2023_krr_closed_form_log_delta(eps: float, eps0: float, n: int) -> float:
+    """Natural log of :func:`fmt2023_krr_closed_form_delta` (far below 1e-300 when needed).
+
+    Args:
+        eps: Target epsilon, finite and >= 0.
+        eps0: Local privacy parameter of k-RR, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        ``log`` of the upper bound on delta, rounded up by a relative 1e-12.
+
+    Raises:
+        ParameterError: On invalid numbers.
+        BoundNotApplicable: Outside the closed form's regime.
+
+    Example:
+        >>> fmt2023_krr_closed_form_log_delta(0.5, 2.0, 10**8) < math.log(1e-300)
+        True
+    """
+    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
+    return _closed_log_delta(eps, eps0, n, _q(eps0), "FMT 2023 stronger-clone closed form")
