@@ -124,7 +124,7 @@ def fmt2023_krr_closed_form_epsilon(eps0: float, n: int, delta: float) -> float:
 
     Example:
         >>> round(fmt2023_krr_closed_form_epsilon(4.0, 100_000, 1e-6), 4)
-        0.4078
+        0.4099
     """
     eps0, n, delta = _eps0(eps0), _n(n), _delta(delta)
     return _closed_eps(eps0, n, delta, _q(eps0), "FMT 2023 stronger-clone closed form")
@@ -146,7 +146,7 @@ def fmt2023_krr_closed_form_delta(eps: float, eps0: float, n: int) -> float:
         BoundNotApplicable: Outside the closed form's regime.
 
     Example:
-        >>> d = fmt2023_krr_closed_form_delta(0.4078, 4.0, 100_000)
+        >>> d = fmt2023_krr_closed_form_delta(0.4099, 4.0, 100_000)
         >>> 9e-7 < d < 1.1e-6
         True
     """
