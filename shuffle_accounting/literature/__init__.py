@@ -1,1 +1,92 @@
-"""(in progress)"""
+"""Published amplification-by-shuffling bounds, side by side (one module per paper).
+
+* :mod:`.erlingsson2019` — Erlingsson et al., SODA 2019.
+* :mod:`.balle2019` — Balle, Bell, Gascon, Nissim, CRYPTO 2019: k-RR theorem, Hoeffding, Bennett.
+* :mod:`.feldman2021` — Feldman, McMillan, Talwar, FOCS 2021: closed form and exact clone bound.
+* :mod:`.feldman2023` — Feldman, McMillan, Talwar, SODA 2023: stronger clones for k-RR.
+* :mod:`.biswas` — Biswas, Jung, Palamidessi: reproductions of their Tables II and IV (as printed).
+* :mod:`.registry` — all of them at one deployment (:func:`literature_epsilons`, :func:`report_section`).
+
+Validity conditions raise :class:`BoundNotApplicable` (a ``ParameterError``).
+"""
+
+from ._common import BoundNotApplicable
+from .balle2019 import (
+    balle2019_bennett_delta,
+    balle2019_bennett_epsilon,
+    balle2019_bennett_log_delta,
+    balle2019_hoeffding_delta,
+    balle2019_hoeffding_epsilon,
+    balle2019_hoeffding_log_delta,
+    balle2019_krr_delta,
+    balle2019_krr_epsilon,
+    balle2019_krr_log_delta,
+)
+from .biswas import (
+    biswas_as_printed_delta,
+    biswas_table2_balle_simplified_delta,
+    biswas_table2_erlingsson_simplified_delta,
+    biswas_table2_feldman_simplified_delta,
+)
+from .erlingsson2019 import erlingsson2019_delta, erlingsson2019_epsilon, erlingsson2019_log_delta
+from .feldman2021 import (
+    clone_pair_delta,
+    clone_pair_epsilon,
+    clone_pair_log_delta,
+    fmt2021_clone_delta,
+    fmt2021_clone_epsilon,
+    fmt2021_clone_log_delta,
+    fmt2021_closed_form_delta,
+    fmt2021_closed_form_epsilon,
+    fmt2021_closed_form_log_delta,
+)
+from .feldman2023 import (
+    fmt2023_krr_clone_delta,
+    fmt2023_krr_clone_epsilon,
+    fmt2023_krr_clone_log_delta,
+    fmt2023_krr_closed_form_delta,
+    fmt2023_krr_closed_form_epsilon,
+    fmt2023_krr_closed_form_log_delta,
+    krr_clone_probability,
+)
+from .registry import LITERATURE_BOUNDS, LiteratureBound, literature_epsilons, report_section
+
+__all__ = [
+    "BoundNotApplicable",
+    "erlingsson2019_epsilon",
+    "erlingsson2019_delta",
+    "balle2019_krr_epsilon",
+    "balle2019_krr_delta",
+    "balle2019_hoeffding_delta",
+    "balle2019_hoeffding_epsilon",
+    "balle2019_bennett_delta",
+    "balle2019_bennett_epsilon",
+    "fmt2021_closed_form_epsilon",
+    "fmt2021_closed_form_delta",
+    "fmt2021_clone_delta",
+    "fmt2021_clone_epsilon",
+    "clone_pair_delta",
+    "clone_pair_epsilon",
+    "clone_pair_log_delta",
+    "krr_clone_probability",
+    "fmt2023_krr_clone_delta",
+    "fmt2023_krr_clone_epsilon",
+    "fmt2023_krr_closed_form_epsilon",
+    "fmt2023_krr_closed_form_delta",
+    "erlingsson2019_log_delta",
+    "balle2019_krr_log_delta",
+    "balle2019_hoeffding_log_delta",
+    "balle2019_bennett_log_delta",
+    "fmt2021_closed_form_log_delta",
+    "fmt2021_clone_log_delta",
+    "fmt2023_krr_clone_log_delta",
+    "fmt2023_krr_closed_form_log_delta",
+    "biswas_as_printed_delta",
+    "biswas_table2_erlingsson_simplified_delta",
+    "biswas_table2_balle_simplified_delta",
+    "biswas_table2_feldman_simplified_delta",
+    "LiteratureBound",
+    "LITERATURE_BOUNDS",
+    "literature_epsilons",
+    "report_section",
+]

@@ -1,0 +1,319 @@
+"""Balle, Bell, Gascon, Nissim, *The Privacy Blanket of the Shuffle Model* (CRYPTO 2019;
+arXiv:1903.02837), bounds for shuffled k-ary randomized response.
+
+k-RR with local ``eps0`` is the blanket randomizer with ``gamma = k / (e^eps0 + k - 1)``: with
+probability ``gamma`` a user reports a uniform value, otherwise the truth.
+
+* Closed form, their Theorem 3.1 (k-RR in the shuffle model): the protocol is ``(eps, delta)``-DP for
+  ``eps <= 1`` when ``gamma >= max{14 k log(2/delta) / ((n-1) eps^2), 27 k / ((n-1) eps)}``. (Their
+  statement sets ``gamma`` equal to the max; a larger ``gamma`` is post-processing of a smaller one —
+  re-draw each report uniformly with probability ``(gamma' - gamma)/(1 - gamma)`` — so it is at
+  least as private.) With ``k/gamma = e^eps0 + k - 1``:
+  ``eps = max(sqrt(14 log(2/delta)(e^eps0 + k - 1)/(n - 1)), 27 (e^eps0 + k - 1)/(n - 1))``, valid
+  when that is ``<= 1``.
+* Numerical bounds of their Section 5 (privacy amplification random variable
+  ``L = (mu_x(W) - e^eps mu_x'(W)) / omega(W)``, ``W ~ omega`` uniform; ``E L = 1 - e^eps``):
+  ``delta <= (1/(gamma n)) E_{M ~ Bin(n, gamma)} E[(L_1 + ... + L_M)_+]``, bounded with Hoeffding's
+  inequality (range of ``L``) or Bennett's inequality (max and second moment of ``L``). The
+  binomial expectation is evaluated in closed form here
+  (``E[x^M] = (1 - gamma + gamma x)^n``), so no numerical series is truncated.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._common import BoundNotApplicable, _delta, _eps, _eps0, _k, _n, log_clip_to_prob, smallest_eps
+
+__all__ = [
+    "balle2019_krr_epsilon",
+    "balle2019_krr_delta",
+    "balle2019_krr_log_delta",
+    "balle2019_hoeffding_log_delta",
+    "balle2019_bennett_log_delta",
+    "balle2019_hoeffding_delta",
+    "balle2019_hoeffding_epsilon",
+    "balle2019_bennett_delta",
+    "balle2019_bennett_epsilon",
+]
+
+_NAME = "Balle et al. 2019 Theorem 3.1"
+
+
+def _scale(k: int, eps0: float) -> float:
+    """``k / gamma = e^eps0 + k - 1``."""
+    return math.exp(eps0) + k - 1.0
+
+
+def balle2019_krr_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
+    """Closed-form k-RR bound (Balle et al. 2019, Theorem 3.1) as epsilon(delta).
+
+    Args:
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+        delta: Target delta in (0, 1).
+
+    Returns:
+        ``max(sqrt(14 log(2/delta)(e^eps0+k-1)/(n-1)), 27 (e^eps0+k-1)/(n-1))``.
+
+    Raises:
+        ParameterError: On invalid numbers.
+        BoundNotApplicable: If that value exceeds 1 (the theorem needs ``eps <= 1``).
+
+    Example:
+        >>> round(balle2019_krr_epsilon(10, 2.0, 100_000, 1e-6), 4)
+        0.1825
+    """
+    k, eps0, n, delta = _k(k), _eps0(eps0), _n(n), _delta(delta)
+    s = _scale(k, eps0)
+    eps = max(math.sqrt(14.0 * math.log(2.0 / delta) * s / (n - 1)), 27.0 * s / (n - 1))
+    if eps > 1.0:
+        raise BoundNotApplicable(f"{_NAME} requires eps <= 1, but the bound gives eps = {eps:.6g}")
+    return eps
+
+
+def balle2019_krr_delta(eps: float, k: int, eps0: float, n: int) -> float:
+    """Closed-form k-RR bound solved for delta: ``delta = 2 exp(-eps^2 (n-1) / (14 (e^eps0+k-1)))``.
+
+    Capped at 1 (trivially valid).
+
+    Args:
+        eps: Target epsilon in ``[27 (e^eps0+k-1)/(n-1), 1]``.
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        Upper bound on delta at ``eps``.
+
+    Raises:
+        ParameterError: On invalid numbers.
+        BoundNotApplicable: If ``eps > 1`` or ``eps < 27 (e^eps0 + k - 1)/(n - 1)``.
+
+    Example:
+        >>> d = balle2019_krr_delta(0.1825, 10, 2.0, 100_000)
+        >>> 0.9e-6 < d < 1.1e-6
+        True
+    """
+    eps, k, eps0, n = _eps(eps), _k(k), _eps0(eps0), _n(n)
+    s = _scale(k, eps0)
+    if eps > 1.0:
+        raise BoundNotApplicable(f"{_NAME} requires eps <= 1, got eps = {eps}")
+    if eps < 27.0 * s / (n - 1):
+        raise BoundNotApplicable(
+            f"{_NAME} requires gamma >= 27k/((n-1) eps), i.e. eps >= 27(e^eps0+k-1)/(n-1) = "
+            f"{27.0 * s / (n - 1):.6g}, got eps = {eps}"
+        )
+    return log_clip_to_prob(_krr_log_delta(eps, k, eps0, n))
+
+
+def _krr_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
+    s = _scale(k, eps0)
+    if eps > 1.0:
+        raise BoundNotApplicable(f"{_NAME} requires eps <= 1, got eps = {eps}")
+    if eps < 27.0 * s / (n - 1):
+        raise BoundNotApplicable(
+            f"{_NAME} requires gamma >= 27k/((n-1) eps), i.e. eps >= 27(e^eps0+k-1)/(n-1) = "
+            f"{27.0 * s / (n - 1):.6g}, got eps = {eps}"
+        )
+    v = math.log(2.0) - eps * eps * (n - 1) / (14.0 * s)
+    return min(v + 1e-12 * (abs(v) + 1.0), 0.0)
+
+
+def balle2019_krr_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
+    """Natural log of :func:`balle2019_krr_delta`: ``log 2 - eps^2 (n-1) / (14 (e^eps0+k-1))``.
+
+    Args:
+        eps: Target epsilon in ``[27 (e^eps0+k-1)/(n-1), 1]``.
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        ``log`` of the upper bound on delta (``<= 0``), rounded up by a relative 1e-12.
+
+    Raises:
+        ParameterError: On invalid numbers.
+        BoundNotApplicable: If ``eps > 1`` or ``eps < 27 (e^eps0 + k - 1)/(n - 1)``.
+
+    Example:
+        >>> round(balle2019_krr_log_delta(1.0, 10, 2.0, 10**8), 0)
+        -435830.0
+    """
+    eps, k, eps0, n = _eps(eps), _k(k), _eps0(eps0), _n(n)
+    return _krr_log_delta(eps, k, eps0, n)
+
+
+def _krr_l_stats(eps: float, k: int, eps0: float) -> tuple[float, float, float, float, float]:
+    """gamma, a = e^eps - 1 (= -E L), max L, range of L, E[L^2] for k-RR (uniform blanket)."""
+    gamma = k / _scale(k, eps0)
+    a = math.expm1(eps)
+    w = k * (1.0 - gamma)  # k (1 - gamma)
+    b_max = -gamma * a + w
+    rng = w * (math.exp(eps) + 1.0)
+    second = gamma * (2.0 - gamma) * a * a + (1.0 - gamma) ** 2 * k * (math.exp(2 * eps) + 1.0)
+    return gamma, a, b_max, rng, second
+
+
+def balle2019_hoeffding_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
+    """Natural log of the Hoeffding numerical bound (Balle et al. 2019, Section 5) for shuffled k-RR.
+
+    ``E[(S_m)_+] <= (R^2/(4a)) exp(-2 m a^2 / R^2)`` for ``S_m`` a sum of ``m`` copies of ``L``
+    (range ``R = k (1 - gamma)(e^eps + 1)``, mean ``-a``), hence
+    ``delta <= R^2 / (4 a gamma n) * (1 - gamma (1 - exp(-2 a^2 / R^2)))^n``, capped at 1.
+
+    Args:
+        eps: Target epsilon, finite and > 0.
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        ``log`` of the upper bound on delta at ``eps`` (not capped; rounded up by a relative 1e-12).
+
+    Raises:
+        ParameterError: On invalid numbers (including ``eps = 0``, where the bound is undefined).
+
+    Example:
+        >>> balle2019_hoeffding_log_delta(0.2, 10, 2.0, 10**8) < math.log(1e-300)
+        True
+    """
+    eps, k, eps0, n = _eps(eps), _k(k), _eps0(eps0), _n(n)
+    if eps == 0.0:
+        raise BoundNotApplicable("the Hoeffding bound of Balle et al. 2019 needs eps > 0, got eps = 0.0")
+    gamma, a, _, rng, _ = _krr_l_stats(eps, k, eps0)
+    x = 2.0 * a * a / (rng * rng)
+    log_d = (
+        2.0 * math.log(rng) - math.log(4.0 * a * gamma * n)
+        + n * math.log1p(-gamma * (-math.expm1(-x)))
+    )
+    return log_d + 1e-12 * (abs(log_d) + 1.0)
+
+
+def balle2019_hoeffding_delta(eps: float, k: int, eps0: float, n: int) -> float:
+    """Hoeffding numerical bound (Balle et al. 2019, Section 5) for shuffled k-RR, capped at 1.
+
+    ``exp`` of :func:`balle2019_hoeffding_log_delta` (see there for the formula).
+
+    Args:
+        eps: Target epsilon, finite and > 0.
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        Upper bound on delta at ``eps``.
+
+    Raises:
+        ParameterError: On invalid numbers (including ``eps = 0``).
+
+    Example:
+        >>> d = balle2019_hoeffding_delta(0.2, 10, 2.0, 100_000)
+        >>> 0 < d < 1e-3
+        True
+    """
+    return log_clip_to_prob(balle2019_hoeffding_log_delta(eps, k, eps0, n))
+
+
+def balle2019_bennett_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
+    """Natural log of the Bennett numerical bound (Balle et al. 2019, Section 5) for shuffled k-RR.
+
+    With ``b = max L``, ``v = E[L^2]``, ``alpha = v/b^2``, ``beta = a b / v`` and
+    ``phi(u) = (1+u) log(1+u) - u``, Bennett's inequality gives
+    ``E[(S_m)_+] <= exp(-m alpha phi(beta)) * b / log(1 + beta)``, hence
+    ``delta <= b / (gamma n log(1+beta)) * [(1 - gamma(1 - e^{-alpha phi(beta)}))^n - (1-gamma)^n]``
+    (the ``m = 0`` term is exactly 0 and is removed). If ``b <= 0`` then ``L <= 0`` and delta = 0.
+
+    Args:
+        eps: Target epsilon, finite and > 0.
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        ``log`` of the upper bound on delta at ``eps`` (not capped; ``-inf`` when it is 0).
+
+    Raises:
+        ParameterError: On invalid numbers (including ``eps = 0``).
+
+    Example:
+        >>> balle2019_bennett_log_delta(0.2, 10, 2.0, 10**8) < math.log(1e-300)
+        True
+    """
+    eps, k, eps0, n = _eps(eps), _k(k), _eps0(eps0), _n(n)
+    if eps == 0.0:
+        raise BoundNotApplicable("the Bennett bound of Balle et al. 2019 needs eps > 0, got eps = 0.0")
+    gamma, a, b, _, v = _krr_l_stats(eps, k, eps0)
+    if b <= 0.0:
+        return -math.inf
+    alpha = v / (b * b)
+    beta = a * b / v
+    phi = (1.0 + beta) * math.log1p(beta) - beta
+    if phi <= 0.0:  # rounding for tiny beta: phi(beta) >= 0, use the exact-lower value 0
+        phi = 0.0
+    x = alpha * phi
+    log_first = n * math.log1p(-gamma * (-math.expm1(-x)))
+    log_second = n * math.log1p(-gamma) if gamma < 1.0 else -math.inf
+    if log_second >= log_first:
+        return -math.inf
+    diff = log_first + math.log1p(-math.exp(log_second - log_first))
+    log_d = math.log(b) - math.log(gamma * n) - math.log(math.log1p(beta)) + diff
+    return log_d + 1e-12 * (abs(log_d) + 1.0)
+
+
+def balle2019_bennett_delta(eps: float, k: int, eps0: float, n: int) -> float:
+    """Bennett numerical bound (Balle et al. 2019, Section 5) for shuffled k-RR, capped at 1.
+
+    ``exp`` of :func:`balle2019_bennett_log_delta` (see there for the formula).
+
+    Args:
+        eps: Target epsilon, finite and > 0.
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        Upper bound on delta at ``eps``.
+
+    Raises:
+        ParameterError: On invalid numbers (including ``eps = 0``).
+
+    Example:
+        >>> balle2019_bennett_delta(0.2, 10, 2.0, 100_000) <= balle2019_hoeffding_delta(0.2, 10, 2.0, 100_000)
+        True
+    """
+    return log_clip_to_prob(balle2019_bennett_log_delta(eps, k, eps0, n))
+
+
+def _numeric_eps(fn, k: int, eps0: float, n: int, delta: float) -> float:
+    # delta(eps) at eps = eps0 is a valid bound too, but eps0 is always a valid answer by itself
+    # (the shuffled output of eps0-LDP reports is (eps0, 0)-DP), so search in (0, eps0].
+    def d(e: float) -> float:
+        return 1.0 if e <= 0.0 else fn(e, k, eps0, n)
+
+    return smallest_eps(d, delta, eps0)
+
+
+def balle2019_hoeffding_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
+    """Hoeffding bound as epsilon(delta): bisection on ``(0, eps0]`` keeping the verified side.
+
+    Returns ``eps0`` (the local guarantee, always valid) if the bound never reaches ``delta`` below it.
+
+    Example:
+        >>> round(balle2019_hoeffding_epsilon(10, 2.0, 100_000, 1e-6), 3)
+        0.064
+    """
+    k, eps0, n, delta = _k(k), _eps0(eps0), _n(n), _delta(delta)
+    return _numeric_eps(balle2019_hoeffding_delta, k, eps0, n, delta)
+
+
+def balle2019_bennett_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
+    """Bennett bound as epsilon(delta): bisection on ``(0, eps0]`` keeping the verified side.
+
+    Example:
+        >>> round(balle2019_bennett_epsilon(10, 2.0, 100_000, 1e-6), 3)
+        0.028
+    """
+    k, eps0, n, delta = _k(k), _eps0(eps0), _n(n), _delta(delta)
+    return _numeric_eps(balle2019_bennett_delta, k, eps0, n, delta)

@@ -1,0 +1,156 @@
+"""Biswas, Jung, Palamidessi, *Tight Differential Privacy Guarantees for the Shuffle Model with
+k-Randomized Response* — reproductions of their published tables (NOT accountants).
+
+* :func:`biswas_as_printed_delta` evaluates their Definition IV.2 / Theorem IV.1 (eq. (6)) exactly
+  as printed, which reproduces their Table IV and the "Our delta" column of Table II for n = 100.
+
+  ERRATUM: the printed closed form of ``v_s`` in Theorem IV.1 (and the last line of the appendix's
+  eq. (15)) applies the identity ``C(N-1, j-1) = (j/N) C(N, j)`` twice — it multiplies by
+  ``(s - r)/(n - n_x0)`` *and* lowers the binomial to ``C(n - 1 - n_x0, s - 1 - r)``. The second line
+  of eq. (15) is correct. The printed form makes the privacy-loss values too small, so the printed
+  deltas are far too small: at ``n = 100, n_x0 = 80, k = 10, eps0 = 2, eps = 0.1`` it gives
+  ~2.48e-15 (Table IV: 2.49E-15) while the exact hockey-stick divergence of the two count
+  distributions is 6.1467e-3. The correct computation lives in
+  ``shuffle_accounting.shuffled_krr`` (``dataset_delta(..., output="count")``). Their Table II
+  column for n = 1000 is not reproduced by the printed formula for any k <= 40 and n_x0 (a
+  numerical artefact of their computation), and their Table IV row labelled "n=50" uses
+  ``n_x0 = 80 > n - 1``, which is impossible: this function raises on such input.
+
+* The three "literature" columns of their Table II are reproduced by the simplified forms
+  ``delta = exp(-n eps^2 / c)`` with ``c = 144 eps0^2`` (column [11], Erlingsson et al.),
+  ``c = e^(2 eps0)`` (column [10], Balle et al.) and ``c = e^eps0 - 1`` (column [12], Feldman et al.).
+  These simplified forms are what reproduce the table; they are NOT the cited theorems (see
+  :mod:`.erlingsson2019`, :mod:`.balle2019`, :mod:`.feldman2021` for those), carry no validity
+  conditions and must not be used as privacy guarantees.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+
+from .._validation import ParameterError, check_int
+from ._common import _eps, _eps0, _k, _n
+
+__all__ = [
+    "biswas_as_printed_delta",
+    "biswas_table2_erlingsson_simplified_delta",
+    "biswas_table2_balle_simplified_delta",
+    "biswas_table2_feldman_simplified_delta",
+]
+
+
+def _lbinom(n, k):
+    n = np.asarray(n, dtype=float)
+    k = np.asarray(k, dtype=float)
+    ok = (k >= 0) & (k <= n) & (n >= 0)
+    kk = np.where(ok, k, 0.0)
+    nn = np.where(ok, n, 0.0)
+    return np.where(ok, gammaln(nn + 1) - gammaln(kk + 1) - gammaln(nn - kk + 1), -np.inf)
+
+
+def biswas_as_printed_delta(eps: float, n: int, n_x0: int, k: int, eps0: float) -> float:
+    """Biswas et al.'s eq. (6) with the printed Theorem IV.1 ``v_s`` — reproduces Table IV as printed.
+
+    ``delta = sum_s 1{v_s > eps} (1 - e^(eps - v_s)) P_s`` with ``P_s`` their eq. (12) (correct) and
+    ``v_s`` as printed (wrong, see the module docstring's ERRATUM). Computed in log space in
+    O(n^2). Use only to reproduce the published numbers; it is not a privacy bound.
+
+    Args:
+        eps: Epsilon, finite and >= 0.
+        n: Number of users, integer >= 2.
+        n_x0: Number of *other* users holding ``x0``, integer in ``[0, n - 2]`` (the printed
+            formula divides by ``n - n_x0`` and uses ``C(n - 1 - n_x0, .)``, so ``n_x0 <= n - 2``).
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+
+    Returns:
+        The as-printed delta.
+
+    Raises:
+        ParameterError: On invalid numbers, including ``n_x0 > n - 2`` (e.g. their "n=50" row
+            with ``n_x0 = 80``).
+
+    Example:
+        >>> f"{biswas_as_printed_delta(0.5, n=100, n_x0=80, k=10, eps0=2.0):.2e}"
+        '3.25e-22'
+    """
+    eps, n, k, eps0 = _eps(eps), _n(n), _k(k), _eps0(eps0)
+    if isinstance(n_x0, (int, np.integer)) and not isinstance(n_x0, bool) and n_x0 > n - 2:
+        raise ParameterError(
+            f"n_x0 must be an integer in [0, n - 2] = [0, {n - 2}] (the other n - 1 users hold x0 "
+            f"at most n - 1 times, and the printed formula needs n - 1 - n_x0 >= 1), got n_x0 = {n_x0}"
+        )
+    nx = check_int("n_x0", n_x0, minimum=0, maximum=n - 2)
+    N = n - nx
+    E = math.exp(eps0)
+    lk1 = eps0 + math.log(E + k - 2) - math.log(k - 1)  # log kappa1
+    k2 = (k - 1) / (E + k - 2)
+    s = np.arange(n + 1, dtype=float)[:, None]
+    r = np.arange(nx + 1, dtype=float)[None, :]
+    base = _lbinom(nx, r) + r * lk1  # log C(n_x0, r) kappa1^r
+    log_den = logsumexp(base + _lbinom(N, s - r), axis=1)
+    # printed numerator: (1/N) sum_r (s - r) C(n_x0, r) C(N - 1, s - 1 - r) kappa1^r
+    with np.errstate(divide="ignore"):
+        log_num = logsumexp(base + np.log(np.maximum(s - r, 0.0)) + _lbinom(N - 1, s - 1 - r), axis=1) - math.log(N)
+    ratio = np.exp(log_num - log_den)
+    v = np.log(k2 + (E - k2) * ratio)
+    # P_s = kappa3 * sum_r C(n_x0,r) kappa1^r [kappa2 C(N, s-r) + (e^eps0 - kappa2)(s-r)/N C(N, s-r)]
+    log_k3 = nx * math.log(k - 1) + (N - s[:, 0]) * math.log(E + k - 2) - n * math.log(E + k - 1)
+    with np.errstate(divide="ignore"):
+        weight = np.log(k2 + (E - k2) * np.maximum(s - r, 0.0) / N)
+    log_p = log_k3 + logsumexp(base + _lbinom(N, s - r) + weight, axis=1)
+    mask = v > eps
+    if not mask.any():
+        return 0.0
+    terms = log_p[mask] + np.log(-np.expm1(eps - v[mask]))
+    return float(np.exp(logsumexp(terms)))
+
+
+def _simplified(eps: float, eps0: float, n: int, log_c: float) -> float:
+    return math.exp(-n * eps * eps / math.exp(log_c))
+
+
+def biswas_table2_erlingsson_simplified_delta(eps: float, eps0: float, n: int) -> float:
+    """Table II column [11]: ``delta = exp(-n eps^2 / (144 eps0^2))`` — simplified form, not a theorem.
+
+    This is the form that reproduces Biswas et al.'s Table II column attributed to Erlingsson et
+    al.; the actual theorem (:func:`.erlingsson2019_delta`) needs ``n >= 1000``, ``eps0 < 1/2`` and
+    ``delta < 1/100``, which this form ignores.
+
+    Example:
+        >>> round(biswas_table2_erlingsson_simplified_delta(0.1, 0.49, 100), 2)
+        0.97
+    """
+    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
+    return _simplified(eps, eps0, n, math.log(144.0) + 2.0 * math.log(eps0))
+
+
+def biswas_table2_balle_simplified_delta(eps: float, eps0: float, n: int) -> float:
+    """Table II column [10]: ``delta = exp(-n eps^2 / e^(2 eps0))`` — simplified form, not a theorem.
+
+    Reproduces the column Biswas et al. attribute to Balle et al.; the actual k-RR theorem is
+    :func:`.balle2019_krr_delta`.
+
+    Example:
+        >>> round(biswas_table2_balle_simplified_delta(0.2, 0.49, 100), 2)
+        0.22
+    """
+    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
+    return _simplified(eps, eps0, n, 2.0 * eps0)
+
+
+def biswas_table2_feldman_simplified_delta(eps: float, eps0: float, n: int) -> float:
+    """Table II column [12]: ``delta = exp(-n eps^2 / (e^eps0 - 1))`` — simplified form, not a theorem.
+
+    Reproduces the column Biswas et al. attribute to Feldman et al.; the actual theorem is
+    :func:`.fmt2021_closed_form_delta`.
+
+    Example:
+        >>> f"{biswas_table2_feldman_simplified_delta(0.3, 0.49, 100):.3e}"
+        '6.584e-07'
+    """
+    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
+    return _simplified(eps, eps0, n, math.log(math.expm1(eps0)))

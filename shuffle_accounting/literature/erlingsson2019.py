@@ -1,0 +1,111 @@
+"""Erlingsson, Feldman, Mironov, Raghunathan, Talwar, Thakurta, *Amplification by Shuffling: From
+Local to Central Differential Privacy via Anonymity* (SODA 2019; arXiv:1811.12469).
+
+Their amplification-by-shuffling theorem (Theorem 7 in the arXiv version): for ``eps0``-LDP local
+randomizers with ``eps0 < 1/2``, ``n >= 1000`` and ``delta < 1/100``, the shuffled output is
+``(eps, delta)``-DP with ``eps = 12 eps0 sqrt(log(1/delta) / n)``. Equivalently
+``delta = exp(-n eps^2 / (144 eps0^2))``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._common import BoundNotApplicable, _delta, _eps, _eps0, _n
+
+__all__ = ["erlingsson2019_epsilon", "erlingsson2019_delta", "erlingsson2019_log_delta"]
+
+_NAME = "Erlingsson et al. 2019"
+
+
+def _check(eps0: float, n: int) -> None:
+    if not eps0 < 0.5:
+        raise BoundNotApplicable(f"{_NAME} requires eps0 < 1/2, got eps0 = {eps0}")
+    if n < 1000:
+        raise BoundNotApplicable(f"{_NAME} requires n >= 1000, got n = {n}")
+
+
+def erlingsson2019_epsilon(eps0: float, n: int, delta: float) -> float:
+    """``eps = 12 eps0 sqrt(log(1/delta) / n)`` (Erlingsson et al. 2019, amplification theorem).
+
+    Args:
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+        delta: Target delta in (0, 1).
+
+    Returns:
+        Upper bound on the shuffled epsilon.
+
+    Raises:
+        ParameterError: On invalid numbers.
+        BoundNotApplicable: Unless ``eps0 < 1/2``, ``n >= 1000`` and ``delta < 1/100``.
+
+    Example:
+        >>> round(erlingsson2019_epsilon(0.25, 10_000, 1e-6), 6)
+        0.111508
+    """
+    eps0, n, delta = _eps0(eps0), _n(n), _delta(delta)
+    _check(eps0, n)
+    if not delta < 0.01:
+        raise BoundNotApplicable(f"{_NAME} requires delta < 1/100, got delta = {delta}")
+    return 12.0 * eps0 * math.sqrt(math.log(1.0 / delta) / n)
+
+
+def erlingsson2019_delta(eps: float, eps0: float, n: int) -> float:
+    """``delta = exp(-n eps^2 / (144 eps0^2))`` — the same theorem solved for delta (direct formula).
+
+    Args:
+        eps: Target epsilon, finite and >= 0.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        Upper bound on the shuffled delta at ``eps``.
+
+    Raises:
+        ParameterError: On invalid numbers.
+        BoundNotApplicable: Unless ``eps0 < 1/2``, ``n >= 1000`` and the resulting delta is < 1/100.
+
+    Example:
+        >>> d = erlingsson2019_delta(0.111508, 0.25, 10_000)
+        >>> 0.99e-6 < d < 1.01e-6
+        True
+    """
+    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
+    _check(eps0, n)
+    delta = math.exp(-n * eps * eps / (144.0 * eps0 * eps0))
+    if not delta < 0.01:
+        raise BoundNotApplicable(
+            f"{_NAME} requires delta < 1/100; at eps = {eps} the formula gives delta = {delta:.6g}"
+        )
+    return delta
+
+
+def erlingsson2019_log_delta(eps: float, eps0: float, n: int) -> float:
+    """``log delta = -n eps^2 / (144 eps0^2)`` (natural log of :func:`erlingsson2019_delta`).
+
+    Args:
+        eps: Target epsilon, finite and >= 0.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Returns:
+        ``log`` of the upper bound on delta, rounded up by a relative 1e-12.
+
+    Raises:
+        ParameterError: On invalid numbers.
+        BoundNotApplicable: Unless ``eps0 < 1/2``, ``n >= 1000`` and the resulting delta is < 1/100.
+
+    Example:
+        >>> round(erlingsson2019_log_delta(1.0, 0.25, 10**6), 1)
+        -111111.1
+    """
+    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
+    _check(eps0, n)
+    v = -n * eps * eps / (144.0 * eps0 * eps0)
+    v += 1e-12 * (abs(v) + 1.0)
+    if not v < math.log(0.01):
+        raise BoundNotApplicable(
+            f"{_NAME} requires delta < 1/100; at eps = {eps} the formula gives delta = {math.exp(v):.6g}"
+        )
+    return v

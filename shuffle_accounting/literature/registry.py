@@ -1,0 +1,131 @@
+"""All literature bounds side by side, for the CLI report.
+
+:func:`literature_epsilons` evaluates every bound of this subpackage at one deployment and returns
+one :class:`LiteratureBound` per bound, with either its epsilon or the reason it is not valid here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .._validation import ParameterError
+from ._common import _delta, _eps0, _k, _n
+from .balle2019 import balle2019_bennett_epsilon, balle2019_hoeffding_epsilon, balle2019_krr_epsilon
+from .erlingsson2019 import erlingsson2019_epsilon
+from .feldman2021 import fmt2021_clone_epsilon, fmt2021_closed_form_epsilon
+from .feldman2023 import fmt2023_krr_clone_epsilon, fmt2023_krr_closed_form_epsilon
+
+__all__ = ["LiteratureBound", "LITERATURE_BOUNDS", "literature_epsilons", "report_section"]
+
+
+@dataclass(frozen=True)
+class LiteratureBound:
+    """One published bound evaluated at a deployment.
+
+    Attributes:
+        name: Short label.
+        citation: Paper and theorem.
+        epsilon: The bound's epsilon at the requested delta, or ``None`` if not valid here.
+        reason: Why the bound does not apply (empty when ``epsilon`` is set).
+    """
+
+    name: str
+    citation: str
+    epsilon: float | None
+    reason: str = ""
+
+
+# name -> (citation, function(k, eps0, n, delta) -> eps)
+LITERATURE_BOUNDS: dict[str, tuple[str, Callable[[int, float, int, float], float]]] = {
+    "EFMRTT19": (
+        "Erlingsson et al., Amplification by shuffling (SODA 2019), Thm 7",
+        lambda k, e0, n, d: erlingsson2019_epsilon(e0, n, d),
+    ),
+    "BBGN19 k-RR": (
+        "Balle et al., The privacy blanket of the shuffle model (CRYPTO 2019), Thm 3.1",
+        lambda k, e0, n, d: balle2019_krr_epsilon(k, e0, n, d),
+    ),
+    "BBGN19 Hoeffding": (
+        "Balle et al. (CRYPTO 2019), Sec. 5, Hoeffding bound",
+        lambda k, e0, n, d: balle2019_hoeffding_epsilon(k, e0, n, d),
+    ),
+    "BBGN19 Bennett": (
+        "Balle et al. (CRYPTO 2019), Sec. 5, Bennett bound",
+        lambda k, e0, n, d: balle2019_bennett_epsilon(k, e0, n, d),
+    ),
+    "FMT21 closed form": (
+        "Feldman, McMillan, Talwar, Hiding among the clones (FOCS 2021), Thm 3.1",
+        lambda k, e0, n, d: fmt2021_closed_form_epsilon(e0, n, d),
+    ),
+    "FMT21 clones (exact)": (
+        "Feldman, McMillan, Talwar (FOCS 2021), clone reduction, exact numerical",
+        lambda k, e0, n, d: fmt2021_clone_epsilon(e0, n, d),
+    ),
+    "FMT23 closed form": (
+        "Feldman, McMillan, Talwar, Stronger amplification (SODA 2023), k-RR stronger clones",
+        lambda k, e0, n, d: fmt2023_krr_closed_form_epsilon(e0, n, d),
+    ),
+    "FMT23 clones (exact)": (
+        "Feldman, McMillan, Talwar (SODA 2023), k-RR stronger clones, exact numerical",
+        lambda k, e0, n, d: fmt2023_krr_clone_epsilon(e0, n, d),
+    ),
+}
+
+
+def literature_epsilons(k: int, eps0: float, n: int, delta: float) -> list[LiteratureBound]:
+    """Every literature bound's epsilon at ``(k, eps0, n, delta)``, or why it is not valid here.
+
+    Args:
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+        delta: Target delta in (0, 1).
+
+    Returns:
+        One :class:`LiteratureBound` per entry of :data:`LITERATURE_BOUNDS`, in that order.
+
+    Raises:
+        ParameterError: On invalid numbers (a bound whose regime excludes the point is reported,
+            not raised).
+
+    Example:
+        >>> rows = literature_epsilons(k=10, eps0=2.0, n=10_000, delta=1e-6)
+        >>> rows[0].epsilon is None, rows[0].reason.startswith("Erlingsson")
+        (True, True)
+    """
+    k, eps0, n, delta = _k(k), _eps0(eps0), _n(n), _delta(delta)
+    out: list[LiteratureBound] = []
+    for name, (citation, fn) in LITERATURE_BOUNDS.items():
+        try:
+            out.append(LiteratureBound(name, citation, float(fn(k, eps0, n, delta))))
+        except ParameterError as exc:
+            out.append(LiteratureBound(name, citation, None, str(exc)))
+    return out
+
+
+def report_section(dep):
+    """The "Literature bounds" block of ``shuffle-accounting report`` (one round; epsilons at ``dep.delta``).
+
+    Args:
+        dep: A :class:`shuffle_accounting.report.Deployment`.
+
+    Returns:
+        A :class:`shuffle_accounting.report.ReportSection` with one row per bound.
+
+    Example:
+        >>> from shuffle_accounting.report import Deployment
+        >>> sec = report_section(Deployment(k=10, eps0=2.0, n=10_000, delta=1e-6))
+        >>> sec.rows[0][1]
+        'not valid here'
+    """
+    from ..report import ReportSection
+
+    rows = []
+    for b in literature_epsilons(dep.k, dep.eps0, dep.n, dep.delta):
+        if b.epsilon is None:
+            rows.append((b.name, "not valid here", b.reason))
+        else:
+            rows.append((b.name, f"{b.epsilon:.6g}", b.citation))
+    note = "per round" if dep.rounds == 1 else f"per round (x{dep.rounds} rounds not composed here)"
+    return ReportSection(title=f"Literature bounds (eps at delta={dep.delta:g}, {note})", rows=tuple(rows))
