@@ -69,7 +69,9 @@ def _collection(categories: Any, eps0: float, n_min: Any, rounds: Any) -> Shuffl
         )
     if isinstance(categories, numbers.Integral) and not isinstance(categories, bool):
         categories = list(range(check_int("categories", categories, minimum=2)))
-    return ShuffledCollection(categories, eps0, n_min, rounds)
+    coll = ShuffledCollection(categories, eps0, n_min, rounds)
+    _atom_type(coll.labels)  # validated before OpenDP is touched
+    return coll
 
 
 def _check_d_in(d_in: Any) -> int:

@@ -1,1 +1,45 @@
-"""(in progress)"""
+"""Certified, exact and exhibited (eps, delta) accounting for shuffled k-RR.
+
+* :class:`ShuffledKRR` (``mechanism``) — the mechanism with its certified privacy curve
+  ``delta(eps)``/``log_delta(eps)``/``epsilon(delta)``, the exhibited lower bound
+  ``delta_lower``/``epsilon_lower``/``worst_dataset`` and the ``gap`` between them.
+* :func:`certified_log_delta` (``blanket``) — the certified upper bound: the exact
+  privacy-blanket divergence of Balle, Bell, Gascon, Nissim (CRYPTO 2019), vectorised over eps.
+* :func:`dataset_delta` (``exact``) — the exact delta(eps) of one concrete neighbouring pair,
+  for the shuffled histogram or the count-only release of Biswas, Jung, Palamidessi.
+* ``lower`` — the search over concrete datasets that exhibits a lower bound.
+* :class:`ShuffleAccountant` (``accountant``) — tight PLD composition over rounds, with
+  dp_accounting's native events in the same ledger.
+* :func:`calibrate_eps0`, :func:`min_users` (``calibration``).
+"""
+
+from .accountant import (
+    ShuffleAccountant,
+    ShuffledKRRDpEvent,
+    UnsupportedShuffleEventError,
+    shuffled_krr_pld,
+)
+from .blanket import certified_log_delta
+from .calibration import calibrate_eps0, min_users
+from .exact import dataset_delta, dataset_log_delta, histogram_bins
+from .lower import WorstDataset, lower_delta, lower_epsilon, lower_log_delta, worst_dataset
+from .mechanism import ShuffledKRR
+
+__all__ = [
+    "ShuffledKRR",
+    "certified_log_delta",
+    "dataset_delta",
+    "dataset_log_delta",
+    "histogram_bins",
+    "WorstDataset",
+    "worst_dataset",
+    "lower_log_delta",
+    "lower_delta",
+    "lower_epsilon",
+    "ShuffleAccountant",
+    "ShuffledKRRDpEvent",
+    "UnsupportedShuffleEventError",
+    "shuffled_krr_pld",
+    "calibrate_eps0",
+    "min_users",
+]
