@@ -297,8 +297,10 @@ class _Blanket:
         eps_m = 2.3e-16
         xs, ys, errs, negs = [], [], [], []  # log-magnitudes; xs carry signs separately
         sx = []
-        if eps == 0.0:
-            H = np.floor(T / 2.0) + 1.0  # region h0 > T/2 for every S: all in the tail group
+        if eps == 0.0 or v * (2.0 * s_hi + u * float(T[-1])) < 0.5 * u:
+            # region h0 > T/2; for eps this small sigma(h0) >= u/v - u T/2 >= s_hi for every
+            # h0 > T/2 (and sigma < 0 at h0 = T/2), so all of it is in the tail group
+            H = np.floor(T / 2.0) + 1.0
         else:
             a = u / v  # sigma = a ((1+E) h0 - E T)
 
