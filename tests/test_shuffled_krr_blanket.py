@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from shuffle_accounting import ParameterError
 from shuffle_accounting.shuffled_krr import ShuffledKRR, certified_log_delta
+from shuffle_accounting.shuffled_krr import blanket
 from shuffle_accounting.shuffled_krr.blanket import _Blanket, blanket_log_delta_bruteforce
 
 # --------------------------------------------------------------------------------------------
@@ -276,3 +277,70 @@ def test_bad_delta(delta):
 def test_bad_floor():
     with pytest.raises(ParameterError, match=r"^log_delta_floor "):
         certified_log_delta(0.1, 3, 1.0, 10, log_delta_floor=1.0)
+
+
+# ---- windows and the joint Chernoff bound on the dropped mass -------------------------------
+
+
+def _exact_joint(k, eps0, n, eps, which, thr):
+    """P_D(L > e^eps and constraint) by enumeration of (h0, h1, S) with exact rationals-free sums."""
+    from math import comb
+
+    pbar = 1.0 / (math.exp(eps0) + k - 1)
+    p = math.exp(eps0) * pbar
+    g = k * pbar
+    E = math.exp(eps)
+    total = 0.0
+    for m in range(n):
+        wm = comb(n - 1, m) * g**m * (1 - g) ** (n - 1 - m)
+        S = m + 1
+        for h0 in range(S + 1):
+            for h1 in range(S - h0 + 1):
+                r = S - h0 - h1
+                base = math.factorial(m) / (math.factorial(h0) * math.factorial(h1) * math.factorial(r))
+                base *= (k - 2) ** r * k ** (-m) if (k > 2 or r == 0) else 0.0
+                P = base * (pbar * S + (p - pbar) * h0)
+                Q = base * (pbar * S + (p - pbar) * h1)
+                T = h0 + h1
+                ok = {"S>": S >= thr, "S<": S <= thr, "T>": T >= thr, "T<": T <= thr}[which]
+                if ok and P > E * Q:
+                    total += wm * P
+    return total
+
+
+@pytest.mark.parametrize("which,thr", [("S>", 14.0), ("S<", 6.0), ("T>", 9.0), ("T<", 2.0)])
+@pytest.mark.parametrize("eps", [0.1, 0.6])
+def test_joint_chernoff_dominates_exact_probability(which, thr, eps):
+    # the Chernoff bound must exceed the exact P_D(L > e^eps, constraint) (n = 18, enumeration)
+    k, eps0, n = 3, 1.5, 18
+    exact = _exact_joint(k, eps0, n, eps, which, thr)
+    bound = blanket._Blanket(k, eps0, n)._log_joint_chernoff(eps, which, thr)
+    assert exact > 0.0
+    assert bound >= math.log(exact)
+    assert bound <= 0.0
+
+
+@pytest.mark.parametrize("z", [0.5, 1.0, 2.0])
+@pytest.mark.parametrize("eps", [0.05, 0.3, 0.9])
+def test_narrow_windows_stay_upper_bounds(z, eps):
+    # force narrow windows at n = 40: core + error + dropped-mass bound >= the exact divergence
+    k, eps0, n = 4, 1.2, 40
+    bl = blanket._Blanket(k, eps0, n)
+    w = bl.window(z)
+    assert not w["full"]
+    core, lerr, _, ldrop = bl.log_delta_at(eps, w)
+    total = float(np.logaddexp(np.logaddexp(core, lerr), ldrop))
+    ref = blanket.blanket_log_delta_bruteforce(eps, k, eps0, n)
+    assert total >= ref
+    # and the full computation is tight
+    full = float(blanket.certified_log_delta(eps, k, eps0, n))
+    assert ref <= full <= ref + 1e-6
+
+
+def test_work_budget_keeps_a_certified_bound():
+    # a tiny budget stops the windows early: still >= the tight value
+    tight = float(blanket.certified_log_delta(0.3, 3, 1.0, 3000))
+    capped = float(blanket.certified_log_delta(0.3, 3, 1.0, 3000, max_pairs=10.0))
+    assert capped >= tight
+    with pytest.raises(ValueError, match="max_pairs"):
+        blanket.certified_log_delta(0.3, 3, 1.0, 3000, max_pairs=float("nan"))

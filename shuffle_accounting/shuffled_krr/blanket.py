@@ -35,10 +35,14 @@ whose ``sigma`` lies above the bulk of ``S`` the ``h0``-sum collapses to binomia
 
 Rigour (every step rounds outward):
 
-* ``T`` and ``S`` are restricted to windows around their means; the probability (under ``D``) of
-  leaving a window is computed exactly (binomial CDFs) and added to delta, since every dropped
-  term of the hockey-stick sum is at most its ``P_D`` mass. Windows widen until that mass is below
-  ``1e-12`` of the result, so tiny deltas (far below ``1e-300``) stay accurate in log space.
+* ``T`` and ``S`` are restricted to windows around their means. Every dropped term of the
+  hockey-stick sum is at most its ``P_D`` mass and is non-zero only where ``L > e^eps``; the
+  dropped part is bounded by the smaller of the exact binomial tail mass (under ``D``) of leaving
+  the window and a joint Chernoff bound on leaving it *and* having ``L > e^eps`` (the event is
+  linear in the per-user counts), and that bound is added to delta. Windows widen until it is
+  below ``1e-10`` of the result, so tiny deltas (far below ``1e-300``) stay accurate in log space.
+  A work budget (:data:`MAX_PAIRS`) stops the widening; past it the value is still certified but
+  may be looser (this needs deltas far below ``1e-300`` at ``n >= 1e6``).
 * A boundary ``S = sigma`` whose side is uncertain in floating point is counted on the positive
   side and excluded on the negative side.
 * Positive and negative parts are accumulated separately in log space (log-pmfs by Loader's
@@ -60,13 +64,17 @@ from scipy.special import betainc, gammaln, logsumexp
 from .._logmath import log_sub
 from .._validation import check_int, check_real, check_real_array
 
-__all__ = ["certified_log_delta", "blanket_log_delta_bruteforce"]
+__all__ = ["MAX_PAIRS", "certified_log_delta", "blanket_log_delta_bruteforce"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 #: Relative inflation of the positive and negative parts (covers floating-point error).
 _REL_INFLATION = 1e-10
 #: Windows are widened until the dropped mass is below this fraction of the result.
-_TAIL_FRACTION = 1e-12
+_TAIL_FRACTION = 1e-10
+#: Default work budget: (T, h0) pairs evaluated per eps (about 2 s). Above it, windows stop
+#: widening and the (still certified) bound may be looser than the exact divergence; this only
+#: happens for deltas far below 1e-100.
+MAX_PAIRS = 1.5e6
 
 
 # ---------------------------------------------------------------------------------------------
@@ -222,12 +230,11 @@ class _Blanket:
         self.log_km2pbar = math.log(k - 2) + self.log_pbar if k > 2 else -math.inf
         self.gamma = k * self.pbar
         self._cache: dict[float, dict] = {}
+        self._chernoff: dict[tuple[float, str, float], float] = {}
 
     # -- windows ---------------------------------------------------------------------------
-    def window(self, z: float) -> dict:
-        """Windows at ``z`` standard deviations, with the exact dropped mass (log)."""
-        if z in self._cache:
-            return self._cache[z]
+    def _bounds(self, z: float) -> tuple[int, int, int, int]:
+        """``(t_lo, t_hi, s_lo, s_hi)``: the ``T`` and ``S`` windows at ``z`` standard deviations."""
         N1 = self.N1
         q2 = 2.0 * self.pbar
         mA, sA = N1 * q2, math.sqrt(N1 * q2 * (1 - q2))
@@ -237,26 +244,178 @@ class _Blanket:
         t_hi = min(self.n, int(math.ceil(mA + z * sA + 2)))
         s_lo = max(1, int(math.floor(1 + mS - z * sS - 1)))
         s_hi = min(self.n, int(math.ceil(1 + mS + z * sS + 1)))
-        drop = [np.array(-np.inf)]
-        if t_lo > 1:  # rows T < t_lo have A <= t_lo - 1 (row T = 0 contributes nothing)
-            drop.append(_log_binom_cdf(t_lo - 1, N1, q2))  # P(A <= t_lo - 1)
-        drop.append(_log_binom_sf(t_hi, N1, q2))  # P(A >= t_hi)
+        return t_lo, t_hi, s_lo, s_hi
+
+    def _log_joint_chernoff(self, eps: float, which: str, thr: float) -> float:
+        """Chernoff upper bound on ``log P_D(L > e^eps and C)`` for one linear constraint ``C``.
+
+        ``L > e^eps`` is exactly ``Z = h0 - e^eps h1 - r S > 0`` with ``r = (e^eps - 1)/(e^eps0 - 1)``
+        (multiply out ``(pbar S + c h0) > e^eps (pbar S + c h1)``; ``c / pbar = e^eps0 - 1``).
+        ``C`` is ``S >= thr`` (``which="S>"``), ``S <= thr`` (``"S<"``), ``T >= thr`` (``"T>"``) or
+        ``T <= thr`` (``"T<"``), ``T = h0 + h1``. Every user contributes independently to
+        ``(Z, S, T)`` (the target: ``x0`` w.p. ``p``, ``x1`` w.p. ``pbar``, a third value w.p.
+        ``(k-2) pbar``; each other user: blanket draw of each value w.p. ``pbar``, else nothing), so
+        for all ``lam, mu >= 0``
+
+            P(Z >= 0, C) <= E[exp(lam Z + mu (+-)(X - thr))] = m_target * m_user^(n-1) * e^(-+mu thr).
+
+        Any ``(lam, mu)`` gives a valid bound; a grid in ``mu`` with golden-section search in ``lam``
+        picks a good one, and
+        ``1e-9 (1 + |value|)`` is added for rounding.
+        """
+        key = (eps, which, thr)
+        if key not in self._chernoff:
+            if len(self._chernoff) > 4096:
+                self._chernoff.clear()
+            self._chernoff[key] = self._joint_chernoff_uncached(eps, which, thr)
+        return self._chernoff[key]
+
+    def _joint_chernoff_uncached(self, eps: float, which: str, thr: float) -> float:
+        E = math.exp(eps)
+        r = math.expm1(eps) / self.em1
+        sgn = 1.0 if which.endswith(">") else -1.0
+        xs = (1.0, 1.0, 1.0) if which[0] == "S" else (1.0, 1.0, 0.0)  # increments of S or T
+        zs = (1.0 - r, -E - r, -r)  # increments of Z for outputs x0, x1, third value
+        lw_t = (self.log_p, self.log_pbar, self.log_km2pbar)
+        lw_u = (self.log_pbar, self.log_pbar, self.log_km2pbar)
+        l_nb = math.log1p(-self.gamma) if self.gamma < 1.0 else -math.inf
+        N1 = self.N1
+
+        def f(lam: np.ndarray, mu: np.ndarray) -> np.ndarray:
+            e = [lam * zs[i] + sgn * mu * xs[i] for i in range(3)]
+            tgt = np.logaddexp(np.logaddexp(lw_t[0] + e[0], lw_t[1] + e[1]), lw_t[2] + e[2])
+            usr = np.logaddexp(np.logaddexp(l_nb, lw_u[0] + e[0]), np.logaddexp(lw_u[1] + e[1], lw_u[2] + e[2]))
+            return tgt + N1 * usr - sgn * mu * thr
+
+        gr = (math.sqrt(5.0) - 1.0) / 2.0
+
+        def inner(mu: np.ndarray) -> np.ndarray:
+            """min over lam in [0, 60] for each mu (vectorised golden section; f convex in lam)."""
+            lo, hi = np.zeros_like(mu), np.full_like(mu, 60.0)
+            for _ in range(50):
+                c, d = hi - gr * (hi - lo), lo + gr * (hi - lo)
+                left = f(c, mu) < f(d, mu)
+                hi, lo = np.where(left, d, hi), np.where(left, lo, c)
+            lam = 0.5 * (lo + hi)
+            return np.minimum(f(lam, mu), f(np.zeros_like(mu), mu))
+
+        # f is convex in (lam, mu): a grid in mu, then a finer grid around the best mu. Any point
+        # gives a valid bound, so the search only affects tightness.
+        with np.errstate(over="ignore", invalid="ignore"):
+            mu = np.concatenate([[0.0], np.geomspace(1e-6, 60.0, 63)])
+            vals = inner(mu)
+            i = int(np.nanargmin(vals))
+            lo, hi = mu[max(i - 1, 0)], mu[min(i + 1, mu.size - 1)]
+            mu2 = np.linspace(lo, hi, 64)
+            vals2 = inner(mu2)
+        cand = np.concatenate([vals, vals2])
+        cand = cand[np.isfinite(cand)]
+        if cand.size == 0:  # pragma: no cover - defensive
+            return 0.0
+        best = float(np.min(cand))
+        return min(0.0, best + 1e-9 * (1.0 + abs(best)))
+
+    def _log_drop(self, bounds: tuple[int, int, int, int], eps: float) -> float:
+        """Upper bound on the log of the hockey-stick mass that the windows leave out.
+
+        A dropped outcome contributes at most its ``P_D`` mass, and only if ``L > e^eps``. The
+        dropped outcomes are covered by ``S > s_hi``, ``S < s_lo`` and ``T`` outside
+        ``[t_lo, t_hi]``; each piece is bounded by the smaller of its exact binomial tail and the
+        joint Chernoff bound of :meth:`_log_joint_chernoff` (which also uses ``L > e^eps``).
+        """
+        t_lo, t_hi, s_lo, s_hi = bounds
+        N1 = self.N1
+        q2 = 2.0 * self.pbar
+        g = min(self.gamma, 1.0)
+        t_up = float(_log_binom_sf(t_hi, N1, q2))  # rows T > t_hi need A >= t_hi
+        t_dn = float(_log_binom_cdf(t_lo - 1, N1, q2)) if t_lo > 1 else -math.inf
+        s_dn = s_up = -math.inf
         if g < 1.0:
-            drop.append(_log_binom_cdf(s_lo - 2, N1, g))  # P(S <= s_lo - 1)
-            drop.append(_log_binom_sf(s_hi, N1, g))  # P(S >= s_hi + 1)
-        log_drop = float(logsumexp(np.array([float(d) for d in drop])))
+            s_dn = float(_log_binom_cdf(s_lo - 2, N1, g))  # P(S <= s_lo - 1), S = 1 + Bin(N1, g)
+            s_up = float(_log_binom_sf(s_hi, N1, g))  # P(S >= s_hi + 1)
+        parts = [t_up, t_dn, s_dn, s_up]
+        if eps > 0.0:
+            pieces = [("T>", t_hi + 1.0), ("T<", t_lo - 1.0), ("S<", s_lo - 1.0), ("S>", s_hi + 1.0)]
+            parts = [
+                part if part == -math.inf else min(part, self._log_joint_chernoff(eps, w, thr))
+                for part, (w, thr) in zip(parts, pieces)
+            ]
+        return float(logsumexp(parts))
+
+    def _is_full(self, bounds: tuple[int, int, int, int]) -> bool:
+        t_lo, t_hi, s_lo, s_hi = bounds
+        return t_lo <= 1 and t_hi >= self.n and s_lo <= 1 and s_hi >= self.n
+
+    def _pairs_estimate(self, eps: float, bounds: tuple[int, int, int, int]) -> float:
+        """Approximate number of ``(T, h0)`` pairs :meth:`log_delta_at` evaluates (work estimate)."""
+        t_lo, t_hi, s_lo, s_hi = bounds
+        v = math.expm1(eps)
+        u = self.em1
+        if eps == 0.0 or v * (2.0 * s_hi + u * float(t_hi)) < 0.5 * u:
+            return float(t_hi - t_lo + 1)
+        a, E = u / v, math.exp(eps)
+        T = np.arange(t_lo, t_hi + 1, dtype=float)
+        H = np.clip((s_hi / a + E * T) / (1.0 + E) + 1.0, 0.0, T + 1.0)
+        h_a = np.clip((s_lo / a + E * T) / (1.0 + E) - 2.0, 0.0, H)
+        return float(np.sum(H - h_a)) + T.size
+
+    def _z_for_drop(self, log_level: float, z_min: float, eps: float) -> float:
+        """Smallest ``z >= z_min`` (to 0.05) whose dropped mass is ``<= exp(log_level)``."""
+        lo, hi = z_min, max(z_min, 8.0)
+        while self._log_drop(self._bounds(hi), eps) > log_level and not self._is_full(self._bounds(hi)):
+            lo, hi = hi, hi * 2.0
+            if hi > 1e4:  # pragma: no cover - windows are full long before this
+                return hi
+        if lo == hi:
+            return hi
+        while hi - lo > 0.05:
+            mid = 0.5 * (lo + hi)
+            b = self._bounds(mid)
+            if self._log_drop(b, eps) <= log_level or self._is_full(b):
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    def _z_for_budget(self, eps: float, max_pairs: float, z_min: float) -> float:
+        """Largest ``z`` (to 0.05, at least ``z_min``) whose work estimate is ``<= max_pairs``."""
+        if self._pairs_estimate(eps, self._bounds(z_min)) > max_pairs:
+            return z_min
+        lo, hi = z_min, z_min * 2.0
+        while self._pairs_estimate(eps, self._bounds(hi)) <= max_pairs:
+            if self._is_full(self._bounds(hi)):
+                return hi
+            lo, hi = hi, hi * 2.0
+        while hi - lo > 0.05:
+            mid = 0.5 * (lo + hi)
+            if self._pairs_estimate(eps, self._bounds(mid)) <= max_pairs:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    def window(self, z: float) -> dict:
+        """Windows at ``z`` standard deviations, with the exact dropped mass (log)."""
+        if z in self._cache:
+            return self._cache[z]
+        N1 = self.N1
+        bounds = self._bounds(z)
+        t_lo, t_hi, s_lo, s_hi = bounds
         T = np.arange(t_lo, t_hi + 1, dtype=float)
         w = {
             "T": T,
             "s_lo": s_lo,
             "s_hi": s_hi,
-            "log_drop": log_drop,
+            "full": self._is_full(bounds),
+            "bounds": bounds,
             "lA1": _log_binom_pmf(T - 1, N1, self.log_2pbar, self.log_1m2pbar),  # P(A = T-1)
             "lA0": _log_binom_pmf(T, N1, self.log_2pbar, self.log_1m2pbar),  # P(A = T)
             # CDF of B at the window top, for the tail group
             "lF1top": _log_binom_cdf(s_hi - T, N1 - (T - 1), self.qB),
             "lF0top": _log_binom_cdf(s_hi - T - 1, N1 - T, self.qB),
         }
+        if len(self._cache) > 8:
+            self._cache.clear()
         self._cache[z] = w
         return w
 
@@ -393,13 +552,13 @@ class _Blanket:
                 np.logaddexp(lA1 + lF1 + np.logaddexp(lpb + t1m, lp + t1), self.log_km2pbar + lA0 + lF0 + t0) + eps
             )
         if not xs:
-            return -math.inf, -math.inf, -math.inf, w["log_drop"]
+            return -math.inf, -math.inf, -math.inf, self._log_drop(w["bounds"], eps)
         X = np.concatenate(xs)
         SX = np.concatenate(sx)
         Y = np.concatenate(ys)
         M = float(max(np.max(X), np.max(Y)))
         if M == -math.inf:
-            return -math.inf, -math.inf, -math.inf, w["log_drop"]
+            return -math.inf, -math.inf, -math.inf, self._log_drop(w["bounds"], eps)
         with np.errstate(under="ignore"):
             total = float(np.sum(SX * np.exp(X - M)) - np.sum(np.exp(Y - M)))
         core = math.log(total) + M if total > 0 else -math.inf
@@ -415,34 +574,47 @@ class _Blanket:
             )
         )
         lneg = float(logsumexp(np.concatenate(negs))) if negs else -math.inf
-        return core, lerr, lneg, w["log_drop"]
+        return core, lerr, lneg, self._log_drop(w["bounds"], eps)
 
-    def certified(self, eps: float, log_floor: float = -math.inf) -> tuple[float, float]:
+    def certified(
+        self, eps: float, log_floor: float = -math.inf, max_pairs: float = 0.0
+    ) -> tuple[float, float]:
         """Certified upper bound on log delta(eps) for ``0 <= eps < eps0``, and d log delta / d eps.
 
-        Windows widen until the dropped mass is below ``1e-12`` of ``max(result, exp(log_floor))``.
-        The derivative estimate ``-e^eps Q(L > e^eps) / delta`` only steers root finding.
+        Windows widen until the dropped mass is below ``1e-10`` of ``max(result, exp(log_floor))``,
+        or until the work estimate would exceed ``max_pairs`` (default :data:`MAX_PAIRS`); in the
+        latter case the value is still a certified upper bound (the dropped mass is included) but
+        may exceed the exact divergence. The derivative estimate ``-e^eps Q(L > e^eps) / delta``
+        only steers root finding.
         """
+        budget = max_pairs if max_pairs > 0 else MAX_PAIRS
         target = log_floor
+        tol = math.log(_TAIL_FRACTION)
         z = 9.0
         if target > -math.inf:
-            z = max(6.0, math.sqrt(2.0 * max(-(target + math.log(_TAIL_FRACTION)), 1.0)) + 0.5)
-        z = round(z, 1)
+            z = max(6.0, math.sqrt(2.0 * max(-(target + tol), 1.0)) + 0.5)
+        z = round(min(z, self._z_for_budget(eps, budget, 4.0)), 2)
         while True:
             w = self.window(z)
             core, lerr, lneg, ldrop = self.log_delta_at(eps, w)
             total = float(logsumexp([core, lerr, ldrop]))
-            full = w["T"][0] <= 1 and w["T"][-1] >= self.n and w["s_lo"] <= 1 and w["s_hi"] >= self.n
             ref = max(total, target)
-            if ldrop == -math.inf or full or ldrop <= math.log(_TAIL_FRACTION) + ref:
-                slope = -math.exp(lneg - total) if total > -math.inf else -math.inf
+            slope = -math.exp(lneg - total) if total > -math.inf else -math.inf
+            if ldrop == -math.inf or w["full"] or ldrop <= tol + ref:
                 return total, slope
-            # widen: the dropped mass decays like exp(-z^2/2)
-            need = -(ref + math.log(_TAIL_FRACTION))
-            z = round(max(z * 1.3, math.sqrt(2.0 * max(need, 1.0)) + 1.0), 1)
+            # widen straight to the window whose dropped mass is small enough for the estimate
+            # of the result (the core; a few orders deeper if the window has not reached it yet)
+            est = max(core if core > -math.inf else total - 60.0, target)
+            z_next = self._z_for_drop(est + tol, z + 0.05, eps)
+            z_cap = self._z_for_budget(eps, budget, z)
+            if z_cap <= z:
+                return total, slope  # work budget reached: still a certified upper bound
+            z = round(min(max(z_next, z * 1.05), z_cap), 2)
 
 
-def certified_log_delta(eps, k, eps0, n, *, log_delta_floor: float = -math.inf) -> np.ndarray:
+def certified_log_delta(
+    eps, k, eps0, n, *, log_delta_floor: float = -math.inf, max_pairs: float | None = None
+) -> np.ndarray:
     """Certified upper bound on ``log sup_{D ~ D'} H_{e^eps}(P_D || P_D')`` for shuffled k-RR.
 
     The bound is the exact privacy-blanket divergence (Balle, Bell, Gascón, Nissim, *The Privacy
@@ -457,9 +629,13 @@ def certified_log_delta(eps, k, eps0, n, *, log_delta_floor: float = -math.inf) 
         eps0: Local privacy parameter, finite > 0.
         n: Number of users, integer >= 1.
         log_delta_floor: Optional speed knob (keyword only). Values below ``exp(log_delta_floor)``
-            are still certified upper bounds but only tight to about ``1e-12 exp(log_delta_floor)``
+            are still certified upper bounds but only tight to about ``1e-10 exp(log_delta_floor)``
             in absolute terms (the truncation windows are not widened further). Default: tight
             everywhere.
+        max_pairs: Optional work budget per eps (keyword only; default :data:`MAX_PAIRS`). When the
+            windows needed for full tightness would exceed it (only for deltas far below
+            ``1e-100`` at large ``n``), the result is still a certified upper bound but may be
+            looser than the exact divergence.
 
     Returns:
         ``np.ndarray`` of the shape of ``eps`` (0-d for a scalar) with the certified log delta;
@@ -480,6 +656,7 @@ def certified_log_delta(eps, k, eps0, n, *, log_delta_floor: float = -math.inf) 
     eps0 = check_real("eps0", eps0, low=0.0, low_open=True)
     n = check_int("n", n, minimum=1)
     floor = check_real("log_delta_floor", log_delta_floor, high=0.0, allow_inf=True)
+    budget = MAX_PAIRS if max_pairs is None else check_real("max_pairs", max_pairs, low=1.0)
     flat = e.ravel()
     out = np.full(flat.shape, -np.inf)
     live = flat < eps0
@@ -495,7 +672,7 @@ def certified_log_delta(eps, k, eps0, n, *, log_delta_floor: float = -math.inf) 
     if np.any(live):
         bl = _Blanket(k, eps0, n)
         for i in np.nonzero(live)[0]:
-            out[i] = bl.certified(float(flat[i]), floor)[0]
+            out[i] = bl.certified(float(flat[i]), floor, budget)[0]
     return out.reshape(e.shape)
 
 
