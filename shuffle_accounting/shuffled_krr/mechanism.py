@@ -1,0 +1,281 @@
+"""The shuffled k-RR mechanism and its certified privacy curve.
+
+:class:`ShuffledKRR` is ``n`` users applying k-ary randomized response with local privacy ``eps0``
+followed by a uniformly random shuffle; neighbouring datasets differ in one user's value. Its
+``delta(eps)`` is a certified upper bound on ``sup_{D ~ D'} H_{e^eps}(P_D || P_D')``: the exact
+privacy-blanket divergence of Balle, Bell, Gascón, Nissim (*The Privacy Blanket of the Shuffle
+Model*, CRYPTO 2019), computed by :func:`shuffle_accounting.shuffled_krr.blanket.certified_log_delta`
+with every truncation bounded and every rounding outward.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import log_ndtr
+
+from .._validation import check_delta, check_int, check_real, check_real_array
+from ..randomizers import KRR
+from .blanket import _Blanket, certified_log_delta
+from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
+
+__all__ = ["ShuffledKRR"]
+
+
+def _gaussian_guess(mu: float, log_target: float) -> float:
+    """eps solving the Gaussian-mechanism curve ``Phi(-e/mu + mu/2) - e^e Phi(-e/mu - mu/2) = delta``.
+
+    Only a starting point for the root finder (the CLT limit of the blanket divergence).
+    """
+
+    def logd(e: float) -> float:
+        a = log_ndtr(-e / mu + mu / 2.0)
+        b = e + log_ndtr(-e / mu - mu / 2.0)
+        return a + math.log(-math.expm1(b - a)) if b < a else -math.inf
+
+    lo, hi = 0.0, 1.0
+    while logd(hi) > log_target and hi < 1e3:
+        lo, hi = hi, hi * 2.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if logd(mid) > log_target:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+@dataclass(frozen=True)
+class ShuffledKRR:
+    """Shuffled k-RR: ``n`` users, ``k`` categories, local privacy ``eps0``.
+
+    ``delta(eps)`` / ``log_delta(eps)`` are certified upper bounds on the privacy curve over all
+    neighbouring datasets (replace one user's value): the exact privacy-blanket divergence (Balle,
+    Bell, Gascón, Nissim, *The Privacy Blanket of the Shuffle Model*, CRYPTO 2019), where the
+    adversary also learns which users drew from the uniform blanket. ``epsilon(delta)`` inverts it,
+    rounding up. For ``n = 1`` there is no amplification: the curve is the exact k-RR curve
+    ``(p - e^eps pbar)_+`` and ``epsilon`` never exceeds ``eps0`` (shuffled k-RR is ``eps0``-DP).
+
+    Args:
+        k: Number of categories, an integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, an integer >= 1.
+
+    Raises:
+        ParameterError: If an argument is out of range, NaN, infinite, boolean or non-integer.
+
+    Example:
+        >>> m = ShuffledKRR(k=4, eps0=1.0, n=7)
+        >>> round(m.delta(0.5), 9)
+        0.020534511
+        >>> m.delta(1.0)
+        0.0
+        >>> e = ShuffledKRR(k=10, eps0=2.0, n=10_000).epsilon(1e-6)
+        >>> 0.0 < e < 2.0
+        True
+    """
+
+    k: int
+    eps0: float
+    n: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "k", check_int("k", self.k, minimum=2))
+        object.__setattr__(self, "eps0", check_real("eps0", self.eps0, low=0.0, low_open=True))
+        object.__setattr__(self, "n", check_int("n", self.n, minimum=1))
+
+    @property
+    def krr(self) -> KRR:
+        """The local randomizer."""
+        return KRR(self.k, self.eps0)
+
+    def log_delta(self, eps):
+        """Certified upper bound on ``log delta(eps)`` (``-inf`` where delta is exactly 0).
+
+        Args:
+            eps: Scalar or array of ``eps >= 0`` (finite).
+
+        Returns:
+            A ``float`` for scalar input, else an ``ndarray`` of the same shape.
+
+        Raises:
+            ParameterError: If ``eps`` is negative, NaN, infinite or not numeric.
+
+        Example:
+            >>> ld = ShuffledKRR(3, 1.0, 1000).log_delta([0.2, 1.0])
+            >>> round(float(ld[0]), 4), float(ld[1])
+            (-23.7058, -inf)
+        """
+        arr = check_real_array("eps", eps, low=0.0)
+        out = certified_log_delta(arr, self.k, self.eps0, self.n)
+        return float(out) if arr.ndim == 0 else out
+
+    def delta(self, eps):
+        """Certified upper bound on ``delta(eps) = sup_{D ~ D'} H_{e^eps}(P_D || P_D')``.
+
+        ``exp(log_delta(eps))``; values below the double range underflow to 0 here, use
+        :meth:`log_delta` for them.
+
+        Args:
+            eps: Scalar or array of ``eps >= 0`` (finite).
+
+        Returns:
+            A ``float`` for scalar input, else an ``ndarray`` of the same shape.
+
+        Raises:
+            ParameterError: If ``eps`` is negative, NaN, infinite or not numeric.
+
+        Example:
+            >>> round(ShuffledKRR(2, 1.0, 1).delta(0.0), 9)  # k-RR: p - pbar = tanh(1/2)
+            0.462117157
+        """
+        ld = self.log_delta(eps)
+        with np.errstate(under="ignore"):
+            out = np.exp(ld)
+        return float(out) if np.ndim(out) == 0 else out
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest ``eps`` (rounded up) whose certified ``delta(eps)`` is ``<= delta``.
+
+        Safeguarded Newton iteration on ``log delta(eps)`` (smooth and decreasing; its slope
+        ``-e^eps Q(L > e^eps) / delta`` comes with each evaluation) from the Gaussian-limit guess,
+        kept inside a bracket; the returned value is certified by a final evaluation. Returns 0
+        when ``delta(0) <= delta`` and never more than ``eps0`` (the mechanism is ``eps0``-DP).
+
+        Args:
+            delta: Target in ``(0, 1)``.
+
+        Returns:
+            The certified epsilon.
+
+        Raises:
+            ParameterError: If ``delta`` is not in ``(0, 1)``.
+
+        Example:
+            >>> m = ShuffledKRR(4, math.log(13), 1000)
+            >>> e = m.epsilon(1e-4)
+            >>> round(e, 4), bool(m.delta(e) <= 1e-4)
+            (0.3891, True)
+        """
+        delta = check_delta("delta", delta)
+        lt = math.log(delta)
+        if self.n == 1:
+            evaluate = self._eval_n1
+        else:
+            bl = _Blanket(self.k, self.eps0, self.n)
+
+            def evaluate(e: float) -> tuple[float, float]:
+                return bl.certified(e, lt)
+
+        f0, s0 = evaluate(0.0)
+        if f0 <= lt:
+            return 0.0
+        lo, hi = 0.0, self.eps0  # f(lo) > lt, f(hi) = -inf <= lt
+        x = self._initial_guess(lt)
+        fx, sx = evaluate(x)
+        for _ in range(100):
+            if fx > lt:
+                lo = x
+            else:
+                hi = x
+            if hi - lo <= 1e-9 * hi:
+                break
+            step_ok = math.isfinite(fx) and math.isfinite(sx) and sx < 0
+            nx = x - (fx - lt) / sx if step_ok else 0.5 * (lo + hi)
+            if not (lo < nx < hi):
+                nx = 0.5 * (lo + hi)
+            if fx <= lt and x - nx <= 1e-9 * x:
+                break  # the root lies within 1e-9 (relative) below the certified hi
+            if fx > lt and nx - x <= 1e-9 * x:
+                nx = min(x * (1.0 + 1e-9), 0.5 * (x + hi))  # step just above the root
+            x = nx
+            fx, sx = evaluate(x)
+        # certify with the public evaluation (its truncation windows may differ slightly)
+        for _ in range(60):
+            if hi >= self.eps0 or self.log_delta(hi) <= lt:
+                break
+            hi = min(self.eps0, hi * (1.0 + 1e-9) + 1e-300)
+        return float(min(hi, self.eps0))
+
+    # -- helpers -------------------------------------------------------------------------
+
+    # ----- exhibited lower bound (concrete datasets) ------------------------------------------
+    def log_delta_lower(self, eps):
+        """Largest exact ``log delta(eps)`` over the searched concrete neighbouring datasets.
+
+        A *lower* bound on the worst case (rounded down): see
+        :func:`shuffle_accounting.shuffled_krr.lower.lower_log_delta`.
+
+        Example:
+            >>> m = ShuffledKRR(4, 1.0, 7)
+            >>> bool(m.log_delta_lower(0.5) <= m.log_delta(0.5))
+            True
+        """
+        arr = check_real_array("eps", eps, low=0.0)
+        out = lower_log_delta(arr, self.k, self.eps0, self.n)
+        return float(out) if arr.ndim == 0 else out
+
+    def delta_lower(self, eps):
+        """``exp(log_delta_lower(eps))``: delta exhibited by a concrete pair of neighbouring datasets.
+
+        Example:
+            >>> m = ShuffledKRR(4, 1.0, 7)
+            >>> round(m.delta_lower(0.5), 6) <= round(m.delta(0.5), 6)
+            True
+        """
+        ld = self.log_delta_lower(eps)
+        with np.errstate(under="ignore"):
+            out = np.exp(ld)
+        return float(out) if np.ndim(out) == 0 else out
+
+    def epsilon_lower(self, delta: float) -> float:
+        """Lower bound on the true worst-case ``epsilon(delta)`` (rounded down).
+
+        The largest exact epsilon of the searched concrete datasets: no accountant can certify a
+        smaller epsilon for this mechanism. See :func:`shuffle_accounting.shuffled_krr.lower.lower_epsilon`.
+
+        Example:
+            >>> m = ShuffledKRR(10, 2.0, 1000)
+            >>> bool(m.epsilon_lower(1e-6) <= m.epsilon(1e-6))
+            True
+        """
+        return lower_epsilon(check_delta("delta", delta), self.k, self.eps0, self.n)
+
+    def worst_dataset(self, eps: float) -> WorstDataset:
+        """The searched concrete dataset with the largest exact delta at ``eps``.
+
+        Example:
+            >>> ShuffledKRR(3, 2.0, 5).worst_dataset(1.5).others
+            (3, 0, 1)
+        """
+        return worst_dataset(check_real("eps", eps, low=0.0), self.k, self.eps0, self.n)
+
+    def gap(self, delta: float) -> float:
+        """``epsilon(delta) / epsilon_lower(delta)`` (>= 1; ``inf`` if the lower bound is 0).
+
+        Example:
+            >>> g = ShuffledKRR(10, 2.0, 1000).gap(1e-6)
+            >>> 1.0 <= g < 1.5
+            True
+        """
+        upper = self.epsilon(delta)
+        lower = self.epsilon_lower(delta)
+        if lower <= 0.0:
+            return math.inf
+        return upper / lower
+
+    def _eval_n1(self, e: float) -> tuple[float, float]:
+        ld = float(certified_log_delta(e, self.k, self.eps0, 1))
+        # d/de log(pbar (e^eps0 - e^e)) = -e^e / (e^eps0 - e^e)
+        slope = -1.0 / math.expm1(self.eps0 - e) if e < self.eps0 else -math.inf
+        return ld, slope
+
+    def _initial_guess(self, log_target: float) -> float:
+        r = self.krr
+        c = r.p - r.pbar
+        var = max(self.n - 1, 1) * r.pbar * (1.0 - r.pbar)
+        mu = c * math.sqrt(2.0 / var)
+        g = _gaussian_guess(mu, log_target)
+        return min(max(g, 1e-12 * self.eps0), 0.9 * self.eps0)
