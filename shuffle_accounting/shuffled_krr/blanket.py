@@ -59,7 +59,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import betainc, gammaln, logsumexp
+from scipy.special import betainc, gammaln
 
 from .._logmath import log_sub
 from .._validation import check_int, check_real, check_real_array
@@ -67,6 +67,22 @@ from .._validation import check_int, check_real, check_real_array
 __all__ = ["MAX_PAIRS", "certified_log_delta", "blanket_log_delta_bruteforce"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
+
+
+def logsumexp(a) -> float:
+    """``log(sum(exp(a)))`` of a 1-d array-like (``-inf`` if empty or all ``-inf``).
+
+    A light replacement for ``scipy.special.logsumexp`` on the hot path (same accuracy: the
+    maximum is factored out, so the sum of the scaled terms lies in ``[1, size]``).
+    """
+    x = np.asarray(a, dtype=float).ravel()
+    if x.size == 0:
+        return -math.inf
+    m = float(np.max(x))
+    if m == -math.inf or m == math.inf:
+        return m
+    with np.errstate(under="ignore"):
+        return m + math.log(float(np.sum(np.exp(x - m))))
 #: Relative inflation of the positive and negative parts (covers floating-point error).
 _REL_INFLATION = 1e-10
 #: Windows are widened until the dropped mass is below this fraction of the result.
@@ -75,6 +91,10 @@ _TAIL_FRACTION = 1e-10
 #: widening and the (still certified) bound may be looser than the exact divergence; this only
 #: happens for deltas far below 1e-100.
 MAX_PAIRS = 1.5e6
+#: Below this many pairs the full sum is taken directly (no windows).
+_SMALL_PAIRS = 3e4
+#: First window half-width in standard deviations (widened when the dropped-mass bound is too big).
+_Z_START = 6.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,6 +251,7 @@ class _Blanket:
         self.gamma = k * self.pbar
         self._cache: dict[float, dict] = {}
         self._chernoff: dict[tuple[float, str, float], float] = {}
+        self.last_z = 0.0  # window (in standard deviations) of the latest certified() call
 
     # -- windows ---------------------------------------------------------------------------
     def _bounds(self, z: float) -> tuple[int, int, int, int]:
@@ -259,8 +280,7 @@ class _Blanket:
 
             P(Z >= 0, C) <= E[exp(lam Z + mu (+-)(X - thr))] = m_target * m_user^(n-1) * e^(-+mu thr).
 
-        Any ``(lam, mu)`` gives a valid bound; a grid in ``mu`` with golden-section search in ``lam``
-        picks a good one, and
+        Any ``(lam, mu)`` gives a valid bound; grid searches pick a good one, and
         ``1e-9 (1 + |value|)`` is added for rounding.
         """
         key = (eps, which, thr)
@@ -287,35 +307,31 @@ class _Blanket:
             usr = np.logaddexp(np.logaddexp(l_nb, lw_u[0] + e[0]), np.logaddexp(lw_u[1] + e[1], lw_u[2] + e[2]))
             return tgt + N1 * usr - sgn * mu * thr
 
-        gr = (math.sqrt(5.0) - 1.0) / 2.0
-
-        def inner(mu: np.ndarray) -> np.ndarray:
-            """min over lam in [0, 60] for each mu (vectorised golden section; f convex in lam)."""
-            lo, hi = np.zeros_like(mu), np.full_like(mu, 60.0)
-            for _ in range(50):
-                c, d = hi - gr * (hi - lo), lo + gr * (hi - lo)
-                left = f(c, mu) < f(d, mu)
-                hi, lo = np.where(left, d, hi), np.where(left, lo, c)
-            lam = 0.5 * (lo + hi)
-            return np.minimum(f(lam, mu), f(np.zeros_like(mu), mu))
-
-        # f is convex in (lam, mu): a grid in mu, then a finer grid around the best mu. Any point
-        # gives a valid bound, so the search only affects tightness.
+        # f is convex in (lam, mu). A log-spaced grid, then two finer grids around the best point;
+        # any point gives a valid bound, so the search only affects tightness.
+        base = np.concatenate([[0.0], np.geomspace(1e-7, 60.0, 47)])
+        lam, mu = np.meshgrid(base, base, indexing="ij")
         with np.errstate(over="ignore", invalid="ignore"):
-            mu = np.concatenate([[0.0], np.geomspace(1e-6, 60.0, 63)])
-            vals = inner(mu)
-            i = int(np.nanargmin(vals))
-            lo, hi = mu[max(i - 1, 0)], mu[min(i + 1, mu.size - 1)]
-            mu2 = np.linspace(lo, hi, 64)
-            vals2 = inner(mu2)
-        cand = np.concatenate([vals, vals2])
-        cand = cand[np.isfinite(cand)]
-        if cand.size == 0:  # pragma: no cover - defensive
+            vals = f(lam, mu)
+            best = float(np.nanmin(vals))
+            for _ in range(2):
+                i, j = np.unravel_index(int(np.nanargmin(vals)), vals.shape)
+                gl = lam[:, 0]
+                gm = mu[0, :]
+                l_lo, l_hi = gl[max(i - 1, 0)], gl[min(i + 1, gl.size - 1)]
+                m_lo, m_hi = gm[max(j - 1, 0)], gm[min(j + 1, gm.size - 1)]
+                lam, mu = np.meshgrid(
+                    np.linspace(l_lo, l_hi, 25), np.linspace(m_lo, m_hi, 25), indexing="ij"
+                )
+                vals = f(lam, mu)
+                best = min(best, float(np.nanmin(vals)))
+        if not math.isfinite(best):  # pragma: no cover - defensive
             return 0.0
-        best = float(np.min(cand))
         return min(0.0, best + 1e-9 * (1.0 + abs(best)))
 
-    def _log_drop(self, bounds: tuple[int, int, int, int], eps: float) -> float:
+    def _log_drop(
+        self, bounds: tuple[int, int, int, int], eps: float, good_enough: float = -math.inf
+    ) -> float:
         """Upper bound on the log of the hockey-stick mass that the windows leave out.
 
         A dropped outcome contributes at most its ``P_D`` mass, and only if ``L > e^eps``. The
@@ -334,7 +350,7 @@ class _Blanket:
             s_dn = float(_log_binom_cdf(s_lo - 2, N1, g))  # P(S <= s_lo - 1), S = 1 + Bin(N1, g)
             s_up = float(_log_binom_sf(s_hi, N1, g))  # P(S >= s_hi + 1)
         parts = [t_up, t_dn, s_dn, s_up]
-        if eps > 0.0:
+        if eps > 0.0 and logsumexp(parts) > good_enough:
             pieces = [("T>", t_hi + 1.0), ("T<", t_lo - 1.0), ("S<", s_lo - 1.0), ("S>", s_hi + 1.0)]
             parts = [
                 part if part == -math.inf else min(part, self._log_joint_chernoff(eps, w, thr))
@@ -360,22 +376,41 @@ class _Blanket:
         return float(np.sum(H - h_a)) + T.size
 
     def _z_for_drop(self, log_level: float, z_min: float, eps: float) -> float:
-        """Smallest ``z >= z_min`` (to 0.05) whose dropped mass is ``<= exp(log_level)``."""
-        lo, hi = z_min, max(z_min, 8.0)
-        while self._log_drop(self._bounds(hi), eps) > log_level and not self._is_full(self._bounds(hi)):
-            lo, hi = hi, hi * 2.0
-            if hi > 1e4:  # pragma: no cover - windows are full long before this
-                return hi
-        if lo == hi:
+        """A ``z >= z_min`` whose dropped-mass bound is ``<= exp(log_level)`` (not much above the least).
+
+        First the smallest such ``z`` (to 0.25) with the plain binomial tails only (cheap); if that
+        window is much wider, the first of ``z_min + 0.5, + 1, + 2, ...`` that the joint Chernoff
+        bound already accepts.
+        """
+
+        def ok(z: float, plain: bool) -> bool:
+            b = self._bounds(z)
+            if self._is_full(b):
+                return True
+            return self._log_drop(b, eps, math.inf if plain else log_level) <= log_level
+
+        def search(lo: float, hi: float, plain: bool) -> float:
+            while not ok(hi, plain):
+                lo, hi = hi, hi * 2.0
+                if hi > 1e4:  # pragma: no cover - windows are full long before this
+                    return hi
+            while hi - lo > 0.25:
+                mid = 0.5 * (lo + hi)
+                if ok(mid, plain):
+                    hi = mid
+                else:
+                    lo = mid
             return hi
-        while hi - lo > 0.05:
-            mid = 0.5 * (lo + hi)
-            b = self._bounds(mid)
-            if self._log_drop(b, eps) <= log_level or self._is_full(b):
-                hi = mid
-            else:
-                lo = mid
-        return hi
+
+        z_plain = search(z_min, max(z_min, 8.0), True)
+        if z_plain <= z_min + 1.0 or eps == 0.0:
+            return z_plain
+        step = 0.5
+        while z_min + step < z_plain:  # a few geometric steps with the Chernoff bound
+            if ok(z_min + step, False):
+                return z_min + step
+            step *= 2.0
+        return z_plain
 
     def _z_for_budget(self, eps: float, max_pairs: float, z_min: float) -> float:
         """Largest ``z`` (to 0.05, at least ``z_min``) whose work estimate is ``<= max_pairs``."""
@@ -574,10 +609,11 @@ class _Blanket:
             )
         )
         lneg = float(logsumexp(np.concatenate(negs))) if negs else -math.inf
-        return core, lerr, lneg, self._log_drop(w["bounds"], eps)
+        good = max(core, lerr) + math.log(_TAIL_FRACTION)  # plain tails below this suffice
+        return core, lerr, lneg, self._log_drop(w["bounds"], eps, good)
 
     def certified(
-        self, eps: float, log_floor: float = -math.inf, max_pairs: float = 0.0
+        self, eps: float, log_floor: float = -math.inf, max_pairs: float = 0.0, z_hint: float = 0.0
     ) -> tuple[float, float]:
         """Certified upper bound on log delta(eps) for ``0 <= eps < eps0``, and d log delta / d eps.
 
@@ -590,11 +626,15 @@ class _Blanket:
         budget = max_pairs if max_pairs > 0 else MAX_PAIRS
         target = log_floor
         tol = math.log(_TAIL_FRACTION)
-        z = 9.0
-        if target > -math.inf:
-            z = max(6.0, math.sqrt(2.0 * max(-(target + tol), 1.0)) + 0.5)
-        z = round(min(z, self._z_for_budget(eps, budget, 4.0)), 2)
+        if self._pairs_estimate(eps, (1, self.n, 1, self.n)) <= _SMALL_PAIRS:
+            z = 1e6  # small problem: the full (exact) sum, nothing dropped
+        else:
+            # start narrow: the joint Chernoff bound on the dropped mass is usually tiny already
+            z = round(min(max(_Z_START, z_hint), self._z_for_budget(eps, budget, 4.0)), 2)
+        small = z == 1e6
         while True:
+            if not small:  # a full-sum window is no hint for the next (larger) eps
+                self.last_z = z
             w = self.window(z)
             core, lerr, lneg, ldrop = self.log_delta_at(eps, w)
             total = float(logsumexp([core, lerr, ldrop]))
