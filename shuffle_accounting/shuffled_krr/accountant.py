@@ -58,16 +58,21 @@ pessimistically (truncated tails go to infinity, <= 1e-15 each). Hence every ``g
 relative ``1e-9`` to cover dp_accounting's floating-point summation.
 
 The grid is adaptive: one coarse evaluation (129 points) locates how fast ``log delta_c`` falls, a
-second one adds points so that ``log delta_c`` changes by at most ``0.05`` between neighbours while
-``delta_c >= 1e-30`` (2.0 below), and no gap exceeds ``eps0 / 256``. Where the curve is smooth
-(large ``n``) the chord of step 2 then overestimates delta by about 0.03 % at most, i.e. epsilon by
-``3e-4 / |d log delta / d eps|`` — typically below one loss-grid step. For very small ``n`` the
-certified curve itself has kinks (the blanket pair has few loss atoms) and a chord across a kink can
-overestimate delta by a few per cent; still an upper bound.
+second one adds points so that ``log delta_c`` changes by at most ``0.2`` between neighbours while
+``delta_c >= 1e-30`` (6.0 below), and no gap exceeds ``eps0 / 256``. Where the curve is smooth
+(large ``n``) the chord of step 2 then overestimates delta by about 0.5 % at most (``0.2^2 / 8``),
+i.e. epsilon by ``5e-3 / |d log delta / d eps|`` — typically below one loss-grid step. For very
+small ``n`` the certified curve itself has kinks (the blanket pair has few loss atoms) and a chord
+across a kink can overestimate delta by a few per cent; still an upper bound. Once the certified
+curve is below ``e^-120`` on the ascending grid, the remaining grid points below ``eps0`` take that
+value (delta is non-increasing, so this is an upper bound there; masses that small move no
+practical epsilon). The certified grid of each ``(k, eps0, n, h)`` is memoised (64 entries), so
+calibration and repeated composition do not recompute it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable, Optional
 
@@ -96,9 +101,10 @@ DEFAULT_VALUE_DISCRETIZATION_INTERVAL: float = 1e-4
 
 _RELATIVE_INFLATION = 1e-9  # outward rounding of delta_c before the hull, and of returned eps/delta
 _LOG_FLOOR = -700.0  # log(delta_c) below this is clamped UP to it (keeps exp() representable)
+_WINDOW_LOG_FLOOR = -120.0  # certified_log_delta resolves values down to about e^-120 exactly
 _COARSE_POINTS = 129
-_LOG_STEP_FINE = 0.05  # max change of log(delta_c) between grid neighbours while delta_c >= 1e-30
-_LOG_STEP_TAIL = 2.0  # ... and below 1e-30 (that region hardly matters at practical deltas)
+_LOG_STEP_FINE = 0.2  # max change of log(delta_c) between grid neighbours while delta_c >= 1e-30
+_LOG_STEP_TAIL = 6.0  # ... and below 1e-30 (that region hardly matters at practical deltas)
 _LOG_FINE_LIMIT = math.log(1e-30)
 _MAX_STEP_FRACTION = 1.0 / 256.0  # max grid gap as a fraction of eps0
 
@@ -157,14 +163,39 @@ class ShuffledKRRDpEvent(dp_event.DpEvent):
 
 
 def _certified_log_delta(eps: np.ndarray, k: int, eps0: float, n: int) -> np.ndarray:
-    """Call the certified blanket bound, checking its output (NaN is an internal error)."""
-    from .blanket import certified_log_delta  # imported here: the blanket module is heavy
+    """Certified log delta on an ascending grid, stopping once it is below e^_WINDOW_LOG_FLOOR.
 
-    out = np.asarray(certified_log_delta(np.asarray(eps, dtype=float), k, eps0, n), dtype=float)
-    if out.shape != np.shape(eps) or np.any(np.isnan(out)) or np.any(np.isposinf(out)):
-        raise RuntimeError(  # pragma: no cover - guards the dependency's contract
-            f"certified_log_delta returned an invalid array for k={k}, eps0={eps0}, n={n}"
-        )
+    ``delta`` is non-increasing in ``eps``, so once ``delta_c(e) <= e^_WINDOW_LOG_FLOOR`` that value
+    is an upper bound at every larger grid point below ``eps0`` (where delta is exactly 0): such
+    points are filled with it instead of being evaluated. Masses this small move no practical
+    epsilon, and the curve stays a pointwise upper bound.
+    """
+    from .blanket import MAX_PAIRS, _Blanket, certified_log_delta  # heavy: imported here
+
+    e = np.asarray(eps, dtype=float)
+    if e.ndim != 1 or np.any(np.diff(e) < 0):
+        raise RuntimeError("internal: the grid must be one-dimensional and ascending")  # pragma: no cover
+    out = np.full(e.shape, -np.inf)
+    # one blanket object for the whole grid, so its truncation windows are reused (n = 1 is the
+    # closed-form k-RR curve of certified_log_delta)
+    bl = _Blanket(k, eps0, n) if n > 1 else None
+    for i, x in enumerate(e):
+        if x >= eps0:
+            break  # delta is exactly 0 from eps0 on
+        if bl is None:
+            val = float(certified_log_delta(x, k, eps0, n))
+        else:
+            # ascending eps needs ever wider windows: start from the previous one
+            val = bl.certified(float(x), _WINDOW_LOG_FLOOR, MAX_PAIRS, bl.last_z)[0]
+        if math.isnan(val) or val == math.inf:
+            raise RuntimeError(  # pragma: no cover - guards the dependency's contract
+                f"certified_log_delta returned {val} for k={k}, eps0={eps0}, n={n}, eps={x}"
+            )
+        out[i] = val
+        if val < _WINDOW_LOG_FLOOR:
+            rest = (e > x) & (e < eps0)
+            out[rest] = val
+            break
     # delta <= 1 always holds, so capping an upper bound at 1 keeps it an upper bound.
     return np.minimum(out, 0.0)
 
@@ -186,7 +217,7 @@ def _grid_indices(k: int, eps0: float, n: int, h: float) -> tuple[np.ndarray, np
     pieces = [coarse]
     for j in range(coarse.size - 1):
         a, b = int(coarse[j]), int(coarse[j + 1])
-        if b - a <= 1 or lc[j] < _LOG_FLOOR:
+        if b - a <= 1 or lc[j] < _WINDOW_LOG_FLOOR:
             continue
         parts = math.ceil((b - a) / max_gap)
         if np.isfinite(lc[j + 1]):
@@ -298,9 +329,22 @@ def _pmf_delta_reverse(loss: np.ndarray, mass: np.ndarray, rev_inf: float, eps: 
     return _pmf_delta_forward(-loss, q, rev_inf, eps)
 
 
+@functools.lru_cache(maxsize=64)
+def _certified_grid(k: int, eps0: float, n: int, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """Memoised :func:`_grid_indices` (a pure function of its arguments; arrays are read-only).
+
+    Calibration and repeated composition ask for the same release many times; the certified
+    evaluation is the expensive step, so its result is kept (at most 64 entries, a few MB).
+    """
+    grid, log_delta = _grid_indices(k, eps0, n, h)
+    grid.flags.writeable = False
+    log_delta.flags.writeable = False
+    return grid, log_delta
+
+
 def _shuffled_krr_pmf(k: int, eps0: float, n: int, h: float) -> pld_pmf.DensePLDPmf:
     """The pessimistic dense PMF of one shuffled k-RR release (see the module docstring)."""
-    grid, log_delta = _grid_indices(k, eps0, n, h)
+    grid, log_delta = _certified_grid(k, eps0, n, h)
     # Step 1: points, each >= the true curve.
     finite = np.isfinite(log_delta)
     clamped = np.where(finite, np.maximum(log_delta, _LOG_FLOOR), -np.inf)
