@@ -135,12 +135,13 @@ def test_pld_delta_dominates_certified_curve_everywhere(k, eps0, n):
     pld = shuffled_krr_pld(k, eps0, n)
     losses, probs, inf_mass = _pmf_arrays(pld)
     rng = np.random.default_rng(k * 1000 + n)
-    eps = np.sort(np.concatenate([rng.uniform(0, eps0 * 1.02, 600), np.arange(0, eps0, H * 7)]))
+    # random points plus an even sweep shifted off the PLD's loss grid (multiples of H)
+    eps = np.sort(np.concatenate([rng.uniform(0, eps0 * 1.02, 250), np.linspace(0, eps0, 251) + 0.37 * H]))
     ours = _hockey(losses, probs, inf_mass, eps)
     cert = _cert(eps, k, eps0, n)
     assert np.all(ours >= cert), float(np.min(ours - cert))
     # dp_accounting's own evaluation of the same PLD agrees (it is what get_delta uses)
-    for e in eps[::60]:
+    for e in eps[::25]:
         assert pld.get_delta_for_epsilon(float(e)) >= float(_cert([e], k, eps0, n)[0])
     # and it is tight: within 5 % of the certified curve where delta is not tiny (for such small n
     # the curve itself is piecewise linear in e^eps with kinks at the blanket pair's loss atoms,
@@ -188,10 +189,9 @@ def test_composed_pld_dominates_exact_composition_of_blanket_pair(k, eps0, n, ro
 def test_property_pld_dominates_certified(k, eps0, n, u):
     losses, probs, inf_mass = _pmf_arrays(shuffled_krr_pld(k, eps0, n))
     eps = np.asarray(u) * eps0
-    # Where the true curve is exactly linear between two hull vertices at which it is exact (e.g.
-    # n = 1: atoms at +-eps0 only), chord and curve coincide and a float evaluation may land one
-    # ulp either side; get_delta's relative 1e-9 outward rounding covers that.
-    assert np.all(_hockey(losses, probs, inf_mass, eps) >= _cert(eps, k, eps0, n) * (1 - 1e-12))
+    # For n = 1 the PLD is the exact k-RR pair (atoms at +-eps0), while the certified curve carries
+    # its relative outward rounding _REL_INFLATION = 1e-10; allow that (and a few ulps), no more.
+    assert np.all(_hockey(losses, probs, inf_mass, eps) >= _cert(eps, k, eps0, n) * (1 - 2e-10))
 
 
 # ----- the accountant --------------------------------------------------------------------------
