@@ -39,9 +39,10 @@ def _report_sections() -> list[Callable[[Deployment], ReportSection]]:
     from .literature import report_section as literature_section  # noqa: PLC0415
     from .qif import report_section as qif_section  # noqa: PLC0415
     from .reidentification import report_section as reid_section  # noqa: PLC0415
+    from .shuffled_krr.report import calibration_section  # noqa: PLC0415
     from .shuffled_krr.report import report_section as shuffled_section  # noqa: PLC0415
 
-    return [_local_section, shuffled_section, literature_section, reid_section, qif_section]
+    return [_local_section, shuffled_section, calibration_section, literature_section, reid_section, qif_section]
 
 
 #: Names of the modules whose ``add_subcommand(subparsers)`` registers a subcommand.
@@ -49,7 +50,15 @@ SUBCOMMAND_MODULES: tuple[str, ...] = ("shuffle_accounting.runtime.command", "sh
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    dep = Deployment(k=args.k, eps0=args.eps0, n=args.n, delta=args.delta, rounds=args.rounds)
+    dep = Deployment(
+        k=args.k,
+        eps0=args.eps0,
+        n=args.n,
+        delta=args.delta,
+        rounds=args.rounds,
+        target_epsilon=1.0 if args.target_eps is None else args.target_eps,
+        calibrate_rounds=args.target_eps is not None,
+    )
     sections = [fn(dep) for fn in _report_sections()]
     print(format_sections(sections))
     if args.plot:
@@ -80,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--n", type=_int_arg, default=10_000, help="users per shuffled batch (default 10000)")
     rep.add_argument("--delta", type=float, default=1e-6, help="target delta (default 1e-6)")
     rep.add_argument("--rounds", type=_int_arg, default=1, help="number of rounds composed (default 1)")
+    rep.add_argument(
+        "--target-eps",
+        type=float,
+        default=None,
+        help="central epsilon to calibrate eps0 and n for (default 1; given explicitly, the "
+        "composition over --rounds is calibrated too, which takes tens of seconds)",
+    )
     rep.add_argument("--plot", metavar="FILE.png", default=None, help="write the delta(eps) curves")
     rep.set_defaults(func=_cmd_report)
     for name in SUBCOMMAND_MODULES:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ._validation import check_delta, check_int, check_real
+from ._validation import ParameterError, check_delta, check_int, check_real
 
 __all__ = ["Deployment", "ReportSection", "format_sections"]
 
@@ -24,13 +24,16 @@ class Deployment:
         n: Number of users in one shuffled batch (integer >= 2).
         delta: Target delta in (0, 1) for the reported epsilons.
         rounds: Number of collection rounds composed (integer >= 1).
+        target_epsilon: Central epsilon the calibration rows aim for (finite, > 0).
+        calibrate_rounds: Also calibrate the ``rounds``-fold composition (one pessimistic PLD per
+            bisection step: tens of seconds); the single round is always calibrated.
 
     Raises:
         ParameterError: On any invalid parameter.
 
     Example:
         >>> Deployment(k=10, eps0=2.0, n=10_000, delta=1e-6)
-        Deployment(k=10, eps0=2.0, n=10000, delta=1e-06, rounds=1)
+        Deployment(k=10, eps0=2.0, n=10000, delta=1e-06, rounds=1, target_epsilon=1.0, calibrate_rounds=False)
     """
 
     k: int = 10
@@ -38,6 +41,8 @@ class Deployment:
     n: int = 10_000
     delta: float = 1e-6
     rounds: int = 1
+    target_epsilon: float = 1.0
+    calibrate_rounds: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "k", check_int("k", self.k, minimum=2))
@@ -45,6 +50,11 @@ class Deployment:
         object.__setattr__(self, "n", check_int("n", self.n, minimum=2))
         object.__setattr__(self, "delta", check_delta("delta", self.delta))
         object.__setattr__(self, "rounds", check_int("rounds", self.rounds, minimum=1))
+        object.__setattr__(
+            self, "target_epsilon", check_real("target_epsilon", self.target_epsilon, low=0.0, low_open=True)
+        )
+        if not isinstance(self.calibrate_rounds, bool):
+            raise ParameterError(f"calibrate_rounds must be a bool, got {self.calibrate_rounds!r}")
 
 
 @dataclass(frozen=True)

@@ -27,3 +27,38 @@ def test_console_script_runs():
         check=True,
     )
     assert "categories k" in proc.stdout
+
+
+def test_report_calibrates_single_round_by_default(capsys):
+    assert main(["report", "--k", "3", "--n", "200", "--rounds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "largest eps0, 1 round" in out and "fewest users n, 1 round" in out
+    assert "not calibrated" in out  # the composition only with an explicit --target-eps
+
+
+def test_report_calibrates_composition_with_target(capsys):
+    from shuffle_accounting.shuffled_krr.calibration import calibrate_eps0, min_users
+
+    assert main(["report", "--k", "2", "--n", "40", "--eps0", "1.0", "--rounds", "2", "--target-eps", "1.5"]) == 0
+    out = capsys.readouterr().out
+    assert "largest eps0, 2 rounds" in out and "fewest users n, 2 rounds" in out
+    # the printed values are the library's
+    assert f"{calibrate_eps0(2, 40, 1.5, 1e-6, rounds=2, rtol=1e-2):.6g}" in out
+    assert f"  {min_users(2, 1.0, 1.5, 1e-6, rounds=2)}  " in out
+
+
+def test_report_calibration_out_of_range(capsys, monkeypatch):
+    from shuffle_accounting.shuffled_krr import calibration
+
+    monkeypatch.setattr(calibration, "N_CAP", 16)
+    assert main(["report", "--k", "2", "--n", "50", "--eps0", "1.0", "--target-eps", "40"]) == 0
+    out = capsys.readouterr().out
+    assert ">= 30" in out  # every eps0 up to EPS0_CAP meets eps = 40
+    assert main(["report", "--k", "2", "--n", "50", "--eps0", "1.0", "--target-eps", "0.01"]) == 0
+    assert "> 16" in capsys.readouterr().out  # more users than N_CAP would be needed
+
+
+def test_report_bad_target_epsilon(capsys):
+    for bad in ("nan", "inf", "0", "-1"):
+        assert main(["report", "--target-eps", bad]) == 2
+        assert "target_epsilon must be" in capsys.readouterr().err

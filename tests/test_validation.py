@@ -83,3 +83,25 @@ def test_stochastic_matrix():
 def test_choice():
     with pytest.raises(ParameterError, match=r"output must be one of \('histogram', 'count'\), got 'x'"):
         check_choice("output", "x", ("histogram", "count"))
+
+
+# ----- the report's Deployment ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "field, bad",
+    [
+        ("k", 1), ("k", 2.5), ("k", math.nan),
+        ("eps0", 0.0), ("eps0", math.inf), ("eps0", math.nan),
+        ("n", 1), ("n", 10.5),
+        ("delta", 0.0), ("delta", 1.0), ("delta", math.nan),
+        ("rounds", 0), ("rounds", math.inf),
+        ("target_epsilon", 0.0), ("target_epsilon", -1.0), ("target_epsilon", math.nan), ("target_epsilon", math.inf),
+        ("calibrate_rounds", 1), ("calibrate_rounds", "yes"),
+    ],
+)
+def test_deployment_rejects(field, bad):
+    from shuffle_accounting.report import Deployment
+
+    with pytest.raises(ParameterError, match=f"^{field} must be"):
+        Deployment(**{field: bad})
