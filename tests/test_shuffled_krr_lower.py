@@ -211,3 +211,57 @@ def test_bad_inputs_lower_epsilon(name, value):
 def test_worst_dataset_needs_scalar_eps():
     with pytest.raises(ParameterError, match="^eps"):
         worst_dataset([0.1, 0.2], 3, 1.0, 5)
+
+
+# ----- the O(n) (h0, h1) marginal of "all at x2" ----------------------------------------------
+
+
+def _marginal_delta_mpmath(eps, k, eps0, n):
+    """Exact hockey-stick divergence of the (h0, h1) marginal, others all at x2 (mpmath, 40 digits)."""
+    import mpmath as mp
+
+    mp.mp.dps = 40
+    e0 = mp.mpf(eps0)
+    pbar = 1 / (mp.e**e0 + k - 1)
+    p = mp.e**e0 * pbar
+    r = 1 - p - pbar
+    N = n - 1
+
+    def others(a, b):  # P(others give a x0's and b x1's); each other: pbar, pbar, rest
+        if a < 0 or b < 0 or a + b > N:
+            return mp.mpf(0)
+        return mp.factorial(N) / (mp.factorial(a) * mp.factorial(b) * mp.factorial(N - a - b)) * pbar ** (a + b) * (1 - 2 * pbar) ** (N - a - b)
+
+    E = mp.e ** mp.mpf(eps)
+    total = mp.mpf(0)
+    for a in range(n + 1):
+        for b in range(n + 1 - a):
+            P = p * others(a - 1, b) + pbar * others(a, b - 1) + r * others(a, b)
+            Q = pbar * others(a - 1, b) + p * others(a, b - 1) + r * others(a, b)
+            total += max(P - E * Q, 0)
+    return total
+
+
+@pytest.mark.parametrize("k, eps0, n", [(3, 1.0, 2), (3, 2.0, 9), (5, 0.7, 14), (4, 3.0, 25)])
+def test_split_marginal_matches_mpmath_enumeration(k, eps0, n):
+    others = tuple([0, 0, n - 1] + [0] * (k - 3))
+    cand = lower._SplitCandidate(others, "all at x2", "(h0,h1) marginal", k, eps0, n)
+    eps = np.array([0.0, 0.1 * eps0, 0.4 * eps0, 0.8 * eps0, 0.99 * eps0])
+    got = np.exp(cand.log_delta(eps))
+    for e, g in zip(eps, got):
+        exact = float(_marginal_delta_mpmath(float(e), k, eps0, n))
+        assert g <= exact  # a lower bound ...
+        assert g >= exact * (1 - 1e-7) - 1e-300  # ... and a tight one
+
+
+@pytest.mark.parametrize("k, eps0, n", [(3, 1.0, 100_000), (10, 2.0, 300_000)])
+def test_exhibited_lower_bound_is_tight_at_large_n(k, eps0, n):
+    """At large n the certified and exhibited epsilons agree to 1e-3 (the (h0, h1) marginal of
+    "all at x2" is O(n); before it, h0 alone left a gap of ~1.3)."""
+    from shuffle_accounting.shuffled_krr import ShuffledKRR
+
+    upper = ShuffledKRR(k, eps0, n).epsilon(1e-6)
+    low = lower_epsilon(1e-6, k, eps0, n)
+    assert low <= upper < low * 1.001
+    eps = np.array([0.5, 1.0, 1.5]) * upper
+    assert np.all(lower_log_delta(eps, k, eps0, n) <= ShuffledKRR(k, eps0, n).log_delta(eps))
