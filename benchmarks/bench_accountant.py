@@ -3,10 +3,10 @@
 Prints a table: time to build the pessimistic PLD of one release (two vectorised calls of the
 certified blanket bound + convex minorant + connect-the-dots), then to compose R = 10 and 100
 rounds in a ShuffleAccountant and query epsilon at delta; plus calibrate_eps0 / min_users for
-R = 1 and 10.
+R = 1 and 10 (at ``--calibration-n`` users, default 2000).
 
     python benchmarks/bench_accountant.py                 # n = 1e4, k in {3, 10}, eps0 in {1, 2, 4}
-    python benchmarks/bench_accountant.py --n 300 --k 3   # small n (works with any blanket module)
+    python benchmarks/bench_accountant.py --n 300 --k 3   # small n
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from shuffle_accounting.shuffled_krr import blanket
 from shuffle_accounting.shuffled_krr.accountant import (
     ShuffleAccountant,
     ShuffledKRRDpEvent,
-    _grid_indices,
+    _certified_grid,
     shuffled_krr_pld,
 )
 from shuffle_accounting.shuffled_krr.calibration import _single_round_epsilon, calibrate_eps0, min_users
@@ -37,9 +36,9 @@ def main() -> None:
     ap.add_argument("--eps0", type=float, nargs="+", default=[1.0, 2.0, 4.0])
     ap.add_argument("--delta", type=float, default=1e-6)
     ap.add_argument("--no-calibration", action="store_true")
+    ap.add_argument("--calibration-n", type=int, default=2000, help="n of the calibration runs")
+    ap.add_argument("--rtol", type=float, default=1e-3, help="calibrate_eps0's relative tolerance")
     args = ap.parse_args()
-    if "STAND-IN" in (blanket.__doc__ or ""):
-        print("NOTE: shuffled_krr/blanket.py is the brute-force development stand-in; figures are not final.")
     d = args.delta
     print(
         f"{'n':>8} {'k':>3} {'eps0':>5} {'grid':>5} {'build s':>8} {'eps R=1':>9} {'single':>9}"
@@ -48,8 +47,9 @@ def main() -> None:
     for n in args.n:
         for k in args.k:
             for eps0 in args.eps0:
-                grid, _ = _grid_indices(k, eps0, n, 1e-4)
+                _certified_grid.cache_clear()  # time a cold build
                 _, t_build = _timed(lambda: shuffled_krr_pld(k, eps0, n))
+                grid, _ = _certified_grid(k, eps0, n, 1e-4)
                 ev = ShuffledKRRDpEvent(k, eps0, n)
                 single = _single_round_epsilon(k, eps0, n, d)
                 e1 = ShuffleAccountant().compose(ev).get_epsilon(d)
@@ -61,12 +61,14 @@ def main() -> None:
                 )
     if args.no_calibration:
         return
-    n, k = args.n[0], args.k[0]
-    print(f"\ncalibration at n={n}, k={k}, delta={d}")
+    n, k = args.calibration_n, args.k[0]
+    print(f"\ncalibration at n={n}, k={k}, delta={d}, rtol={args.rtol:g}")
     for rounds, eps in ((1, 1.0), (10, 3.0)):
-        e0, t = _timed(lambda: calibrate_eps0(k, n, eps, d, rounds=rounds))
+        _certified_grid.cache_clear()
+        e0, t = _timed(lambda: calibrate_eps0(k, n, eps, d, rounds=rounds, rtol=args.rtol))
         print(f"  calibrate_eps0(epsilon={eps}, rounds={rounds}) = {e0:.6f}   {t:.2f} s")
     for rounds, eps in ((1, 1.0), (10, 3.0)):
+        _certified_grid.cache_clear()
         m, t = _timed(lambda: min_users(k, 2.0, eps, d, rounds=rounds))
         print(f"  min_users(eps0=2, epsilon={eps}, rounds={rounds}) = {m}   {t:.2f} s")
 

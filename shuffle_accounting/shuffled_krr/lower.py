@@ -50,6 +50,7 @@ from ..randomizers import KRR
 from .._logmath import log_sub
 from .._validation import check_delta, check_int, check_real, check_real_array
 from . import exact as _exact
+from .blanket import _log_binom_pmf, _log_binom_sf  # accurate (Loader) pmf and binomial tails
 
 __all__ = ["WorstDataset", "worst_dataset", "lower_log_delta", "lower_delta", "lower_epsilon"]
 
@@ -315,8 +316,6 @@ class _SplitCandidate:
 
     def log_delta(self, eps: np.ndarray) -> np.ndarray:
         """Sound lower bound on this dataset's marginal ``log delta`` at each eps."""
-        from .blanket import _log_binom_pmf, _log_binom_sf  # accurate (Loader) pmf and tails
-
         e_arr = np.atleast_1d(np.asarray(eps, dtype=float)).ravel()
         krr = KRR(self.k, self.eps0)
         p, pbar = krr.p, krr.pbar
