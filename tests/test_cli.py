@@ -62,3 +62,18 @@ def test_report_bad_target_epsilon(capsys):
     for bad in ("nan", "inf", "0", "-1"):
         assert main(["report", "--target-eps", bad]) == 2
         assert "target_epsilon must be" in capsys.readouterr().err
+
+
+def test_report_plot_writes_png(tmp_path, capsys):
+    out = tmp_path / "curves.png"
+    assert main(["report", "--k", "3", "--n", "100", "--plot", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"wrote {out}" in capsys.readouterr().out
+
+
+def test_report_prints_reidentification_and_qif_sections(capsys):
+    assert main(["report", "--k", "3", "--n", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "Re-identification risk" in out and "blanket bound" in out
+    assert "QIF leakage" in out and "V[NS]" in out
+    assert "Literature bounds" in out

@@ -97,3 +97,14 @@ def test_finite_randomizer():
 def test_finite_randomizer_bad(bad):
     with pytest.raises(ParameterError, match="^matrix must"):
         FiniteRandomizer(bad)
+
+
+def test_krr_is_frozen():
+    import dataclasses
+
+    r = KRR(3, 1.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.eps0 = 2.0  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.k = 4  # type: ignore[misc]
+    assert r == KRR(3, 1.0) and hash(r) == hash(KRR(3, 1.0))
