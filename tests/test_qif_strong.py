@@ -113,7 +113,8 @@ def test_large_instances_are_fast_enough_and_sane():
         ((0.4, [1, 2]), {}, "p must"),
         ((float("nan"), [1, 2]), {}, "p must"),
         ((0.8, [1, 2]), {"unknown": -1}, "unknown"),
-        ((0.5, [300, 300, 300]), {}, "MAX_WORK"),
+        ((0.5, [3000, 3000, 3000]), {}, "MAX_FFT_CELLS"),
+        ((0.3, [100, 100, 100, 100, 100]), {}, "MAX_FFT_CELLS"),
     ],
 )
 def test_bad_inputs(args, kwargs, match):
@@ -206,3 +207,32 @@ def test_plot_import_error_message(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", fake_import)
     with pytest.raises(ImportError, match=r"shuffle-accounting\[plot\]"):
         plot_vulnerability_curves([1, 2], 2, [0.9])
+
+
+# ----- FFT path (beyond MAX_WORK, k >= 3) -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "p, counts, unknown",
+    [(0.5, [100, 100, 100], 0), (0.4, [20, 20, 20, 5], 0), (0.5, [30, 1, 1], 0), (0.6, [40, 0, 25], 17)],
+)
+def test_fft_path_matches_direct_evaluation(monkeypatch, p, counts, unknown):
+    from shuffle_accounting.qif import strong_adversary
+
+    direct = all_but_one_vulnerability_bounds(p, counts, unknown=unknown)
+    monkeypatch.setattr(strong_adversary, "MAX_WORK", 1)  # force the FFT path
+    fft = all_but_one_vulnerability_bounds(p, counts, unknown=unknown)
+    assert fft.lower <= direct.value <= fft.upper
+    assert abs(fft.value - direct.value) <= fft.error + direct.error
+    assert fft.error < 1e-9
+
+
+def test_fft_path_runs_for_large_populations():
+    # k = 3 with thousands of users spread over every value (refused before the FFT path)
+    e = all_but_one_vulnerability_bounds(0.5, [1000, 1000, 1000])
+    assert e.error < 1e-8 and 1 / 3 < e.lower <= e.upper < 0.5
+    # with every other user unknown the instance is the uninformed V[NS] (closed form, eq. (17))
+    from shuffle_accounting.qif import krr_shuffle_vulnerability
+
+    u = all_but_one_vulnerability_bounds(0.5, [0, 0, 0], unknown=2999)
+    assert u.lower - 1e-12 <= krr_shuffle_vulnerability(3000, 3, 0.5) <= u.upper + 1e-12
