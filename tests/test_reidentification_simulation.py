@@ -1,6 +1,7 @@
 """Monte Carlo check of the exact values: play Game 1 / Game 2 with the Bayes-optimal attacker.
 
-Plain numpy simulation with a FIXED seed (simulation only; nothing here is private). The empirical
+Plain numpy simulation, and for Game 2 also the collection runtime's own randomizer and shuffler,
+with FIXED seeds (simulation only; nothing here is private). The empirical
 success rate must lie in the 99.9% normal confidence interval around the exact value and, for
 Game 2, below the blanket and clone bounds (up to the same sampling slack).
 """
@@ -64,11 +65,13 @@ def test_game1_simulation_matches_exact(P, Q, n, k):
     assert abs(k / n - exact) > 5 * _ci_half_width(exact, TRIALS)
 
 
-def _play_game2(r: KRR, inputs, trials, rng):
+def _play_game2(r: KRR, inputs, trials, rng, y=None, perm=None):
     """Game 2 with k-RR: each user randomizes, shuffle, Bayes-optimal guess for user 1.
 
     The attacker picks the output value y maximising R(x1)(y) Pr_others[c - e_y] / c_y (the posterior
     of user 1 sitting at any one position holding y), then a uniformly random position holding y.
+    ``y`` (reports, one row per trial) and ``perm`` (``z[:, j] = y[:, perm[:, j]]``) may be given,
+    e.g. produced by the runtime's randomizer and shuffler; otherwise plain numpy draws them.
     """
     mat = r.matrix
     k = r.k
@@ -77,10 +80,12 @@ def _play_game2(r: KRR, inputs, trials, rng):
     from shuffle_accounting.reidentification.shuffle import _others_count_distribution
 
     dist = _others_count_distribution(mat, inputs[1:])
-    y = np.empty((trials, n), dtype=np.int64)
-    for i, x in enumerate(inputs):
-        y[:, i] = rng.choice(k, size=trials, p=mat[x])
-    perm = np.argsort(rng.random((trials, n)), axis=1)
+    if y is None:
+        y = np.empty((trials, n), dtype=np.int64)
+        for i, x in enumerate(inputs):
+            y[:, i] = rng.choice(k, size=trials, p=mat[x])
+    if perm is None:
+        perm = np.argsort(rng.random((trials, n)), axis=1)
     z = np.take_along_axis(y, perm, axis=1)
     target_pos = np.argmax(perm == 0, axis=1)
     counts = np.stack([(z == v).sum(axis=1) for v in range(k)], axis=1)
@@ -112,3 +117,25 @@ def test_game2_simulation_matches_exact_and_stays_below_bounds(inputs):
     assert emp <= risk.bound(inputs[0]) + half
     assert emp <= risk.bound(inputs[0], method="clone") + half
     assert exact <= risk.bound(inputs[0])
+
+
+def test_game2_with_the_runtime_randomizer_and_shuffler():
+    """Game 2 played with the collection runtime itself (simulation mode, seeded, NOT private):
+    KRRRandomizer produces the reports, Shuffler the permutation; the attacker's empirical success
+    matches the exact value for the mechanism actually implemented (its effective eps0)."""
+    from shuffle_accounting.runtime import KRRRandomizer, Shuffler
+
+    inputs = [0, 1, 1, 2]
+    n, trials = len(inputs), 40_000
+    gen = np.random.default_rng(77)
+    rand = KRRRandomizer(3, 1.2)
+    y = rand.randomize_codes(np.tile(inputs, trials), rng=gen).reshape(trials, n)
+    shuffler = Shuffler(min_batch=n)
+    perm = np.stack([shuffler.shuffle(np.arange(n), rng=gen) for _ in range(trials)])
+    r = rand.krr
+    emp = _play_game2(r, inputs, trials, gen, y=y, perm=perm)
+    exact = game2_success_probability(r, inputs[0], inputs[1:])
+    half = _ci_half_width(exact, trials)
+    assert abs(emp - exact) <= half
+    assert abs(1 / n - exact) > 5 * half  # power: a blind guess would be rejected
+    assert emp <= ReidentificationRisk(r, n).bound(inputs[0]) + half
