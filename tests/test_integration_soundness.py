@@ -119,3 +119,20 @@ def test_epsilon_lower_validates(bad):
         ShuffledKRR(3, 1.0, 10).epsilon_lower(bad)
     with pytest.raises(ParameterError, match="^delta must"):
         ShuffledKRR(3, 1.0, 10).gap(bad)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    k=st.integers(2, 20),
+    eps0=st.floats(0.1, 5.0),
+    n=st.integers(200, 200_000),
+    log10_delta=st.floats(-10.0, -3.0),
+)
+def test_property_certified_le_every_valid_literature_bound(k, eps0, n, log10_delta):
+    """Every published bound is valid, and the exact blanket divergence is the smallest valid
+    bound of its kind: ours never exceeds any literature epsilon that applies."""
+    delta = 10.0**log10_delta
+    ours = ShuffledKRR(k, eps0, n).epsilon(delta)
+    for bound in lit.literature_epsilons(k, eps0, n, delta):
+        if bound.epsilon is not None:
+            assert ours <= bound.epsilon * (1 + 1e-9), (bound.name, ours, bound.epsilon)
