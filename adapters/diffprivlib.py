@@ -213,6 +213,12 @@ def shuffled_histogram(x, *, epsilon_local, k, delta, accountant=None, random_st
     n = len(x) if hasattr(x, "__len__") else None
     if n is None:
         raise ParameterError(f"x must be a sequence of category codes, got {x!r}")
+    # bad parameters are reported before diffprivlib is imported (it may be missing)
+    check_real("epsilon_local", epsilon_local, low=0.0, low_open=True)
+    check_int("k", k, minimum=2)
+    check_int("n", n, minimum=2)
+    check_delta("delta", delta)
+    _runtime_rng(random_state)
     _, _, BudgetAccountant = _diffprivlib()
     mech = __getattr__("ShuffledKRR")(
         epsilon_local=epsilon_local, k=k, n=n, delta=delta, random_state=random_state

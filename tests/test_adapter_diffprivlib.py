@@ -108,6 +108,17 @@ def test_missing_diffprivlib_gives_actionable_error(monkeypatch):
             fresh.ShuffledKRR  # noqa: B018 - attribute access builds the class lazily
         with pytest.raises(ImportError, match="diffprivlib"):
             fresh.shuffled_histogram(DATA, epsilon_local=1.0, k=3, delta=1e-6)
+        # bad parameters are named before the missing import is reported
+        for kwargs, name in (
+            ({"epsilon_local": float("nan"), "k": 3, "delta": 1e-6}, "epsilon_local"),
+            ({"epsilon_local": 1.0, "k": 1, "delta": 1e-6}, "k"),
+            ({"epsilon_local": 1.0, "k": 3, "delta": 1.5}, "delta"),
+            ({"epsilon_local": 1.0, "k": 3, "delta": 1e-6, "random_state": "seed"}, "random_state"),
+        ):
+            with pytest.raises(ParameterError, match=f"^{name} must"):
+                fresh.shuffled_histogram(DATA, **kwargs)
+        with pytest.raises(ParameterError, match="^n must"):
+            fresh.shuffled_histogram([0], epsilon_local=1.0, k=3, delta=1e-6)
     finally:
         monkeypatch.delitem(sys.modules, "diffprivlib")
         importlib.reload(adapter)
