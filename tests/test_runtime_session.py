@@ -245,3 +245,20 @@ def test_bad_parameters(kwargs, name):
     base.update(kwargs)
     with pytest.raises(ParameterError, match=name):
         CollectionSession(**base)
+
+
+def test_mallows_shuffler_plugs_into_a_session():
+    """The d_sigma MallowsShuffler goes through the same interface: allowed for histograms (the
+    order is discarded, so the shuffled k-RR guarantee holds), refused for sequence output."""
+    from shuffle_accounting.dsigma import MallowsShuffler
+
+    groups = [[0, 1, 2], [0, 1, 2], [0, 1, 2], [3, 4, 5], [3, 4, 5], [3, 4, 5]]
+    sh = MallowsShuffler(groups, alpha=2.0)
+    s = CollectionSession(3, 1.0, n_min=6, delta=1e-6, rounds=2, shuffler=sh, accountant_factory=_factory(), rng=5)
+    codes = [0, 1, 2, 2, 1, 0]
+    s.submit_randomized(codes)
+    r = s.release()
+    assert r.histogram.tolist() == np.bincount(codes, minlength=3).tolist() and r.n == 6
+    assert s.privacy_spent().rounds == 1
+    with pytest.raises(ParameterError, match="uniform shuffler"):
+        CollectionSession(3, 1.0, n_min=6, delta=1e-6, rounds=1, shuffler=sh, output="sequence")
