@@ -77,6 +77,33 @@ def _group_pmf(c: int, probs: np.ndarray) -> tuple[np.ndarray, float]:
     return pmf, 8 * _U * mag + 2 * _U
 
 
+def _direct_histogram_pmf(groups, total: int, dims: int, k: int) -> tuple[np.ndarray, float]:
+    """Law of ``H`` on the ``(total + 1)^dims`` grid, exactly: the largest group's closed-form pmf,
+    then (``k = 2``) direct convolution with the other groups or (``k >= 3``) the other users added
+    one at a time. Returns ``(pmf grid, relative error bound)``."""
+    big_c, big_probs = groups[0]
+    pmf, rel = _group_pmf(big_c, big_probs)
+    if k == 2:
+        h = pmf
+        for c, probs in groups[1:]:
+            other, r = _group_pmf(c, probs)
+            rel += r + (min(h.size, other.size) + 2) * _U
+            h = np.convolve(h, other)
+        return h, rel
+    h = np.zeros((total + 1,) * dims)
+    h[tuple(slice(0, big_c + 1) for _ in range(dims))] = pmf
+    for c, probs in groups[1:]:
+        for _ in range(c):
+            new = h * probs[-1]
+            for ax in range(dims):
+                dst = tuple(slice(1, None) if d == ax else slice(None) for d in range(dims))
+                src = tuple(slice(0, -1) if d == ax else slice(None) for d in range(dims))
+                new[dst] += probs[ax] * h[src]
+            h = new
+        rel += c * (k + 2) * _U
+    return h, rel
+
+
 def _fft_histogram_pmf(groups, total: int, dims: int, k: int) -> tuple[np.ndarray, float, float]:
     """Law of ``H`` on the ``(total + 1)^dims`` grid by FFT convolution of the groups' pmfs.
 
@@ -173,29 +200,11 @@ def all_but_one_vulnerability_bounds(p: Any, known_counts: Sequence[int], *, unk
     if total == 0:
         # n = 1: the adversary sees only the target's report.
         return Estimate(pp, 0.0, pp, pp)
-    big_c, big_probs = groups[0]
-    pmf, rel = _group_pmf(big_c, big_probs)
-    abs_err = 0.0  # absolute error bound on W from the FFT path (0 for the direct path)
     if use_fft:
         h, rel, abs_err = _fft_histogram_pmf(groups, total, dims, k)
-    elif k == 2:
-        h = pmf
-        for c, probs in groups[1:]:
-            other, r = _group_pmf(c, probs)
-            rel += r + (min(h.size, other.size) + 2) * _U
-            h = np.convolve(h, other)
     else:
-        h = np.zeros((total + 1,) * dims)
-        h[tuple(slice(0, big_c + 1) for _ in range(dims))] = pmf
-        for c, probs in groups[1:]:
-            for _ in range(c):
-                new = h * probs[-1]
-                for ax in range(dims):
-                    dst = tuple(slice(1, None) if d == ax else slice(None) for d in range(dims))
-                    src = tuple(slice(0, -1) if d == ax else slice(None) for d in range(dims))
-                    new[dst] += probs[ax] * h[src]
-                h = new
-            rel += c * (k + 2) * _U
+        h, rel = _direct_histogram_pmf(groups, total, dims, k)
+        abs_err = 0.0
     # W = sum_z max_a Pr(H = z - e_a), z over histograms of total + 1 (first k-1 coords).
     grid = (total + 2,) * dims
     best = np.zeros(grid)
