@@ -285,28 +285,14 @@ def test_bad_floor():
 
 
 def _exact_joint(k, eps0, n, eps, which, thr):
-    """P_D(L > e^eps and constraint) by enumeration of (h0, h1, S) with exact rationals-free sums."""
-    from math import comb
-
-    pbar = 1.0 / (math.exp(eps0) + k - 1)
-    p = math.exp(eps0) * pbar
-    g = k * pbar
+    """P_D(L > e^eps and constraint) by enumeration of every blanket outcome (h0, h1, S)."""
     E = math.exp(eps)
     total = 0.0
-    for m in range(n):
-        wm = comb(n - 1, m) * g**m * (1 - g) ** (n - 1 - m)
-        S = m + 1
-        for h0 in range(S + 1):
-            for h1 in range(S - h0 + 1):
-                r = S - h0 - h1
-                base = math.factorial(m) / (math.factorial(h0) * math.factorial(h1) * math.factorial(r))
-                base *= (k - 2) ** r * k ** (-m) if (k > 2 or r == 0) else 0.0
-                P = base * (pbar * S + (p - pbar) * h0)
-                Q = base * (pbar * S + (p - pbar) * h1)
-                T = h0 + h1
-                ok = {"S>": S >= thr, "S<": S <= thr, "T>": T >= thr, "T<": T <= thr}[which]
-                if ok and P > E * Q:
-                    total += wm * P
+    for S, h0, h1, P, Q in blanket._blanket_atoms(k, eps0, n):
+        T = h0 + h1
+        ok = {"S>": S >= thr, "S<": S <= thr, "T>": T >= thr, "T<": T <= thr}[which]
+        if ok and P > E * Q:
+            total += P
     return total
 
 

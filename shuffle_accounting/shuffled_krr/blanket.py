@@ -716,26 +716,18 @@ def certified_log_delta(
     return out.reshape(e.shape)
 
 
-def blanket_log_delta_bruteforce(eps: float, k: int, eps0: float, n: int) -> float:
-    """Reference value of the blanket divergence by direct summation over ``(h0, h1, S)``.
+def _blanket_atoms(k: int, eps0: float, n: int):
+    """Every outcome ``(S, h0, h1)`` of the blanket pair with its masses ``(P_D, P_D')``.
 
-    Plain double precision, O(n^3): only for tests and small ``n``. Not certified.
-
-    Example:
-        >>> round(math.exp(blanket_log_delta_bruteforce(0.5, 4, 1.0, 7)), 8)
-        0.02053451
+    ``S = 1 + (blanket draws among the others)``, ``h0`` / ``h1`` = blanket reports equal to the
+    target's two values. Plain double precision, O(n^3) outcomes: for brute-force references only.
+    Yields ``(S, h0, h1, P, Q)``.
     """
     from math import comb
 
-    k = check_int("k", k, minimum=2)
-    n = check_int("n", n, minimum=1)
-    eps0 = check_real("eps0", eps0, low=0.0, low_open=True)
-    eps = check_real("eps", eps, low=0.0)
     pbar = 1.0 / (math.exp(eps0) + k - 1)
     p = math.exp(eps0) * pbar
     g = k * pbar
-    E = math.exp(eps)
-    total = 0.0
     for m in range(n):  # blanket draws among the others
         wm = comb(n - 1, m) * g**m * (1 - g) ** (n - 1 - m)
         S = m + 1
@@ -746,7 +738,23 @@ def blanket_log_delta_bruteforce(eps: float, k: int, eps0: float, n: int) -> flo
                 base *= (k - 2) ** r * k ** (-m) if (k > 2 or r == 0) else 0.0
                 if base == 0.0:
                     continue
-                P = base * (pbar * S + (p - pbar) * h0)
-                Q = base * (pbar * S + (p - pbar) * h1)
-                total += wm * max(P - E * Q, 0.0)
+                w = wm * base
+                yield S, h0, h1, w * (pbar * S + (p - pbar) * h0), w * (pbar * S + (p - pbar) * h1)
+
+
+def blanket_log_delta_bruteforce(eps: float, k: int, eps0: float, n: int) -> float:
+    """Reference value of the blanket divergence by direct summation over ``(h0, h1, S)``.
+
+    Plain double precision, O(n^3): only for tests and small ``n``. Not certified.
+
+    Example:
+        >>> round(math.exp(blanket_log_delta_bruteforce(0.5, 4, 1.0, 7)), 8)
+        0.02053451
+    """
+    k = check_int("k", k, minimum=2)
+    n = check_int("n", n, minimum=1)
+    eps0 = check_real("eps0", eps0, low=0.0, low_open=True)
+    eps = check_real("eps", eps, low=0.0)
+    E = math.exp(eps)
+    total = sum(max(P - E * Q, 0.0) for _, _, _, P, Q in _blanket_atoms(k, eps0, n))
     return math.log(total) if total > 0 else -math.inf
