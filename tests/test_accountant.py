@@ -29,6 +29,8 @@ from shuffle_accounting.shuffled_krr.accountant import (
 from shuffle_accounting.shuffled_krr.blanket import certified_log_delta
 from shuffle_accounting.shuffled_krr.calibration import _single_round_epsilon
 
+from _bad_inputs import BAD_K_EPS0_N
+
 H = 1e-4
 NR = dp_accounting.NeighboringRelation
 CASES = [(2, 1.0, 60), (3, 2.0, 50), (4, 0.7, 30), (10, 3.0, 40), (3, 5.0, 25)]
@@ -104,24 +106,7 @@ def test_event_is_a_frozen_validated_dp_event():
     assert hash(e) == hash(ShuffledKRRDpEvent(3, 1.0, 1000))
 
 
-@pytest.mark.parametrize(
-    "kwargs, name",
-    [
-        (dict(k=1, eps0=1.0, n=10), "k"),
-        (dict(k=2.5, eps0=1.0, n=10), "k"),
-        (dict(k=True, eps0=1.0, n=10), "k"),
-        (dict(k="3", eps0=1.0, n=10), "k"),
-        (dict(k=3, eps0=0.0, n=10), "eps0"),
-        (dict(k=3, eps0=-1.0, n=10), "eps0"),
-        (dict(k=3, eps0=float("nan"), n=10), "eps0"),
-        (dict(k=3, eps0=float("inf"), n=10), "eps0"),
-        (dict(k=3, eps0=True, n=10), "eps0"),
-        (dict(k=3, eps0=1.0, n=0), "n"),
-        (dict(k=3, eps0=1.0, n=10.5), "n"),
-        (dict(k=3, eps0=1.0, n=float("inf")), "n"),
-        (dict(k=3, eps0=1.0, n=False), "n"),
-    ],
-)
+@pytest.mark.parametrize("kwargs, name", BAD_K_EPS0_N)
 def test_event_rejects_bad_fields(kwargs, name):
     with pytest.raises(ParameterError, match=rf"^{name} must be"):
         ShuffledKRRDpEvent(**kwargs)

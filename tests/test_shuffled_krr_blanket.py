@@ -17,6 +17,8 @@ from shuffle_accounting.shuffled_krr import ShuffledKRR, certified_log_delta
 from shuffle_accounting.shuffled_krr import blanket
 from shuffle_accounting.shuffled_krr.blanket import _Blanket, blanket_log_delta_bruteforce
 
+from _bad_inputs import BAD_K_EPS0_N
+
 # --------------------------------------------------------------------------------------------
 # Independent reference enumerators
 # --------------------------------------------------------------------------------------------
@@ -235,24 +237,7 @@ def test_krr_property():
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "kwargs, name",
-    [
-        (dict(k=1, eps0=1.0, n=10), "k"),
-        (dict(k=2.5, eps0=1.0, n=10), "k"),
-        (dict(k=True, eps0=1.0, n=10), "k"),
-        (dict(k="3", eps0=1.0, n=10), "k"),
-        (dict(k=3, eps0=0.0, n=10), "eps0"),
-        (dict(k=3, eps0=-1.0, n=10), "eps0"),
-        (dict(k=3, eps0=float("nan"), n=10), "eps0"),
-        (dict(k=3, eps0=float("inf"), n=10), "eps0"),
-        (dict(k=3, eps0=True, n=10), "eps0"),
-        (dict(k=3, eps0=1.0, n=0), "n"),
-        (dict(k=3, eps0=1.0, n=10.5), "n"),
-        (dict(k=3, eps0=1.0, n=float("inf")), "n"),
-        (dict(k=3, eps0=1.0, n=False), "n"),
-    ],
-)
+@pytest.mark.parametrize("kwargs, name", BAD_K_EPS0_N)
 def test_bad_construction(kwargs, name):
     with pytest.raises(ParameterError, match=rf"^{name} "):
         ShuffledKRR(**kwargs)
