@@ -38,6 +38,7 @@ epsilon is rounded down, so the numbers stay *lower* bounds on the true worst ca
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -314,6 +315,21 @@ class _SplitCandidate:
     n: int
     log_drop: float = -math.inf  # nothing is subtracted: omitted T only shrink the region
 
+    @functools.cached_property
+    def _t_terms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The eps-independent part, computed once: ``T`` window, ``log B(T-1)``, ``log B(T)`` and
+        ``(N - T + 1) q / (2 (1 - q)) = T B(T) / (2 B(T-1))``."""
+        N = self.n - 1
+        q = 2.0 * KRR(self.k, self.eps0).pbar
+        mean, sd = N * q, math.sqrt(N * q * (1.0 - q))
+        t_lo = max(1, int(math.floor(mean - _T_WINDOW_SD * sd)))
+        t_hi = min(self.n, int(math.ceil(mean + _T_WINDOW_SD * sd)) + 1)
+        T = np.arange(t_lo, t_hi + 1, dtype=float)
+        lB1 = _log_binom_pmf(T - 1.0, float(N), math.log(q), math.log1p(-q))
+        lB0 = np.where(T <= N, _log_binom_pmf(np.minimum(T, N), float(N), math.log(q), math.log1p(-q)), -np.inf)
+        ratio = (N - T + 1.0) * q / (2.0 * (1.0 - q))
+        return T, lB1, lB0, ratio
+
     def log_delta(self, eps: np.ndarray) -> np.ndarray:
         """Sound lower bound on this dataset's marginal ``log delta`` at each eps."""
         e_arr = np.atleast_1d(np.asarray(eps, dtype=float)).ravel()
@@ -321,16 +337,7 @@ class _SplitCandidate:
         p, pbar = krr.p, krr.pbar
         lp, lq = krr.log_p, krr.log_pbar
         lr = math.log(self.k - 2) + lq
-        N = self.n - 1
-        q = 2.0 * pbar
-        mean, sd = N * q, math.sqrt(N * q * (1.0 - q))
-        t_lo = max(1, int(math.floor(mean - _T_WINDOW_SD * sd)))
-        t_hi = min(self.n, int(math.ceil(mean + _T_WINDOW_SD * sd)) + 1)
-        T = np.arange(t_lo, t_hi + 1, dtype=float)
-        lB1 = _log_binom_pmf(T - 1.0, float(N), math.log(q), math.log1p(-q))
-        lB0 = np.where(T <= N, _log_binom_pmf(np.minimum(T, N), float(N), math.log(q), math.log1p(-q)), -np.inf)
-        # (N - T + 1) q / (2 (1 - q)) = T B(T) / (2 B(T-1))
-        ratio = (N - T + 1.0) * q / (2.0 * (1.0 - q))
+        T, lB1, lB0, ratio = self._t_terms
         out = np.full(e_arr.shape, -np.inf)
         for i, e in enumerate(e_arr):
             E = math.exp(e)
