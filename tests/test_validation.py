@@ -97,6 +97,7 @@ def test_choice():
         ("delta", 0.0), ("delta", 1.0), ("delta", math.nan),
         ("rounds", 0), ("rounds", math.inf),
         ("target_epsilon", 0.0), ("target_epsilon", -1.0), ("target_epsilon", math.nan), ("target_epsilon", math.inf),
+        ("target_epsilon", True), ("target_epsilon", "1"),
         ("calibrate_rounds", 1), ("calibrate_rounds", "yes"),
     ],
 )
