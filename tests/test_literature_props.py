@@ -216,3 +216,13 @@ def test_validity_conditions_raise_naming_condition(call, condition):
 def test_rel_slack_validated(bad):
     with pytest.raises(ValueError, match="rel_slack"):
         clone_pair_log_delta(0.1, 1.0, 100, 0.3, rel_slack=bad)
+
+
+@pytest.mark.parametrize("k,eps0,n", [(2, 0.875, 1000), (10, 2.0, 10_000), (3, 0.3, 5000)])
+def test_bennett_is_zero_from_eps0_and_monotone_below(k, eps0, n):
+    # max L = gamma (e^eps0 - e^eps) is exactly 0 at eps = eps0: the bound must be 0 there, not the
+    # rounding artefact 4.75e-3 it was (hypothesis found k=2, eps0=0.875, n=1000).
+    assert balle2019_bennett_delta(eps0, k, eps0, n) == 0.0
+    grid = np.linspace(0.05 * eps0, eps0, 40)
+    vals = [balle2019_bennett_delta(float(e), k, eps0, n) for e in grid]
+    assert all(b <= a * (1 + 1e-9) for a, b in zip(vals, vals[1:]))

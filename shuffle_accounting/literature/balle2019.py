@@ -150,7 +150,9 @@ def _krr_l_stats(eps: float, k: int, eps0: float) -> tuple[float, float, float, 
     gamma = k / _scale(k, eps0)
     a = math.expm1(eps)
     w = k * (1.0 - gamma)  # k (1 - gamma)
-    b_max = -gamma * a + w
+    # max L = k (1 - gamma) - gamma a = gamma (e^eps0 - e^eps) (k (1 - gamma) = gamma (e^eps0 - 1)),
+    # written without cancellation so that it is exactly 0 at eps = eps0 and negative beyond
+    b_max = gamma * math.exp(eps) * math.expm1(eps0 - eps)
     rng = w * (math.exp(eps) + 1.0)
     second = gamma * (2.0 - gamma) * a * a + (1.0 - gamma) ** 2 * k * (math.exp(2 * eps) + 1.0)
     return gamma, a, b_max, rng, second
@@ -216,6 +218,19 @@ def balle2019_hoeffding_delta(eps: float, k: int, eps0: float, n: int) -> float:
     return log_clip_to_prob(balle2019_hoeffding_log_delta(eps, k, eps0, n))
 
 
+def _bennett_phi_lower(u: float) -> float:
+    """A lower bound on ``phi(u) = (1+u) log(1+u) - u`` for ``u >= 0``, accurate in relative terms.
+
+    For ``u < 1e-2`` the direct form cancels; there ``phi(u) = sum_{j>=2} (-1)^j u^j / (j (j-1))``
+    is alternating with terms decreasing in magnitude, so stopping after the negative ``u^3`` term
+    gives a lower bound (``u^2/2 - u^3/6``), rounded down by a relative ``1e-15``. A smaller ``phi``
+    only makes the Bennett bound larger, so the result stays an upper bound on delta.
+    """
+    if u < 1e-2:
+        return max(0.0, (u * u / 2.0 - u * u * u / 6.0) * (1.0 - 1e-15))
+    return max(0.0, ((1.0 + u) * math.log1p(u) - u) * (1.0 - 1e-12))
+
+
 def balle2019_bennett_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
     """Natural log of the Bennett numerical bound (Balle et al. 2019, Section 5) for shuffled k-RR.
 
@@ -249,9 +264,7 @@ def balle2019_bennett_log_delta(eps: float, k: int, eps0: float, n: int) -> floa
         return -math.inf
     alpha = v / (b * b)
     beta = a * b / v
-    phi = (1.0 + beta) * math.log1p(beta) - beta
-    if phi <= 0.0:  # rounding for tiny beta: phi(beta) >= 0, use the exact-lower value 0
-        phi = 0.0
+    phi = _bennett_phi_lower(beta)
     x = alpha * phi
     log_first = n * math.log1p(-gamma * (-math.expm1(-x)))
     log_second = n * math.log1p(-gamma) if gamma < 1.0 else -math.inf
