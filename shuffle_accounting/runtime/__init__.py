@@ -22,7 +22,9 @@ from .analyzer import estimate_frequencies, histogram, project_simplex, total_va
 from .baseline import HISTOGRAM_L2_SENSITIVITY, gaussian_histogram, gaussian_sigma
 from .plot import plot_simulation
 from .randomizer import EncodedReports, KRRRandomizer, RejectedReport, exact_log_upper
+from ._rng import PrivacyLeakWarning
 from .session import (
+    AccountingError,
     BudgetExceededError,
     CollectionSession,
     MalformedReportsError,
@@ -60,6 +62,8 @@ __all__ = [
     "PrivacySpent",
     "BudgetExceededError",
     "MalformedReportsError",
+    "AccountingError",
+    "PrivacyLeakWarning",
     "gaussian_histogram",
     "gaussian_sigma",
     "HISTOGRAM_L2_SENSITIVITY",
