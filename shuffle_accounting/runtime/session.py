@@ -27,6 +27,7 @@ import numpy as np
 from .._validation import ParameterError, check_choice, check_delta, check_int, check_real
 from ._rng import check_rng, is_simulation
 from .analyzer import histogram as _histogram
+from .counts import CountsMerger
 from .randomizer import KRRRandomizer, RejectedReport
 from .shuffler import BatchTooSmallError, Shuffler
 
@@ -412,6 +413,58 @@ class CollectionSession:
             reports = self.randomizer.decode(shuffled.astype(np.int64)) if self.output == "sequence" else None
             self._pending = []
             return self._record(event, eps, n, hist, reports)
+
+    def release_counts(self, merged: Any) -> Release:
+        """Release a merged batch of randomized counts (a map-reduce collection) as one round.
+
+        The counts were produced by this session's randomizer (same categories and eps0) on
+        workers (:mod:`shuffle_accounting.runtime.counts`, the Dask and Spark backends); the
+        histogram needs no shuffle (it is order-free). Same checks, accounting and integrity as
+        :meth:`release`: nothing is released below ``n_min`` or over budget, and the round is
+        charged the certified epsilon of the mechanism actually run (``effective_eps0``). The
+        merger is sealed by a successful release, so a batch is never released twice.
+
+        Args:
+            merged: A :class:`~shuffle_accounting.runtime.counts.CountsMerger` built with this
+                session's randomizer (or an equal one).
+
+        Returns:
+            The :class:`Release` (``reports=None``; ``simulated`` as the counts were drawn).
+
+        Raises:
+            BatchTooSmallError: If the merged batch holds fewer than ``n_min`` reports.
+            BudgetExceededError: If the round would exceed ``rounds`` or ``epsilon_budget``.
+            ParameterError: If ``merged`` is not a merger of this mechanism, was already
+                released, or ``output`` is not ``"histogram"``.
+
+        Example:
+            >>> from shuffle_accounting.runtime.counts import CountsMerger, randomize_partition
+            >>> s = CollectionSession(3, 1.0, n_min=4, delta=1e-6, rounds=1)
+            >>> m = CountsMerger(s.randomizer)
+            >>> _ = m.add(randomize_partition(s.randomizer, [0, 1, 2, 2, 1], key=0))
+            >>> s.release_counts(m).n
+            5
+        """
+        if not isinstance(merged, CountsMerger):
+            raise ParameterError(f"merged must be a CountsMerger, got {type(merged).__name__}")
+        if self.output != "histogram":
+            raise ParameterError(f"release_counts needs output='histogram', got output={self.output!r}")
+        if merged.randomizer != self.randomizer or merged.randomizer.keep_threshold != self.randomizer.keep_threshold:
+            raise ParameterError(
+                "merged must hold counts of this session's randomizer (same categories and eps0), "
+                f"got {merged.randomizer!r}"
+            )
+        with self._lock:
+            hist = merged.seal()  # raises if already released; blocks late additions
+            try:
+                n = int(hist.sum())
+                self._check_release(n)
+                event = _event(self.randomizer.k, self._eps0, n)
+                eps = self._check_budget(event)
+            except BaseException:
+                merged.unseal()
+                raise
+            return self._record(event, eps, n, hist, None, simulated=merged.simulated)
 
     def _check_release(self, n: int) -> None:
         """Batch-size and rounds checks of a release of ``n`` reports (caller holds the lock)."""

@@ -57,6 +57,7 @@ __all__ = [
     "zipf_distribution",
     "uniform_distribution",
     "load_csv",
+    "read_csv_column",
     "simulate",
 ]
 
@@ -183,8 +184,63 @@ class CategoricalData:
         return np.bincount(self.codes, minlength=self.k) / self.codes.size
 
 
+def read_csv_column(
+    path: str | os.PathLike, column: str | int = 0, *, header: bool = True, strict: bool = True
+) -> list[str | None]:
+    """The whitespace-stripped cells of one CSV column, one per non-blank row.
+
+    Args:
+        path: CSV file path, ``str`` or ``os.PathLike`` (integers, which ``open`` would take as file
+            descriptors, and other types are rejected).
+        column: Column name (needs ``header=True``) or 0-based index.
+        header: Whether the first row is a header.
+        strict: If ``True``, a missing or empty cell raises; if ``False`` it is returned as
+            ``None`` (a collection then counts it as a malformed report instead of failing).
+
+    Returns:
+        The cells, in file order.
+
+    Raises:
+        ParameterError: If ``path`` is not a ``str``/``os.PathLike``, the column is missing from
+            the header, or (``strict``) a cell is missing or empty.
+        OSError: If the file cannot be read.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "d.csv"
+        >>> _ = f.write_text("city,age\\nParis,3\\n,4\\n")
+        >>> read_csv_column(f, "city", strict=False)
+        ['Paris', None]
+    """
+    if not isinstance(path, (str, os.PathLike)):  # an int would be taken as a file descriptor
+        raise ParameterError(f"path must be a file path (str or os.PathLike), got {type(path).__name__} {path!r}")
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    if header:
+        if not rows:
+            raise ParameterError(f"path {os.fspath(path)!r} is empty (no header row)")
+        head, rows = [h.strip() for h in rows[0]], rows[1:]
+    if isinstance(column, str):
+        if not header or column not in head:
+            raise ParameterError(f"column {column!r} not found in the header of {os.fspath(path)!r}")
+        idx = head.index(column)
+    else:
+        idx = check_int("column", column, minimum=0)
+    values: list[str | None] = []
+    for line, row in enumerate(rows, start=2 if header else 1):
+        if not row:
+            continue
+        if idx >= len(row) or not row[idx].strip():
+            if strict:
+                raise ParameterError(f"column {column!r} is missing or empty on line {line} of {os.fspath(path)!r}")
+            values.append(None)
+            continue
+        values.append(row[idx].strip())
+    return values
+
+
 def load_csv(path: str | os.PathLike, column: str | int = 0, *, header: bool = True) -> CategoricalData:
-    """Read one categorical column of a CSV file.
+    """Read one categorical column of a CSV file (see :func:`read_csv_column`).
 
     Args:
         path: CSV file path, ``str`` or ``os.PathLike`` (integers, which ``open`` would take as file
@@ -207,27 +263,7 @@ def load_csv(path: str | os.PathLike, column: str | int = 0, *, header: bool = T
         >>> load_csv(f, "city").categories
         ('Paris', 'SF')
     """
-    if not isinstance(path, (str, os.PathLike)):  # an int would be taken as a file descriptor
-        raise ParameterError(f"path must be a file path (str or os.PathLike), got {type(path).__name__} {path!r}")
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.reader(fh))
-    if header:
-        if not rows:
-            raise ParameterError(f"path {os.fspath(path)!r} is empty (no header row)")
-        head, rows = [h.strip() for h in rows[0]], rows[1:]
-    if isinstance(column, str):
-        if not header or column not in head:
-            raise ParameterError(f"column {column!r} not found in the header of {os.fspath(path)!r}")
-        idx = head.index(column)
-    else:
-        idx = check_int("column", column, minimum=0)
-    values = []
-    for line, row in enumerate(rows, start=2 if header else 1):
-        if not row:
-            continue
-        if idx >= len(row) or not row[idx].strip():
-            raise ParameterError(f"column {column!r} is missing or empty on line {line} of {os.fspath(path)!r}")
-        values.append(row[idx].strip())
+    values = read_csv_column(path, column, header=header, strict=True)
     if len(set(values)) < 2:
         raise ParameterError(f"column {column!r} must hold at least 2 distinct categories, got {sorted(set(values))}")
     return CategoricalData.from_labels(values)
