@@ -93,7 +93,7 @@ def simulation_entropy(rng: Any) -> int | None:
         >>> simulation_entropy(None) is None
         True
     """
-    gen = check_rng(rng)
+    gen = check_rng(rng, stacklevel=4)  # the warning points at the caller of the public function
     if gen is None:
         return None
     if isinstance(rng, numbers.Integral):
