@@ -205,3 +205,21 @@ def test_uniform_shuffle_bad_input():
         rdask.uniform_shuffle([1, 2, 3])
     with pytest.raises(ParameterError, match="max_attempts"):
         rdask.uniform_shuffle(db.from_sequence([1]), max_attempts=0)
+
+
+def test_tied_shuffle_keys_are_redrawn(client, monkeypatch):
+    import shuffle_accounting._rng as rng_module
+
+    real = rng_module.random_uint64
+    calls = []
+
+    def first_calls_tie(size, gen):  # the first two partitions' keys of attempt 0 are all zero
+        calls.append(size)
+        return np.zeros(size, dtype=np.uint64) if len(calls) <= 2 else real(size, gen)
+
+    monkeypatch.setattr(rng_module, "random_uint64", first_calls_tie)
+    out = rdask.uniform_shuffle(db.from_sequence(range(40), npartitions=4)).compute().tolist()
+    assert sorted(out) == list(range(40)) and len(calls) >= 8  # a second attempt ran
+    monkeypatch.setattr(rng_module, "random_uint64", lambda size, gen: np.zeros(size, dtype=np.uint64))
+    with pytest.raises(RuntimeError, match="tied 2 times"):
+        rdask.uniform_shuffle(db.from_sequence(range(10), npartitions=2), max_attempts=2)

@@ -16,7 +16,7 @@ so no report is lost or counted twice. In private mode (``rng=None``) every work
 own OS CSPRNG.
 
 :func:`uniform_shuffle` releases the shuffled reports themselves (sequence output): every report
-gets a uniform 64-bit random key, and the collection is sorted by key; keys are redrawn if two
+gets a uniform 128-bit random key, and the collection is sorted by key; keys are redrawn if two
 tie, so the permutation is exactly uniform.
 """
 
@@ -182,28 +182,30 @@ def collect(
 
 
 def _keyed(values: Any, partition_info: Any = None, entropy: int | None = None, attempt: int = 0) -> Any:
-    """Attach a uniform 64-bit key to each value of one partition (pandas in, pandas out)."""
+    """Attach a uniform 128-bit key (two uint64 columns) to each value of one partition."""
     import pandas as pd  # noqa: PLC0415
 
     from .._rng import random_uint64  # noqa: PLC0415
 
     n = len(values)
     if entropy is None:
-        keys = random_uint64(n, None)
+        keys = random_uint64(2 * n, None)
     else:
         index = 0 if partition_info is None else int(partition_info["number"])
         gen = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(attempt, index)))
-        keys = random_uint64(n, gen)
-    return pd.DataFrame({"key": keys, "value": np.asarray(values.to_numpy() if hasattr(values, "to_numpy") else values)})
+        keys = random_uint64(2 * n, gen)
+    vals = values.to_numpy() if hasattr(values, "to_numpy") else np.asarray(values)
+    return pd.DataFrame({"k1": keys[:n], "k2": keys[n:], "value": vals})
 
 
 def uniform_shuffle(data: Any, *, rng: Any = None, max_attempts: int = 8) -> Any:
     """A uniformly random permutation of a distributed collection of reports (sequence output).
 
     Runs on Dask's current scheduler (the default ``distributed.Client`` if one is active).
-    Every report gets a uniform 64-bit key (OS CSPRNG on each worker in private mode), the
-    collection is sorted by key (a distributed shuffle + sort), and if any two keys tie (probability
-    ``<= n^2 / 2^65``) all keys are redrawn. Given distinct i.i.d. keys every order is equally
+    Every report gets a uniform 128-bit key (two 64-bit words from the OS CSPRNG on each worker in
+    private mode), the collection is sorted by key (a distributed shuffle + sort), and if any two
+    keys tie (probability ``<= n^2 / 2^129``, about ``1.5e-19`` at ``n = 1e10``; 64-bit keys
+    would tie with probability near 1 there) all keys are redrawn. Given distinct i.i.d. keys every order is equally
     likely, and rejecting the symmetric event "some tie" keeps it so: the permutation is exactly
     uniform. Use it when the shuffled reports themselves are released (e.g. for Mallows /
     d_sigma post-processing); a histogram release needs no shuffle (:func:`collect`).
@@ -238,11 +240,11 @@ def uniform_shuffle(data: Any, *, rng: Any = None, max_attempts: int = 8) -> Any
         data = data.to_dataframe(columns=["value"])["value"]
     if not isinstance(data, dd.Series):
         raise ParameterError(f"data must be a dask Series or Bag, got {type(data).__name__}")
-    meta = {"key": "u8", "value": data.dtype}
+    meta = {"k1": "u8", "k2": "u8", "value": data.dtype}
     dask = require_dask()
     for attempt in range(max_attempts):
         keyed = data.map_partitions(_keyed, entropy=entropy, attempt=attempt, meta=meta).persist()
-        n, distinct = dask.compute(keyed["key"].size, keyed["key"].nunique())
+        n, distinct = dask.compute(keyed["k1"].size, keyed[["k1", "k2"]].drop_duplicates().shape[0])
         if int(n) == int(distinct):
-            return keyed.sort_values("key")["value"]
-    raise RuntimeError(f"64-bit shuffle keys tied {max_attempts} times in a row; nothing shuffled")
+            return keyed.sort_values(["k1", "k2"])["value"]
+    raise RuntimeError(f"128-bit shuffle keys tied {max_attempts} times in a row; nothing shuffled")
