@@ -40,7 +40,7 @@ import numpy as np
 
 from .._validation import ParameterError, check_int
 from ._rng import check_rng
-from .randomizer import KRRRandomizer
+from .randomizer import KRRRandomizer, randomize_codes_checked
 
 __all__ = [
     "PartitionCounts",
@@ -145,8 +145,8 @@ def randomize_partition(
     codes = enc.codes
     for start in range(0, codes.size, _CHUNK):
         chunk = codes[start:start + _CHUNK]
-        # gen is a validated Generator or None: call the core sampler without re-warning per chunk
-        out = _randomize(randomizer, chunk, gen)
+        # gen is None or a Generator derived from the validated collection rng (warned once)
+        out = randomize_codes_checked(randomizer, chunk, gen)
         counts += np.bincount(out, minlength=randomizer.k)
     counts.setflags(write=False)
     return PartitionCounts(key, counts, len(enc.rejected), randomizer.k, randomizer.keep_threshold, gen is not None)
@@ -157,18 +157,6 @@ def _iterate(values: Any) -> Iterable[Any]:
         yield from values
     except TypeError:
         return
-
-
-def _randomize(randomizer: KRRRandomizer, codes: np.ndarray, gen: np.random.Generator | None) -> np.ndarray:
-    if gen is None:
-        return randomizer.randomize_codes(codes)
-    import warnings  # noqa: PLC0415
-
-    from .._rng import PrivacyLeakWarning  # noqa: PLC0415
-
-    with warnings.catch_warnings():  # warned once, on the driver, by simulation_entropy
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        return randomizer.randomize_codes(codes, rng=gen)
 
 
 class CountsMerger:
