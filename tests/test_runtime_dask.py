@@ -130,6 +130,7 @@ def _die_once(values, marker):
     return list(values)
 
 
+@pytest.mark.filterwarnings("ignore:Port .* is already in use:UserWarning")
 def test_a_worker_killed_mid_collection_still_gives_the_exact_release(tmp_path):
     from distributed import LocalCluster
 
