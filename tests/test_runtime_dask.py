@@ -224,3 +224,9 @@ def test_tied_shuffle_keys_are_redrawn(client, monkeypatch):
     monkeypatch.setattr(rng_module, "random_uint64", lambda size, gen: np.zeros(size, dtype=np.uint64))
     with pytest.raises(RuntimeError, match="tied 2 times"):
         rdask.uniform_shuffle(db.from_sequence(range(10), npartitions=2), max_attempts=2)
+
+
+def test_private_runs_never_reuse_earlier_randomized_counts(client):
+    bag = _bag(PARTS)  # the same graph three times on the same client
+    hists = [tuple(rdask.collect(_session(), bag, client=client).histogram.tolist()) for _ in range(3)]
+    assert len(set(hists)) > 1  # equal by chance with probability ~1e-10

@@ -164,8 +164,10 @@ def collect(
     entropy = simulation_entropy(rng)
     parts = _partitions(data, column, header)
     dask = require_dask()
+    # pure=False: fresh task keys on every call, so a private-mode run never reuses the randomized
+    # counts of an earlier run still held by the cluster.
     tasks = [
-        dask.delayed(_count_values, pure=True)(part, randomizer, key, entropy) for key, part in enumerate(parts)
+        dask.delayed(_count_values, pure=False)(part, randomizer, key, entropy) for key, part in enumerate(parts)
     ]
     client, cluster = _client(client)
     try:
