@@ -16,6 +16,9 @@ from shuffle_accounting.adapters import diffprivlib as adapter
 from shuffle_accounting.runtime import KRRRandomizer
 from shuffle_accounting.shuffled_krr import ShuffledKRR as Certified
 
+# Seeds and Generators are used on purpose here (simulation mode): expect the warning.
+pytestmark = pytest.mark.filterwarnings("ignore::shuffle_accounting._rng.PrivacyLeakWarning")
+
 DATA = [0] * 300 + [1] * 150 + [2] * 50
 
 

@@ -11,6 +11,9 @@ import pytest
 
 import shuffle_accounting
 
+# Seeds and Generators are used on purpose here (simulation mode): expect the warning.
+pytestmark = pytest.mark.filterwarnings("ignore::shuffle_accounting._rng.PrivacyLeakWarning")
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

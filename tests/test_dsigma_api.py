@@ -32,6 +32,9 @@ from shuffle_accounting.dsigma import (
 from shuffle_accounting.dsigma.command import add_subcommand, load_points
 from shuffle_accounting.dsigma.utility import _hamming_failure_probability
 
+# Seeds and Generators are used on purpose here (simulation mode): expect the warning.
+pytestmark = pytest.mark.filterwarnings("ignore::shuffle_accounting._rng.PrivacyLeakWarning")
+
 
 # ----------------------------------------------------------------------------- groups
 def test_groups_from_points_matches_dense():

@@ -25,6 +25,9 @@ from shuffle_accounting.dsigma import (
 )
 from shuffle_accounting.dsigma import mallows as M
 
+# Seeds and Generators are used on purpose here (simulation mode): expect the warning.
+pytestmark = pytest.mark.filterwarnings("ignore::shuffle_accounting._rng.PrivacyLeakWarning")
+
 
 def _inv(p):
     return sum(1 for i in range(len(p)) for j in range(i + 1, len(p)) if p[i] > p[j])

@@ -20,6 +20,9 @@ from shuffle_accounting.reidentification import (
     success_probability,
 )
 
+# Seeds and Generators are used on purpose here (simulation mode): expect the warning.
+pytestmark = pytest.mark.filterwarnings("ignore::shuffle_accounting._rng.PrivacyLeakWarning")
+
 Z999 = 3.2905  # two-sided 99.9% normal quantile
 TRIALS = 200_000
 

@@ -21,6 +21,9 @@ from shuffle_accounting.runtime import (
     total_variation,
 )
 
+# Seeds and Generators are used on purpose here (simulation mode): expect the warning.
+pytestmark = pytest.mark.filterwarnings("ignore::shuffle_accounting._rng.PrivacyLeakWarning")
+
 
 def test_estimator_is_unbiased_within_4_standard_errors():
     r = KRRRandomizer(5, 1.0)

@@ -16,6 +16,9 @@ from shuffle_accounting._validation import ParameterError
 from shuffle_accounting.runtime import KRRRandomizer, exact_log_upper
 from shuffle_accounting.runtime._rng import check_rng, uniform_below
 
+# Seeds and Generators are used on purpose here (simulation mode): expect the warning.
+pytestmark = pytest.mark.filterwarnings("ignore::shuffle_accounting._rng.PrivacyLeakWarning")
+
 TWO64 = 1 << 64
 
 

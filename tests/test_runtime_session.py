@@ -17,6 +17,9 @@ from shuffle_accounting.runtime import (
     Shuffler,
 )
 
+# Seeds and Generators are used on purpose here (simulation mode): expect the warning.
+pytestmark = pytest.mark.filterwarnings("ignore::shuffle_accounting._rng.PrivacyLeakWarning")
+
 
 @dataclass
 class LinearAccountant:

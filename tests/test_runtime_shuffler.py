@@ -12,6 +12,9 @@ from shuffle_accounting._validation import ParameterError
 from shuffle_accounting.runtime import BatchTooSmallError, Shuffler, ShufflerLike, secure_permutation
 from shuffle_accounting.runtime import shuffler as shuffler_mod
 
+# Seeds and Generators are used on purpose here (simulation mode): expect the warning.
+pytestmark = pytest.mark.filterwarnings("ignore::shuffle_accounting._rng.PrivacyLeakWarning")
+
 PERMS = {p: i for i, p in enumerate(itertools.permutations(range(4)))}
 
 

@@ -25,6 +25,9 @@ from shuffle_accounting.runtime import (
 )
 from shuffle_accounting.runtime.command import add_subcommand
 
+# Seeds and Generators are used on purpose here (simulation mode): expect the warning.
+pytestmark = pytest.mark.filterwarnings("ignore::shuffle_accounting._rng.PrivacyLeakWarning")
+
 
 class FixedAccountant:
     """Fake accountant: epsilon fixed, independent of the events."""
@@ -205,3 +208,34 @@ def test_plot_and_cli(tmp_path, capsys):
         parser.parse_args(["simulate", "--n", "0"])
     with pytest.raises(SystemExit):
         parser.parse_args(["simulate", "--n", "abc"])
+
+
+@pytest.mark.parametrize("path", [0, 3, 1.5, None, b"data.csv", ["a.csv"]])
+def test_load_csv_rejects_non_paths(path):
+    with pytest.raises(ParameterError, match="path must be a file path"):
+        load_csv(path)
+
+
+def test_private_mode_simulation_draws_from_the_os_csprng():
+    import warnings
+
+    from shuffle_accounting.runtime import PrivacyLeakWarning
+    from shuffle_accounting.runtime.simulation import _csprng_multinomial
+
+    counts = _csprng_multinomial(200_000, np.array([0.5, 0.25, 0.25]))
+    assert counts.sum() == 200_000
+    assert np.all(np.abs(counts / 200_000 - [0.5, 0.25, 0.25]) < 0.01)  # ~10 sigma
+    class Fixed:  # the accounting is not under test here (keeps the test fast)
+        def compose(self, event, count=1):
+            return self
+
+        def get_epsilon(self, delta):
+            return 0.5
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        res = simulate("zipf", 4, 2.0, [300, 3000], trials=2, delta=1e-6, rng=None, accountant_factory=Fixed)
+        data = CategoricalData.from_labels(list("aabbbcdd") * 50)
+        res2 = simulate(data, None, 1.0, 400, trials=1, delta=1e-6, accountant_factory=Fixed)
+    assert res.tv["shuffle"].shape == (2, 2) and np.all(np.isfinite(res.tv["shuffle+INV"]))
+    assert res2.tv["gaussian"].shape == (1, 1)

@@ -22,7 +22,9 @@ Randomness and exactness
 ------------------------
 ``rng=None`` (the default) draws every random bit from :mod:`secrets` (the OS CSPRNG): use it for
 real releases. An ``int`` seed or a ``numpy.random.Generator`` makes runs reproducible and is for
-**simulation only -- NOT private**: its bits are predictable from the seed.
+**simulation only -- NOT private**: its bits are predictable from the seed, and a
+:class:`~shuffle_accounting._rng.PrivacyLeakWarning` is emitted (the package's one RNG policy,
+:mod:`shuffle_accounting._rng`; anything else raises).
 
 Every discrete draw is an *exact* inversion of the target CDF by a lazily extended uniform
 variate: 64 random bits give an interval for ``U``; the float CDF (whose relative error is
@@ -44,6 +46,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from .._logmath import log1mexp, logsumexp
+from .._rng import check_rng
 from .._validation import ParameterError, check_choice, check_int, check_real
 
 __all__ = [
@@ -70,14 +73,8 @@ class _Bits:
     """Source of uniform 64-bit words: secrets (rng=None) or a numpy Generator (simulation)."""
 
     def __init__(self, rng: Any) -> None:
-        if rng is None:
-            self.gen = None
-        elif isinstance(rng, np.random.Generator):
-            self.gen = rng
-        elif isinstance(rng, (bool, np.bool_)) or not isinstance(rng, (int, np.integer)) or rng < 0:
-            raise ParameterError(f"rng must be None, a non-negative integer seed or a numpy Generator, got {rng!r}")
-        else:
-            self.gen = np.random.default_rng(int(rng))
+        # The package's one RNG policy: None = OS CSPRNG; seed/Generator = simulation (warned).
+        self.gen = check_rng(rng, stacklevel=4)
 
     @property
     def private(self) -> bool:

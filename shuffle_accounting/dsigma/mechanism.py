@@ -196,7 +196,8 @@ class MallowsShuffler:
 
         Args:
             rng: ``None`` (default) = cryptographically secure (:mod:`secrets`); a seed or numpy
-                Generator is for simulation only and NOT private.
+                Generator is for simulation only and NOT private (``PrivacyLeakWarning``);
+                anything else raises.
 
         Example:
             >>> MallowsShuffler([[0], [1]], alpha=1.0).permutation().tolist()
@@ -213,7 +214,7 @@ class MallowsShuffler:
             reports: Sequence or array of the ``n`` LDP reports, ``reports[i]`` from user ``i``
                 (numpy arrays are permuted along axis 0).
             rng: ``None`` (default) = cryptographically secure; a seed or numpy Generator is for
-                simulation only and NOT private.
+                simulation only and NOT private (``PrivacyLeakWarning``); anything else raises.
 
         Returns:
             A numpy array if ``reports`` is one, otherwise a list.

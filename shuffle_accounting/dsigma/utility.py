@@ -169,8 +169,9 @@ def kendall_preservation_delta_mc(
         theta: Mallows dispersion in ``[0, inf]``.
         trials: Number of samples (integer >= 1).
         confidence: Confidence level in ``(0, 1)``.
-        rng: ``None`` = secure bits; a seed/Generator makes the estimate reproducible (the
-            estimate is not a release, so either is fine here).
+        rng: ``None`` = secure bits (OS CSPRNG); a seed/Generator makes the estimate
+            reproducible (the package's one RNG policy: it emits a ``PrivacyLeakWarning``, though
+            the estimate is not a release; anything else raises).
 
     Returns:
         :class:`PreservationEstimate`.

@@ -10,19 +10,34 @@
   Palamidessi.
 * :class:`CollectionSession` — randomize, queue, shuffle and release rounds, certifying the
   cumulative ``(eps, delta)`` with the ShuffleAccountant and refusing rounds over budget.
+* Mergeable counts (:mod:`~shuffle_accounting.runtime.counts`) — :func:`randomize_partition`
+  turns a partition into exact integer counts, :class:`CountsMerger` merges each partition key
+  once, :meth:`CollectionSession.release_counts` releases the merged batch (same checks and
+  accounting as :meth:`CollectionSession.release`); :func:`collect_partitions` is the
+  single-process (streamed) reference.
+* Distributed backends, imported on use: :mod:`shuffle_accounting.runtime.dask` (extra ``dask``:
+  a dask Series/DataFrame/Bag or CSV files on a LocalCluster or any cluster, and a uniform
+  distributed shuffle) and :mod:`shuffle_accounting.runtime.spark` (extra ``spark``: a Spark
+  DataFrame column or RDD, ``local[*]`` by default).
 * :func:`gaussian_histogram` — central baseline with diffprivlib's ``GaussianAnalytic``.
 * :func:`simulate` — utility of shuffle, shuffle+INV and the Gaussian baseline across ``n``
   (simulation mode, NOT private); :func:`plot_simulation` draws it.
 
-A seed or numpy Generator passed as ``rng`` selects simulation mode everywhere: reproducible and
-NOT private.
+Randomness follows the package's one policy (:mod:`shuffle_accounting._rng`): ``rng=None`` is
+private mode (OS CSPRNG, exact sampling); a seed or numpy Generator selects simulation mode
+everywhere — reproducible, NOT private, warned with :class:`PrivacyLeakWarning`, and releases say
+``simulated=True``; anything else raises. A :class:`CollectionSession` is safe to share between
+threads.
 """
 
 from .analyzer import estimate_frequencies, histogram, project_simplex, total_variation
+from .counts import CountsMerger, PartitionCounts, collect_partitions, randomize_partition
 from .baseline import HISTOGRAM_L2_SENSITIVITY, gaussian_histogram, gaussian_sigma
 from .plot import plot_simulation
 from .randomizer import EncodedReports, KRRRandomizer, RejectedReport, exact_log_upper
+from ._rng import PrivacyLeakWarning
 from .session import (
+    AccountingError,
     BudgetExceededError,
     CollectionSession,
     MalformedReportsError,
@@ -60,6 +75,12 @@ __all__ = [
     "PrivacySpent",
     "BudgetExceededError",
     "MalformedReportsError",
+    "AccountingError",
+    "PrivacyLeakWarning",
+    "PartitionCounts",
+    "CountsMerger",
+    "randomize_partition",
+    "collect_partitions",
     "gaussian_histogram",
     "gaussian_sigma",
     "HISTOGRAM_L2_SENSITIVITY",

@@ -40,7 +40,7 @@ from .._validation import ParameterError, check_int, check_real
 from ..randomizers import KRR
 from ._rng import below_threshold, check_rng, uniform_below
 
-__all__ = ["KRRRandomizer", "RejectedReport", "EncodedReports", "exact_log_upper"]
+__all__ = ["KRRRandomizer", "RejectedReport", "EncodedReports", "exact_log_upper", "randomize_codes_checked"]
 
 _TWO64 = 1 << 64
 
@@ -431,14 +431,7 @@ class KRRRandomizer:
             >>> r.randomize_codes([0, 1, 2, 3]).tolist()
             [0, 1, 2, 3]
         """
-        gen = check_rng(rng)
-        c = self._check_codes(codes, keep_dtype=True)
-        n = c.size
-        keep = below_threshold(self.keep_threshold, n, gen)
-        out = c.copy()
-        redo = ~keep
-        out[redo] = uniform_below(self.k, int(np.count_nonzero(redo)), gen)
-        return out
+        return randomize_codes_checked(self, codes, check_rng(rng))
 
     def randomize(self, values: Any, rng: Any = None) -> np.ndarray:
         """Randomize a batch of true values (labels); every value must be a declared category.
@@ -477,3 +470,38 @@ class KRRRandomizer:
         from .analyzer import _inversion  # noqa: PLC0415 - avoid an import cycle
 
         return _inversion(counts, self.k, float(self.pbar_exact), float(self.keep_probability))
+
+
+def randomize_codes_checked(
+    randomizer: KRRRandomizer, codes: Any, gen: np.random.Generator | None
+) -> np.ndarray:
+    """:meth:`KRRRandomizer.randomize_codes` for a generator already validated by ``check_rng``.
+
+    For callers that resolved (and warned about) their ``rng`` once, e.g. a collection whose
+    partitions each get a derived Generator: no second warning, no global warning-filter changes
+    (which would not be thread-safe). "keep" is the event ``U < T`` for a uniform 64-bit ``U``
+    and the uniform value is drawn by integer rejection sampling (module docstring).
+
+    Args:
+        randomizer: The :class:`KRRRandomizer`.
+        codes: 1-D integer array of true category codes in ``[0, k)``.
+        gen: ``None`` (OS CSPRNG) or a ``numpy.random.Generator`` (simulation, NOT private).
+
+    Returns:
+        The randomized codes (dtype as :meth:`KRRRandomizer.randomize_codes`).
+
+    Raises:
+        ParameterError: If ``codes`` or ``gen`` is invalid.
+
+    Example:
+        >>> randomize_codes_checked(KRRRandomizer(4, 50.0), [0, 1, 2, 3], None).tolist()
+        [0, 1, 2, 3]
+    """
+    if gen is not None and not isinstance(gen, np.random.Generator):
+        raise ParameterError(f"gen must be None or a numpy.random.Generator, got {gen!r}")
+    c = randomizer._check_codes(codes, keep_dtype=True)  # noqa: SLF001 - same module
+    keep = below_threshold(randomizer.keep_threshold, c.size, gen)
+    out = c.copy()
+    redo = ~keep
+    out[redo] = uniform_below(randomizer.k, int(np.count_nonzero(redo)), gen)
+    return out

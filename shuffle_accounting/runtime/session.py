@@ -7,6 +7,10 @@ release the session composes, with the :class:`~shuffle_accounting.shuffled_krr.
 one ``ShuffledKRRDpEvent(k, effective_eps0, n)`` per released round *including the one about to
 be released* (``n`` = the actual batch size), and refuses the round if the certified epsilon at
 the configured ``delta`` would exceed the budget. Nothing is released on refusal.
+
+The session is safe to share between threads: one lock serialises intake, the pending list and
+the whole check-spend-release step, so no report is lost or released twice and the certified
+spend never exceeds the budget, whatever the interleaving.
 """
 
 from __future__ import annotations
@@ -14,11 +18,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import math
+import numbers
+import threading
+
 import numpy as np
 
 from .._validation import ParameterError, check_choice, check_delta, check_int, check_real
-from ._rng import check_rng
+from ._rng import check_rng, is_simulation
 from .analyzer import histogram as _histogram
+from .counts import CountsMerger
 from .randomizer import KRRRandomizer, RejectedReport
 from .shuffler import BatchTooSmallError, Shuffler
 
@@ -28,7 +37,11 @@ __all__ = [
     "PrivacySpent",
     "BudgetExceededError",
     "MalformedReportsError",
+    "AccountingError",
 ]
+
+
+
 
 
 class BudgetExceededError(RuntimeError):
@@ -41,6 +54,18 @@ class BudgetExceededError(RuntimeError):
     def __init__(self, message: str, would_be_epsilon: float) -> None:
         super().__init__(message)
         self.would_be_epsilon = would_be_epsilon
+
+
+class AccountingError(BudgetExceededError):
+    """The accountant returned an epsilon that is not a finite number ``>= 0``; nothing was released.
+
+    An unknown, infinite or negative epsilon is never trusted: it is treated as an infinite spend
+    (``would_be_epsilon = inf``), so the round is refused as over budget.
+
+    Example:
+        >>> issubclass(AccountingError, BudgetExceededError)
+        True
+    """
 
 
 class MalformedReportsError(ParameterError):
@@ -83,6 +108,9 @@ class Release:
         reports: The shuffled reports (labels), or ``None`` when the output is ``"histogram"``.
         epsilon: Certified cumulative epsilon after this round, at ``delta``.
         delta: The session's delta.
+        simulated: ``True`` when the reports were randomized or shuffled in simulation mode (a
+            seed or numpy Generator): such a release is reproducible and **NOT private**.
+            Shown in the repr.
     """
 
     round: int
@@ -91,6 +119,7 @@ class Release:
     reports: np.ndarray | None = field(repr=False)
     epsilon: float
     delta: float
+    simulated: bool = False
 
 
 def _default_accountant() -> Any:
@@ -125,7 +154,22 @@ class CollectionSession:
             ``compose(event, count)`` and ``get_epsilon(delta)``; default the real
             ``ShuffleAccountant`` (inject a fake one in tests).
         rng: ``None`` (private mode, OS CSPRNG) or a seed / numpy Generator (simulation mode,
-            NOT private).
+            NOT private: a :class:`~shuffle_accounting._rng.PrivacyLeakWarning` is emitted and
+            every release has ``simulated=True``).
+
+    Thread safety:
+        Every public method may be called from several threads at once. One lock guards the
+        intake (randomization and queueing), the pending list and the whole release step
+        (batch-size, rounds and budget checks, accounting, shuffling and the reset of the
+        queue): a report submitted concurrently with a release lands either in that release or
+        in the queue, never in both or neither; two concurrent releases cannot both pass the
+        budget check; release numbers are unique and consecutive.
+
+    Integrity:
+        The released histogram is computed from the batch *before* the shuffler runs, and the
+        shuffler's output must have exactly that histogram (a shuffler that drops, adds, alters
+        or overwrites reports in place is refused, nothing released). The accountant's answer
+        must be a finite number ``>= 0`` (else :class:`AccountingError`, nothing released).
 
     Raises:
         ParameterError: If an argument is invalid or no budget is configured.
@@ -180,7 +224,9 @@ class CollectionSession:
             raise ParameterError(f"accountant_factory must be a zero-argument callable, got {accountant_factory!r}")
         self._factory = accountant_factory or _default_accountant
         self._rng = check_rng(rng)
+        self.simulated = is_simulation(self._rng)
         self._eps0 = self.randomizer.effective_eps0
+        self._lock = threading.RLock()
         self._pending: list[np.ndarray] = []
         self._events: list[Any] = []
         self._releases: list[Release] = []
@@ -190,15 +236,17 @@ class CollectionSession:
     @property
     def pending(self) -> int:
         """Number of queued (randomized, not yet released) reports."""
-        return int(sum(a.size for a in self._pending))
+        with self._lock:
+            return int(sum(a.size for a in self._pending))
 
     def _queue(self, values: Any, randomize: bool) -> None:
         enc = self.randomizer.encode_partial(values)
-        codes = enc.codes
-        if randomize and codes.size:
-            codes = self.randomizer.randomize_codes(codes, rng=self._rng)
-        if codes.size:
-            self._pending.append(codes)
+        with self._lock:  # a Generator is not thread-safe; the pending list is shared
+            codes = enc.codes
+            if randomize and codes.size:
+                codes = self.randomizer.randomize_codes(codes, rng=self._rng)
+            if codes.size:
+                self._pending.append(codes)
         if enc.rejected:
             first = enc.rejected[0]
             raise MalformedReportsError(
@@ -258,9 +306,15 @@ class CollectionSession:
         acct = self._factory()
         for event, count in groups:
             acct.compose(event, count=count)
-        eps = float(acct.get_epsilon(self.delta))
-        if eps != eps:  # NaN: never treat an unknown bound as small
-            return float("inf")
+        raw = acct.get_epsilon(self.delta)
+        real = isinstance(raw, numbers.Real) and not isinstance(raw, (bool, np.bool_))
+        eps = float(raw) if real else float("nan")
+        if not (math.isfinite(eps) and eps >= 0.0):  # never trust an unknown or negative bound
+            raise AccountingError(
+                f"the accountant returned epsilon = {raw!r} at delta = {self.delta!r}; a certified "
+                "epsilon must be a finite number >= 0; nothing released",
+                float("inf"),
+            )
         return eps
 
     def would_be_epsilon(self, n: int | None = None) -> float:
@@ -269,14 +323,18 @@ class CollectionSession:
         Args:
             n: Batch size, default the number of pending reports (at least 1).
 
+        Raises:
+            AccountingError: If the accountant's answer is not a finite number ``>= 0``.
+
         Example:
             >>> s = CollectionSession(3, 1.0, n_min=1, delta=1e-6, rounds=2)
             >>> s.would_be_epsilon(100) > 0
             True
         """
-        n = self.pending if n is None else n
-        n = check_int("n", n, minimum=1)
-        return self._certified_epsilon(self._events + [_event(self.randomizer.k, self._eps0, n)])
+        with self._lock:
+            n = self.pending if n is None else n
+            n = check_int("n", n, minimum=1)
+            return self._certified_epsilon(self._events + [_event(self.randomizer.k, self._eps0, n)])
 
     def planned_epsilon(self) -> float:
         """Certified epsilon of ``rounds`` rounds of exactly ``n_min`` reports (needs ``rounds``).
@@ -301,18 +359,21 @@ class CollectionSession:
             >>> CollectionSession(3, 1.0, n_min=1, delta=1e-6, rounds=1).privacy_spent()
             PrivacySpent(epsilon=0.0, delta=0.0, rounds=0)
         """
-        done = len(self._releases)
-        return PrivacySpent(self._epsilon, self.delta if done else 0.0, done)
+        with self._lock:
+            done = len(self._releases)
+            return PrivacySpent(self._epsilon, self.delta if done else 0.0, done)
 
     @property
     def ledger(self) -> tuple[Any, ...]:
         """The ``ShuffledKRRDpEvent`` of every released round, in order."""
-        return tuple(self._events)
+        with self._lock:
+            return tuple(self._events)
 
     @property
     def releases(self) -> tuple[Release, ...]:
         """Every release so far, in order."""
-        return tuple(self._releases)
+        with self._lock:
+            return tuple(self._releases)
 
     # ----- release ---------------------------------------------------------------------------
     def release(self) -> Release:
@@ -336,7 +397,77 @@ class CollectionSession:
             ...
             shuffle_accounting.runtime.shuffler.BatchTooSmallError: batch of 2 reports is smaller than min_batch = 3; nothing released (the privacy guarantee is computed for n >= 3)
         """
-        n = self.pending
+        with self._lock:
+            n = self.pending
+            self._check_release(n)
+            event = _event(self.randomizer.k, self._eps0, n)
+            eps = self._check_budget(event)
+            codes = np.concatenate(self._pending)
+            k = self.randomizer.k
+            hist = _histogram(codes, k)  # reference taken BEFORE the shuffler can touch codes
+            shuffled = np.asarray(self.shuffler.shuffle(codes, rng=self._rng))
+            if shuffled.shape != codes.shape or shuffled.dtype.kind not in "iu" or not np.array_equal(
+                _histogram(shuffled.astype(np.int64), k), hist
+            ):
+                raise RuntimeError("the shuffler did not return a permutation of its input; nothing released")
+            reports = self.randomizer.decode(shuffled.astype(np.int64)) if self.output == "sequence" else None
+            self._pending = []
+            return self._record(event, eps, n, hist, reports)
+
+    def release_counts(self, merged: Any) -> Release:
+        """Release a merged batch of randomized counts (a map-reduce collection) as one round.
+
+        The counts were produced by this session's randomizer (same categories and eps0) on
+        workers (:mod:`shuffle_accounting.runtime.counts`, the Dask and Spark backends); the
+        histogram needs no shuffle (it is order-free). Same checks, accounting and integrity as
+        :meth:`release`: nothing is released below ``n_min`` or over budget, and the round is
+        charged the certified epsilon of the mechanism actually run (``effective_eps0``). The
+        merger is sealed by a successful release, so a batch is never released twice.
+
+        Args:
+            merged: A :class:`~shuffle_accounting.runtime.counts.CountsMerger` built with this
+                session's randomizer (or an equal one).
+
+        Returns:
+            The :class:`Release` (``reports=None``; ``simulated`` as the counts were drawn).
+
+        Raises:
+            BatchTooSmallError: If the merged batch holds fewer than ``n_min`` reports.
+            BudgetExceededError: If the round would exceed ``rounds`` or ``epsilon_budget``.
+            ParameterError: If ``merged`` is not a merger of this mechanism, was already
+                released, or ``output`` is not ``"histogram"``.
+
+        Example:
+            >>> from shuffle_accounting.runtime.counts import CountsMerger, randomize_partition
+            >>> s = CollectionSession(3, 1.0, n_min=4, delta=1e-6, rounds=1)
+            >>> m = CountsMerger(s.randomizer)
+            >>> _ = m.add(randomize_partition(s.randomizer, [0, 1, 2, 2, 1], key=0))
+            >>> s.release_counts(m).n
+            5
+        """
+        if not isinstance(merged, CountsMerger):
+            raise ParameterError(f"merged must be a CountsMerger, got {type(merged).__name__}")
+        if self.output != "histogram":
+            raise ParameterError(f"release_counts needs output='histogram', got output={self.output!r}")
+        if merged.randomizer != self.randomizer or merged.randomizer.keep_threshold != self.randomizer.keep_threshold:
+            raise ParameterError(
+                "merged must hold counts of this session's randomizer (same categories and eps0), "
+                f"got {merged.randomizer!r}"
+            )
+        with self._lock:
+            hist = merged.seal()  # raises if already released; blocks late additions
+            try:
+                n = int(hist.sum())
+                self._check_release(n)
+                event = _event(self.randomizer.k, self._eps0, n)
+                eps = self._check_budget(event)
+            except BaseException:
+                merged.unseal()
+                raise
+            return self._record(event, eps, n, hist, None, simulated=merged.simulated)
+
+    def _check_release(self, n: int) -> None:
+        """Batch-size and rounds checks of a release of ``n`` reports (caller holds the lock)."""
         if n < self.n_min:
             raise BatchTooSmallError(
                 f"batch of {n} reports is smaller than min_batch = {self.n_min}; nothing released "
@@ -348,28 +479,26 @@ class CollectionSession:
                 f"round {done + 1} refused: the session is configured for rounds = {self.rounds}",
                 float("inf"),
             )
-        event = _event(self.randomizer.k, self._eps0, n)
+
+    def _check_budget(self, event: Any) -> float:
+        """Certified epsilon including ``event``; raise if over budget (caller holds the lock)."""
         eps = self._certified_epsilon(self._events + [event])
         if self.epsilon_budget is not None and not eps <= self.epsilon_budget:
             raise BudgetExceededError(
-                f"round {done + 1} refused: certified epsilon would be {eps!r} > epsilon_budget = "
-                f"{self.epsilon_budget!r} at delta = {self.delta!r}",
+                f"round {len(self._releases) + 1} refused: certified epsilon would be {eps!r} > "
+                f"epsilon_budget = {self.epsilon_budget!r} at delta = {self.delta!r}",
                 eps,
             )
-        codes = np.concatenate(self._pending)
-        shuffled = np.asarray(self.shuffler.shuffle(codes, rng=self._rng))
-        hist = _histogram(codes, self.randomizer.k)
-        if shuffled.shape != codes.shape or shuffled.dtype.kind not in "iu" or not np.array_equal(
-            _histogram(shuffled.astype(np.int64), self.randomizer.k), hist
-        ):
-            raise RuntimeError("the shuffler did not return a permutation of its input; nothing released")
-        reports = self.randomizer.decode(shuffled.astype(np.int64)) if self.output == "sequence" else None
+        return eps
+
+    def _record(self, event: Any, eps: float, n: int, hist: np.ndarray, reports: Any, simulated: bool | None = None) -> Release:
+        """Spend and record one release (caller holds the lock and has passed every check)."""
         for arr in (hist, reports):
             if arr is not None:
                 arr.setflags(write=False)
-        self._pending = []
         self._events.append(event)
         self._epsilon = eps
-        rel = Release(done + 1, n, hist, reports, eps, self.delta)
+        sim = self.simulated if simulated is None else bool(simulated)
+        rel = Release(len(self._releases) + 1, n, hist, reports, eps, self.delta, sim)
         self._releases.append(rel)
         return rel

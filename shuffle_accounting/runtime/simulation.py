@@ -10,12 +10,18 @@ central model gets at least the shuffle's true privacy loss: if anything the com
 the Gaussian baseline). Utility is the total
 variation distance to the dataset's true (empirical) distribution, as in the paper's eqs. (8)-(9).
 
-Everything here is **simulation mode and NOT private**: randomness comes from a seeded numpy
-Generator (a fresh unseeded one when ``rng=None``). Because every quantity is a function of the
-histogram only (the shuffle discards order), each trial samples the noisy k-RR histogram directly
-from its exact law — ``kept_x ~ Binomial(c_x, q')`` for each true count ``c_x`` and the rest split
+The output (utility against the true data) is a rehearsal, never a private release. Randomness
+follows the package's one policy (:mod:`shuffle_accounting._rng`): with ``rng=None`` every draw
+comes from the OS CSPRNG — each trial's records are drawn by exact integer sampling and randomized
+by the :class:`~shuffle_accounting.runtime.KRRRandomizer` itself (``O(n)`` work per trial), and the
+Gaussian baseline uses diffprivlib's ``secrets``-based sampler; a seed or numpy Generator selects
+simulation mode (reproducible, a :class:`~shuffle_accounting._rng.PrivacyLeakWarning` is
+emitted), where, because every quantity is a function of the histogram only (the shuffle discards
+order), each trial samples the noisy k-RR histogram directly from its exact law —
+``kept_x ~ Binomial(c_x, q')`` for each true count ``c_x`` and the rest split
 ``Multinomial(n - sum kept, uniform)`` — with the keep probability ``q'`` of the
-:class:`~shuffle_accounting.runtime.KRRRandomizer` actually implemented (as a double).
+:class:`~shuffle_accounting.runtime.KRRRandomizer` actually implemented (as a double), in ``O(k)``
+work per trial.
 
 Data sources: the synthetic generators of :data:`GENERATORS` (a normal law binned into ``k`` bins
 as in the paper, Zipf, uniform), any probability vector, or real categorical data
@@ -36,10 +42,11 @@ from scipy.stats import norm
 from tqdm.auto import tqdm
 
 from .._validation import ParameterError, check_delta, check_int, check_probability_vector, check_real
-from ._rng import check_rng
+from ._rng import check_rng, random_uint64
 from .analyzer import project_simplex, total_variation
 from .baseline import gaussian_histogram
 from .randomizer import KRRRandomizer
+from .shuffler import secure_permutation
 
 __all__ = [
     "CategoricalData",
@@ -50,6 +57,7 @@ __all__ = [
     "zipf_distribution",
     "uniform_distribution",
     "load_csv",
+    "read_csv_column",
     "simulate",
 ]
 
@@ -176,28 +184,36 @@ class CategoricalData:
         return np.bincount(self.codes, minlength=self.k) / self.codes.size
 
 
-def load_csv(path: str | os.PathLike, column: str | int = 0, *, header: bool = True) -> CategoricalData:
-    """Read one categorical column of a CSV file.
+def read_csv_column(
+    path: str | os.PathLike, column: str | int = 0, *, header: bool = True, strict: bool = True
+) -> list[str | None]:
+    """The whitespace-stripped cells of one CSV column, one per non-blank row.
 
     Args:
-        path: CSV file.
+        path: CSV file path, ``str`` or ``os.PathLike`` (integers, which ``open`` would take as file
+            descriptors, and other types are rejected).
         column: Column name (needs ``header=True``) or 0-based index.
         header: Whether the first row is a header.
+        strict: If ``True``, a missing or empty cell raises; if ``False`` it is returned as
+            ``None`` (a collection then counts it as a malformed report instead of failing).
 
     Returns:
-        :class:`CategoricalData` with the sorted distinct (whitespace-stripped) values as categories.
+        The cells, in file order.
 
     Raises:
-        ParameterError: If the column is missing, a cell is empty, or fewer than 2 categories.
+        ParameterError: If ``path`` is not a ``str``/``os.PathLike``, the column is missing from
+            the header, or (``strict``) a cell is missing or empty.
         OSError: If the file cannot be read.
 
     Example:
         >>> import tempfile, pathlib
         >>> f = pathlib.Path(tempfile.mkdtemp()) / "d.csv"
-        >>> _ = f.write_text("city,age\\nParis,3\\nSF,4\\nParis,5\\n")
-        >>> load_csv(f, "city").categories
-        ('Paris', 'SF')
+        >>> _ = f.write_text("city,age\\nParis,3\\n,4\\n")
+        >>> read_csv_column(f, "city", strict=False)
+        ['Paris', None]
     """
+    if not isinstance(path, (str, os.PathLike)):  # an int would be taken as a file descriptor
+        raise ParameterError(f"path must be a file path (str or os.PathLike), got {type(path).__name__} {path!r}")
     with open(path, newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
     if header:
@@ -210,13 +226,44 @@ def load_csv(path: str | os.PathLike, column: str | int = 0, *, header: bool = T
         idx = head.index(column)
     else:
         idx = check_int("column", column, minimum=0)
-    values = []
+    values: list[str | None] = []
     for line, row in enumerate(rows, start=2 if header else 1):
         if not row:
             continue
         if idx >= len(row) or not row[idx].strip():
-            raise ParameterError(f"column {column!r} is missing or empty on line {line} of {os.fspath(path)!r}")
+            if strict:
+                raise ParameterError(f"column {column!r} is missing or empty on line {line} of {os.fspath(path)!r}")
+            values.append(None)
+            continue
         values.append(row[idx].strip())
+    return values
+
+
+def load_csv(path: str | os.PathLike, column: str | int = 0, *, header: bool = True) -> CategoricalData:
+    """Read one categorical column of a CSV file (see :func:`read_csv_column`).
+
+    Args:
+        path: CSV file path, ``str`` or ``os.PathLike`` (integers, which ``open`` would take as file
+            descriptors, and other types are rejected).
+        column: Column name (needs ``header=True``) or 0-based index.
+        header: Whether the first row is a header.
+
+    Returns:
+        :class:`CategoricalData` with the sorted distinct (whitespace-stripped) values as categories.
+
+    Raises:
+        ParameterError: If ``path`` is not a ``str``/``os.PathLike``, the column is missing, a cell
+            is empty, or fewer than 2 categories.
+        OSError: If the file cannot be read.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "d.csv"
+        >>> _ = f.write_text("city,age\\nParis,3\\nSF,4\\nParis,5\\n")
+        >>> load_csv(f, "city").categories
+        ('Paris', 'SF')
+    """
+    values = read_csv_column(path, column, header=header, strict=True)
     if len(set(values)) < 2:
         raise ParameterError(f"column {column!r} must hold at least 2 distinct categories, got {sorted(set(values))}")
     return CategoricalData.from_labels(values)
@@ -260,14 +307,49 @@ class SimulationResult:
         return "\n".join(lines)
 
 
+_CHUNK = 1 << 20  # records per chunk of the private-mode (OS CSPRNG) samplers
+
+
+def _csprng_multinomial(n: int, p: np.ndarray) -> np.ndarray:
+    """``Multinomial(n, p')`` from the OS CSPRNG, ``p'`` = ``p`` with cumulative sums rounded to ``2**-64``.
+
+    Each record is the category ``i`` with ``cut_{i-1} <= U < cut_i`` for a uniform 64-bit ``U``
+    and integer cut points ``cut_i = round(2**64 (p_0 + ... + p_i))`` (``cut_{k-1} = 2**64``).
+    """
+    cum = np.cumsum(p)[:-1]
+    cuts = np.array([min(int(round(c * 2.0**64)), 2**64 - 1) for c in cum], dtype=np.uint64)
+    counts = np.zeros(p.size, dtype=np.int64)
+    for start in range(0, n, _CHUNK):
+        u = random_uint64(min(_CHUNK, n - start), None)
+        counts += np.bincount(np.searchsorted(cuts, u, side="right"), minlength=p.size)
+    return counts
+
+
+def _krr_histogram(rnd: KRRRandomizer, true: np.ndarray, q: float, gen: np.random.Generator | None) -> np.ndarray:
+    """Histogram of the k-RR reports of records with true histogram ``true``.
+
+    Private mode randomizes every record with ``rnd`` (OS CSPRNG, exact law); simulation mode
+    samples the histogram's exact law (up to ``q'`` as a double) in ``O(k)``.
+    """
+    k = true.size
+    if gen is None:
+        out = np.zeros(k, dtype=np.int64)
+        codes = np.repeat(np.arange(k, dtype=np.int64), true)
+        for start in range(0, codes.size, _CHUNK):
+            out += np.bincount(rnd.randomize_codes(codes[start:start + _CHUNK]), minlength=k)
+        return out
+    kept = gen.binomial(true, q)
+    return kept + gen.multinomial(int(true.sum()) - int(kept.sum()), np.full(k, 1.0 / k))
+
+
 @functools.singledispatch
-def _source_sampler(source: Any, k: int | None) -> tuple[int, Callable[[int, np.random.Generator], np.ndarray]]:
-    """Return ``(k, sample)`` with ``sample(n, gen)`` the true histogram of ``n`` records."""
+def _source_sampler(source: Any, k: int | None) -> tuple[int, Callable[[int, Any], np.ndarray]]:
+    """Return ``(k, sample)`` with ``sample(n, gen)`` the true histogram of ``n`` records (``gen=None``: OS CSPRNG)."""
     p = check_probability_vector("source", source)
     if p.size < 2:
         raise ParameterError(f"source must be a probability vector over k >= 2 categories, got length {p.size}")
     p = p / p.sum()
-    return p.size, lambda n, gen: gen.multinomial(n, p)
+    return p.size, lambda n, gen: _csprng_multinomial(n, p) if gen is None else gen.multinomial(n, p)
 
 
 @_source_sampler.register
@@ -284,7 +366,10 @@ def _(source: CategoricalData, k: int | None) -> tuple[int, Callable[[int, np.ra
     def sample(n: int, gen: np.random.Generator) -> np.ndarray:
         if n > source.codes.size:
             raise ParameterError(f"n must be <= the {source.codes.size} records of the data, got {n}")
-        idx = gen.choice(source.codes.size, size=n, replace=False)
+        if gen is None:
+            idx = secure_permutation(source.codes.size)[:n]
+        else:
+            idx = gen.choice(source.codes.size, size=n, replace=False)
         return np.bincount(source.codes[idx], minlength=source.k)
 
     return source.k, sample
@@ -326,7 +411,8 @@ def simulate(
         n: A population size or a sequence of them (integers ``>= 1``).
         trials: Trials per ``n``, integer ``>= 1``.
         delta: Delta in ``(0, 1)``.
-        rng: ``None`` (fresh unseeded Generator), a seed or a numpy Generator.
+        rng: ``None`` (every draw from the OS CSPRNG, ``O(n)`` per trial), or a seed / numpy
+            Generator (reproducible, ``O(k)`` per trial; emits a ``PrivacyLeakWarning``).
         accountant_factory: Zero-argument callable returning an accountant (default the real
             ``ShuffleAccountant``).
         progress: Show a tqdm progress bar on stderr.
@@ -353,7 +439,7 @@ def simulate(
     ns = tuple(check_int("n", v, minimum=1) for v in ns_raw)
     trials = check_int("trials", trials, minimum=1)
     delta = check_delta("delta", delta)
-    gen = np.random.default_rng() if rng is None else check_rng(rng)
+    gen = check_rng(rng)
     k_src, sample = _source_sampler(source, k_in)
     if k_in is not None and k_in != k_src:
         raise ParameterError(f"k must match the source's {k_src} categories, got {k_in}")
@@ -370,14 +456,12 @@ def simulate(
             )
         epsilons.append(eps)
     tv = {m: np.empty((len(ns), trials)) for m in METHODS}
-    uniform = np.full(k_src, 1.0 / k_src)
     with tqdm(total=len(ns) * trials, disable=not progress, desc="simulate", unit="trial") as bar:
         for i, (size, eps) in enumerate(zip(ns, epsilons)):
             for t in range(trials):
                 true = sample(size, gen)
                 truth = true / size
-                kept = gen.binomial(true, q)
-                noisy = kept + gen.multinomial(size - int(kept.sum()), uniform)
+                noisy = _krr_histogram(rnd, true, q, gen)
                 tv["shuffle"][i, t] = total_variation(noisy / size, truth)
                 tv["shuffle+INV"][i, t] = total_variation(project_simplex(rnd.estimate(noisy)), truth)
                 central = gaussian_histogram(true, eps, delta, rng=gen)
