@@ -397,6 +397,8 @@ def shuffled_histogram(
     is checked again). The amount spent is the certified composed epsilon of the rounds actually
     run (``ShuffledKRR.epsilon`` for one round, ``ShuffleAccountant`` PLD composition for several),
     which is ``<= epsilon``, with ``delta``: all rounds are spent **once**, as one entry.
+    With ``n_rounds > 1`` the calibration bisects over PLD builds (seconds each, to a relative
+    1e-2 in eps0); only utility depends on that tolerance, never the spend.
 
     Args:
         sample: The dataset, a 1-D sequence (labels, integer codes or numbers).
