@@ -380,3 +380,16 @@ def test_group_helpers_validate_and_handle_edges():
     for eps, d in itertools.product((1e-9, 0.3, 2.0), (2, 7)):
         e, dl = group_epsilon_delta(eps, 1e-8, d)
         assert dl == pytest.approx(1e-8 * sum(math.exp(i * eps) for i in range(d)), rel=1e-9)
+
+
+def test_example_pipeline_runs(monkeypatch, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "opendp_pipeline.py"
+    spec = importlib.util.spec_from_file_location("opendp_pipeline_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "N", 100)
+    module.main()
+    assert "two releases: alpha=2.0000" in capsys.readouterr().out
