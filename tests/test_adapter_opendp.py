@@ -390,6 +390,6 @@ def test_example_pipeline_runs(monkeypatch, capsys):
     spec = importlib.util.spec_from_file_location("opendp_pipeline_example", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    monkeypatch.setattr(module, "N", 100)
+    monkeypatch.setattr(module, "N", 300)
     module.main()
     assert "two releases: alpha=2.0000" in capsys.readouterr().out
