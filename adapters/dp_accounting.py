@@ -170,7 +170,9 @@ def shuffled_krr_rdp(
 
     Relation to the dominating pair. The release is a post-processing of the blanket view
     ``(h0, h1, S)`` plus information distributed identically under ``D`` and ``D'``, and Renyi
-    divergence is data-processing monotone, so the blanket pair's ``D_alpha`` also bounds every
+    divergence is data-processing monotone (van Erven, Harremoes, *Renyi Divergence and
+    Kullback-Leibler Divergence*, IEEE Trans. IT 2014, Thm 9: ``D_alpha(PK || QK) <= D_alpha(P || Q)``
+    for every Markov kernel ``K``), so the blanket pair's ``D_alpha`` also bounds every
     dataset's. The steps above apply verbatim to the blanket pair itself (its loss is bounded by
     ``eps0``, its profile is the certified curve up to the outward rounding, and it is symmetric
     under swapping ``x0`` and ``x1``), so the value returned is an upper bound on the blanket pair's

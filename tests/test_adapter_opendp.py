@@ -393,3 +393,19 @@ def test_example_pipeline_runs(monkeypatch, capsys):
     monkeypatch.setattr(module, "N", 300)
     module.main()
     assert "two releases: alpha=2.0000" in capsys.readouterr().out
+
+
+def test_context_calibrates_eps0_when_it_is_left_out():
+    """``query(...).shuffled_krr(categories, delta=...)``: OpenDP's parameter search finds eps0."""
+    n = 50
+    ctx = dp.Context.compositor(
+        data=["a"] * n,
+        privacy_unit=dp.unit_of(contributions=1),
+        privacy_loss=dp.loss_of(epsilon=1.0, delta=1e-6),
+        split_evenly_over=1,
+        domain=dp.vector_domain(dp.atom_domain(T=str), size=n),
+    )
+    eps0 = ctx.query().shuffled_krr(["a", "b"], delta=1e-6).param()
+    assert eps0 > 1.0  # amplification: a local epsilon above the central target
+    certified = make_shuffled_krr(*ctx.accountant.input_space, ["a", "b"], eps0, delta=1e-6).map(1)
+    assert certified[0] <= 1.0 and certified[1] == 1e-6
