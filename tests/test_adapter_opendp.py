@@ -211,9 +211,11 @@ CONSTRUCTORS = [
     lambda: dsigma_distance(G),
     lambda: (dp.vector_domain(dp.atom_domain(T=int), size=4), dsigma_distance(G))
     >> then_mallows_shuffle(MallowsShuffler(G, alpha=1.0)),
+    lambda: adapter.make_shuffled_krr_approx(CATS, 1.0, N, delta=1e-6),
 ]
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.parametrize("build", CONSTRUCTORS)
 def test_constructors_leave_the_global_features_unchanged(build):
     before = set(GLOBAL_FEATURES)
