@@ -253,18 +253,22 @@ class ShuffledCollection:
             the null bin if any) per round.
 
         Raises:
-            ParameterError: If the batch holds fewer than ``n_min`` values.
+            ParameterError: If the batch holds fewer than ``n_min`` values, or ``rng`` is not
+                ``None``, a seed or a numpy ``Generator`` (``True`` and floats included).
+
+        Warns:
+            PrivacyLeakWarning: If ``rng`` is a seed or a Generator (simulation mode).
         """
+        from .._rng import check_rng  # noqa: PLC0415
         from ..runtime import Shuffler  # noqa: PLC0415
 
+        rng = check_rng(rng)  # the package's one RNG policy (warns for seeds, rejects True/floats)
         codes = self.encode(values)
         if codes.size < self.n_min:
             raise ParameterError(
                 f"values must hold at least n_min = {self.n_min} reports, got {codes.size}"
             )
         shuffler = Shuffler(self.n_min)
-        if rng is not None and not isinstance(rng, np.random.Generator):
-            rng = np.random.default_rng(rng)  # one stream across rounds (simulation only)
         out = []
         for _ in range(self.rounds):
             reports = self.randomizer.randomize_codes(codes, rng=rng)

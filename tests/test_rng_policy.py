@@ -109,10 +109,7 @@ CASES = {
 
 #: Rows that do not follow the policy yet and live outside the runtime branch (strict xfail: the
 #: test starts failing, as a reminder to drop the entry, as soon as they are fixed).
-NOT_YET = {
-    "shuffle_accounting.adapters._common.ShuffledCollection.release": "adapters/_common.py builds np.random.default_rng(rng) "
-    "itself (True becomes seed 1, floats raise TypeError); fix: rng = check_rng(rng)",
-}
+NOT_YET: dict[str, str] = {}
 
 #: Protocols (no implementation of their own) carrying an ``rng=`` parameter.
 PROTOCOLS = {"shuffle_accounting.runtime.shuffler.ShufflerLike.shuffle"}
