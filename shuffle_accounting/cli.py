@@ -187,7 +187,7 @@ def build_parser(*, load: Sequence[str] | None = None) -> argparse.ArgumentParse
     rep.set_defaults(func=_cmd_report)
     srv = sub.add_parser("serve", help="local web planner on 127.0.0.1 (needs the web extra)")
     srv.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    srv.add_argument("--port", type=_int_arg, default=8765, help="port (default 8765; 0 picks a free one)")
+    srv.add_argument("--port", type=_int_arg, default=8765, help="port (default 8765)")
     srv.add_argument("--open", action="store_true", help="open the page in the default browser")
     srv.set_defaults(func=_cmd_serve)
     for name, (module, help_text) in _LAZY_SUBCOMMANDS.items():
