@@ -48,7 +48,7 @@ def parse_params(query: Mapping[str, Any]) -> dict[str, Any]:
         ParameterError: On a missing, unknown or invalid field (the message names the field).
 
     Example:
-        >>> parse_params({"k": "3", "n": "1e3", "eps0": "1", "rounds": "2", "delta": "1e-6"})["n"]
+        >>> parse_params({"k": "3", "n": "1e3", "eps0": "1", "rounds": "2", "delta": "1e-6"})["deployment"].n
         1000
         >>> parse_params({"n": "abc"})
         Traceback (most recent call last):
@@ -150,7 +150,7 @@ def script(query: Mapping[str, Any]) -> str:
 
     Example:
         >>> code = script({"k": "3", "n": "100", "eps0": "1"})
-        >>> "ShuffledKRR(k=3, eps0=1.0, n=100)" in code
+        >>> "eps0 = 1.0" in code and "ShuffledKRR(k=k, eps0=eps0, n=n).epsilon(delta)" in code
         True
     """
     parsed = parse_params(query)
