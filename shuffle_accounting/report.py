@@ -61,6 +61,7 @@ __all__ = [
     "build_report",
     "format_sections",
     "render",
+    "format_bound",
     "to_json",
     "to_markdown",
     "to_csv",
@@ -173,6 +174,36 @@ class ReportSection:
     def __post_init__(self) -> None:
         if self.values and len(self.values) != len(self.rows):
             raise ParameterError(f"values must have one entry per row ({len(self.rows)}), got {len(self.values)}")
+
+
+def format_bound(value: Any, bound: str, *, digits: int = 6) -> str:
+    """``value`` with ``digits`` significant digits, rounded outward for its direction.
+
+    An ``"upper"`` bound is rounded up and a ``"lower"`` bound down (so the printed number is
+    still a valid bound); anything else to nearest. Non-finite values print as ``inf``/``nan``.
+
+    Example:
+        >>> format_bound(0.0797917203496098, "lower"), format_bound(0.0797917203496098, "upper")
+        ('0.0797917', '0.0797918')
+        >>> format_bound(2.0, "upper"), format_bound(1e-7 / 3, "upper")
+        ('2', '3.33334e-08')
+    """
+    from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal  # noqa: PLC0415
+
+    check_int("digits", digits, minimum=1, maximum=17)
+    x = float(value)
+    if not math.isfinite(x):
+        return str(x)
+    if x == 0.0:
+        return "0"
+    nearest = f"{x:.{digits}g}"
+    if bound not in ("upper", "lower") or (float(nearest) >= x if bound == "upper" else float(nearest) <= x):
+        return nearest  # already on the right side (as a double)
+    d = Decimal(x)  # exact binary value
+    exp = d.adjusted() - digits + 1
+    mode = {"upper": ROUND_CEILING, "lower": ROUND_FLOOR}.get(bound, ROUND_HALF_EVEN)
+    q = d.quantize(Decimal(1).scaleb(exp), rounding=mode)
+    return f"{float(q):.{digits}g}" if float(q) == float(f"{float(q):.{digits}g}") else str(q)
 
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf)"

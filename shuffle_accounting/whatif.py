@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ._validation import ParameterError, check_int, check_real
-from .report import EPS0_MAX, N_MAX, Deployment
+from .report import EPS0_MAX, N_MAX, Deployment, format_bound
 
 __all__ = ["WhatIfSeries", "WhatIfGrid", "default_ns", "default_eps0s", "whatif_grid"]
 
@@ -90,7 +90,7 @@ class WhatIfGrid:
 
     def _table(self) -> tuple[list[str], list[list[str]]]:
         head = ["n"] + [f"{s.quantity} (eps0={s.eps0:g}, R={s.rounds}, {s.bound})" for s in self.series]
-        body = [[str(n)] + ["n/a" if s.values[i] is None else f"{s.values[i]:.6g}" for s in self.series]
+        body = [[str(n)] + ["n/a" if s.values[i] is None else format_bound(s.values[i], s.bound) for s in self.series]
                 for i, n in enumerate(self.ns)]
         return head, body
 

@@ -250,3 +250,30 @@ def test_simulate_checks_before_running(tmp_path, capsys):
     assert "n must be <= the 3 records" in capsys.readouterr().err
     assert main(["simulate", "--n", "10", "--plot", str(tmp_path / "no" / "x.png")]) == 2
     assert "plot folder does not exist" in capsys.readouterr().err
+
+
+def test_format_bound_rounds_outward():
+    import random
+
+    from shuffle_accounting.report import format_bound
+
+    rnd = random.Random(7)
+    for _ in range(3000):
+        x = 10 ** rnd.uniform(-300, 300)
+        assert float(format_bound(x, "lower")) <= x <= float(format_bound(x, "upper"))
+        assert len(format_bound(x, "upper").split("e")[0].replace(".", "").lstrip("0")) <= 6
+    assert format_bound(0.0797917203496098, "lower") == "0.0797917"
+    assert format_bound(0.0797917203496098, "upper") == "0.0797918"
+    assert format_bound(float("inf"), "upper") == "inf"
+
+
+def test_report_text_rounds_bounds_outward(capsys):
+    from shuffle_accounting import ShuffledKRR
+    from shuffle_accounting.shuffled_krr.lower import lower_epsilon
+
+    assert main(["report", *_FAST]) == 0
+    out = capsys.readouterr().out
+    up = float(out.split("certified eps (upper bound)")[1].split()[0])
+    low = float(out.split("exhibited eps (lower bound)")[1].split()[0])
+    assert up >= ShuffledKRR(3, 2.0, 100).epsilon(1e-6)
+    assert low <= lower_epsilon(1e-6, 3, 2.0, 100)

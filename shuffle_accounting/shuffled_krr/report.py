@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..report import Deployment, ReportSection, ReportValue
+from ..report import Deployment, ReportSection, ReportValue, format_bound
 from .._validation import ParameterError
 from .accountant import ShuffleAccountant, ShuffledKRRDpEvent
 from . import calibration
@@ -40,14 +40,14 @@ def report_section(dep: Deployment, *, lower: bool = True) -> ReportSection:
     mech = ShuffledKRR(dep.k, dep.eps0, dep.n)
     upper = mech.epsilon(dep.delta)
     rows = [
-        ("certified eps (upper bound)", f"{upper:.6f}", "privacy blanket, exact, rounded up; one round",
+        ("certified eps (upper bound)", format_bound(upper, "upper"), "privacy blanket, exact, rounded up; one round",
          ReportValue(upper, "upper")),
     ]
     if lower:
         low = lower_epsilon(dep.delta, dep.k, dep.eps0, dep.n)
         gap = upper / low if low > 0 else math.inf
         rows += [
-            ("exhibited eps (lower bound)", f"{low:.6f}", "worst of the searched concrete datasets, rounded down",
+            ("exhibited eps (lower bound)", format_bound(low, "lower"), "worst of the searched concrete datasets, rounded down",
              ReportValue(low, "lower")),
             ("gap upper / lower", "inf" if math.isinf(gap) else f"{gap:.4f}", "1.0 would be exactly tight",
              ReportValue(gap, "estimate")),
@@ -58,7 +58,7 @@ def report_section(dep: Deployment, *, lower: bool = True) -> ReportSection:
     if dep.rounds > 1:
         acc = ShuffleAccountant().compose(ShuffledKRRDpEvent(k=dep.k, eps0=dep.eps0, n=dep.n), dep.rounds)
         composed = acc.get_epsilon(dep.delta)
-        rows.append((f"certified eps, {dep.rounds} rounds", f"{composed:.6f}", "PLD composition, pessimistic",
+        rows.append((f"certified eps, {dep.rounds} rounds", format_bound(composed, "upper"), "PLD composition, pessimistic",
                      ReportValue(composed, "upper")))
         rows.append((f"no shuffling, {dep.rounds} rounds", f"{dep.rounds * dep.eps0:.6f}", "basic composition of eps0",
                      ReportValue(dep.rounds * dep.eps0, "upper")))
@@ -139,12 +139,12 @@ def accuracy_section(dep: Deployment, *, confidence: float = 0.95) -> ReportSect
     worst = shuffle_frequency_accuracy(dep.k, dep.eps0, dep.n, confidence=confidence)
     uniform = shuffle_frequency_accuracy(dep.k, dep.eps0, dep.n, frequency=1.0 / dep.k, confidence=confidence)
     rows = [
-        ("shuffle+INV std, worst category", f"{worst.std:.6g}", "exact; any true frequency in [0, 1]",
+        ("shuffle+INV std, worst category", format_bound(worst.std, "upper"), "exact; any true frequency in [0, 1]",
          ReportValue(worst.std, "upper")),
         ("shuffle+INV std, frequency 1/k", f"{uniform.std:.6g}", "exact", ReportValue(uniform.std, "exact")),
         (f"shuffle+INV {pct} CI half-width", f"{worst.normal_half_width:.6g}", "normal approximation, worst category",
          ReportValue(worst.normal_half_width, "estimate")),
-        (f"shuffle+INV {pct} CI half-width, guaranteed", f"{worst.guaranteed_half_width:.6g}",
+        (f"shuffle+INV {pct} CI half-width, guaranteed", format_bound(worst.guaranteed_half_width, "upper"),
          "Bernstein: coverage >= the level for every n", ReportValue(worst.guaranteed_half_width, "upper")),
     ]
     eps = ShuffledKRR(dep.k, dep.eps0, dep.n).epsilon(dep.delta)
