@@ -71,6 +71,19 @@ def test_script_reproduces_the_numbers():
     assert "rounds = 3, 200, 1e-06, 2" in script({**SMALL, "rounds": "2"}).replace("k, n, delta, rounds = ", "rounds = ")
 
 
+def test_serve_refuses_a_busy_port():
+    pytest.importorskip("uvicorn", reason="the web extra (uvicorn) is not installed")
+    from shuffle_accounting.planner.server import serve
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        with pytest.raises(ParameterError, match="port must be free on 127.0.0.1"):
+            serve(port=s.getsockname()[1])
+    with pytest.raises(ParameterError, match="port must be an integer in"):
+        serve(port=70000)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -114,6 +127,10 @@ def test_api_answers_and_rejects(server):
     status, body = _get(server + "/api/plan?k=3&n=200&eps0=1&delta=1e-6")
     assert status == 200
     assert json.loads(body)["certified_epsilon"]["value"] == ShuffledKRR(3, 1.0, 200).epsilon(1e-6)
+    status, body = _get(server + "/api/whatif?k=3&n=200&eps0=1&delta=1e-6")
+    grid = json.loads(body)
+    assert status == 200 and grid["ns"] == [20, 63, 200, 632, 2000]
+    assert grid["series"][0]["values"][2] == ShuffledKRR(3, 1.0, 200).epsilon(1e-6)
     status, body = _get(server + "/api/plan?n=abc")
     assert status == 400 and json.loads(body) == {"error": "n must be a number, got 'abc'"}
     status, body = _get(server + "/api/script.py?k=3&n=200&eps0=1")
@@ -233,7 +250,9 @@ def test_browser_shows_the_library_epsilon(page):
     low_text = float(page.js("document.getElementById('exhibited').textContent"))
     low = lower_epsilon(1e-5, 4, 1.5, 500)
     assert low * (1 - 1e-5) <= low_text <= low  # displayed rounded down
+    page.wait("document.getElementById('plot-status').textContent === 'plots: ready'")
     assert page.js("document.querySelectorAll('#plot-eps polyline').length") == 1
+    assert page.js("document.querySelectorAll('#plot-acc polyline').length") >= 1
     assert page.js("document.getElementById('dl-json').href").endswith("delta=1e-5")
 
 

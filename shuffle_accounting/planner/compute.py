@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from .._validation import ParameterError, check_choice
 from ..report import N_MAX, Deployment
 
-__all__ = ["FIELDS", "parse_params", "plan", "script"]
+__all__ = ["FIELDS", "parse_params", "plan", "whatif", "script"]
 
 #: Form fields of the page: name -> (kind, default).
 FIELDS: dict[str, tuple[str, str]] = {
@@ -86,8 +86,34 @@ def _calibrated(dep: Deployment) -> tuple[Deployment, dict[str, Any]]:
     return new, {"eps0": e0, "capped": capped, "bound": "lower"}
 
 
+def _resolved(query: Mapping[str, Any]) -> tuple[Deployment, dict[str, Any] | None]:
+    parsed = parse_params(query)
+    dep: Deployment = parsed["deployment"]
+    if parsed["mode"] == "target":
+        return _calibrated(dep)
+    return dep, None
+
+
+def whatif(query: Mapping[str, Any]) -> dict[str, Any]:
+    """The data of the page's plots: certified epsilon and accuracy over ``n / 10 .. 10 n``.
+
+    Raises:
+        ParameterError: On invalid fields.
+
+    Example:
+        >>> w = whatif({"k": "3", "n": "100", "eps0": "1", "delta": "1e-6"})
+        >>> w["ns"], [s["quantity"] for s in w["series"]][:2]
+        ([10, 32, 100, 316, 1000], ['certified epsilon', 'shuffle+INV std (worst category)'])
+    """
+    from ..whatif import whatif_grid  # noqa: PLC0415
+
+    dep, _ = _resolved(query)
+    ns = sorted({min(N_MAX, max(2, round(dep.n * 10 ** (j / 2)))) for j in range(-2, 3)})
+    return whatif_grid(dep, ns=ns, eps0s=[dep.eps0], rounds=False, calibration=False).as_dict()
+
+
 def plan(query: Mapping[str, Any]) -> dict[str, Any]:
-    """Everything the page shows, as a JSON-ready dict (numbers with their bound direction).
+    """The numbers the page shows, as a JSON-ready dict (numbers with their bound direction).
 
     Raises:
         ParameterError: On invalid fields.
@@ -101,13 +127,8 @@ def plan(query: Mapping[str, Any]) -> dict[str, Any]:
     from ..shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent  # noqa: PLC0415
     from ..shuffled_krr.lower import lower_epsilon  # noqa: PLC0415
     from ..shuffled_krr.mechanism import ShuffledKRR  # noqa: PLC0415
-    from ..whatif import whatif_grid  # noqa: PLC0415
 
-    parsed = parse_params(query)
-    dep: Deployment = parsed["deployment"]
-    calibrated = None
-    if parsed["mode"] == "target":
-        dep, calibrated = _calibrated(dep)
+    dep, calibrated = _resolved(query)
     eps = ShuffledKRR(dep.k, dep.eps0, dep.n).epsilon(dep.delta)
     low = lower_epsilon(dep.delta, dep.k, dep.eps0, dep.n)
     composed = None
@@ -129,8 +150,6 @@ def plan(query: Mapping[str, Any]) -> dict[str, Any]:
     else:
         accuracy["gaussian_std"] = {"value": g.std, "bound": "exact"}
         accuracy["gaussian_ci95"] = {"value": g.normal_half_width, "bound": "exact"}
-    ns = sorted({min(N_MAX, max(2, round(dep.n * 10 ** (j / 2)))) for j in range(-2, 3)})
-    grid = whatif_grid(dep, ns=ns, eps0s=[dep.eps0], rounds=False, calibration=False)
     return {
         "deployment": dep.as_dict(),
         "calibrated_eps0": calibrated,
@@ -138,7 +157,6 @@ def plan(query: Mapping[str, Any]) -> dict[str, Any]:
         "exhibited_epsilon": {"value": low, "bound": "lower"},
         "composed_epsilon": composed,
         "accuracy": accuracy,
-        "whatif": grid.as_dict(),
     }
 
 

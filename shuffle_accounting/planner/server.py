@@ -4,7 +4,8 @@ Routes (all GET, query parameters = the page's fields, see
 :data:`shuffle_accounting.planner.compute.FIELDS`):
 
 * ``/`` — the page (``static/index.html``);
-* ``/api/plan`` — :func:`~shuffle_accounting.planner.compute.plan` as JSON;
+* ``/api/plan`` — :func:`~shuffle_accounting.planner.compute.plan` as JSON (the numbers);
+* ``/api/whatif`` — :func:`~shuffle_accounting.planner.compute.whatif` as JSON (the plots' data);
 * ``/api/report.json`` — the full report (schema of :mod:`shuffle_accounting.report`), as a download;
 * ``/api/script.py`` — :func:`~shuffle_accounting.planner.compute.script`, as a download.
 
@@ -54,6 +55,13 @@ def create_app() -> Any:
             return JSONResponse({"error": str(exc)}, status_code=400)
         return JSONResponse(result)
 
+    async def api_whatif(request: Any) -> Any:
+        try:
+            result = await run_in_threadpool(compute.whatif, _query(request))
+        except ParameterError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        return JSONResponse(result)
+
     async def api_report(request: Any) -> Any:
         from ..report import build_report, to_json  # noqa: PLC0415
 
@@ -76,6 +84,7 @@ def create_app() -> Any:
     return Starlette(routes=[
         Route("/", page),
         Route("/api/plan", api_plan),
+        Route("/api/whatif", api_whatif),
         Route("/api/report.json", api_report),
         Route("/api/script.py", api_script),
     ])
@@ -103,7 +112,16 @@ def serve(*, host: str = "127.0.0.1", port: int = 8765, open_browser: bool = Fal
         loopback = host == "localhost"
     if not loopback:
         warnings.warn(f"serving on {host}: the planner is reachable from other machines", stacklevel=2)
+    import socket  # noqa: PLC0415
+
     import uvicorn  # noqa: PLC0415
+
+    try:  # refuse a busy port up front, with a clear message
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        raise ParameterError(f"port must be free on {host}, got {port} ({exc.strerror})") from None
 
     app = create_app()
     if open_browser:
