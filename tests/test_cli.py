@@ -277,3 +277,20 @@ def test_report_text_rounds_bounds_outward(capsys):
     low = float(out.split("exhibited eps (lower bound)")[1].split()[0])
     assert up >= ShuffledKRR(3, 2.0, 100).epsilon(1e-6)
     assert low <= lower_epsilon(1e-6, 3, 2.0, 100)
+
+
+def test_missing_extras_fail_before_computing(monkeypatch, tmp_path, capsys):
+    import importlib.util
+
+    real = importlib.util.find_spec
+
+    def fake(name, *a, **k):
+        return None if name in ("matplotlib", "diffprivlib", "starlette") else real(name, *a, **k)
+
+    monkeypatch.setattr(importlib.util, "find_spec", fake)
+    assert main(["report", "--plot", str(tmp_path / "a.png")]) == 2
+    assert "pip install 'shuffle-accounting[plot]'" in capsys.readouterr().err
+    assert main(["simulate", "--n", "100"]) == 2
+    assert "pip install 'shuffle-accounting[diffprivlib]'" in capsys.readouterr().err
+    assert main(["serve"]) == 2
+    assert "pip install 'shuffle-accounting[web]'" in capsys.readouterr().err
