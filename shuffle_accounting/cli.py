@@ -59,15 +59,17 @@ def _skip_arg(text: str) -> frozenset[str]:
 
 
 def _check_output(path: str | None) -> None:
+    from ._validation import ParameterError  # noqa: PLC0415 - light module
+
     if path is None or path == "-":
         return
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise ValueError(f"output folder does not exist: {os.path.dirname(path)!r}")
+        raise ParameterError(f"output folder does not exist: {os.path.dirname(path)!r}")
     if os.path.isdir(path):
-        raise ValueError(f"output must be a file, got the folder {path!r}")
+        raise ParameterError(f"output must be a file, got the folder {path!r}")
     if not os.access(folder, os.W_OK):
-        raise ValueError(f"output folder is not writable: {folder!r}")
+        raise ParameterError(f"output folder is not writable: {folder!r}")
 
 
 def _require(module: str, extra: str, what: str) -> None:

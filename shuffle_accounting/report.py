@@ -21,7 +21,7 @@ JSON schema (``schema_version`` 1)::
                    "bound": "upper" | "lower" | "estimate" | "exact" | "parameter" | "none",
                    "text": str, "note": str}]}
       ],
-      "whatif": null | {"ns": [int], "eps0s": [float], "rounds": int, "delta": float,
+      "whatif": null | {"ns": [int], "eps0s": [float], "k": int, "rounds": int, "delta": float,
                         "target_epsilon": float,
                         "series": [{"quantity": str, "eps0": float, "rounds": int, "bound": str,
                                     "values": [number | null]}]}

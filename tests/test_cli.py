@@ -236,11 +236,25 @@ def test_report_skip_lower(capsys):
 
 def test_report_plot_svg_and_whatif(tmp_path, capsys):
     out = tmp_path / "curves.svg"
-    assert main(["report", "--k", "3", "--n", "30", "--rounds", "2", "--skip", "literature,reidentification,qif",
-                 "--plot", str(out)]) == 0
+    assert main(["report", "--k", "3", "--n", "30", "--skip", "literature,reidentification,qif", "--plot", str(out)]) == 0
     assert out.read_text().lstrip().startswith("<?xml")
     assert (tmp_path / "curves-whatif.svg").stat().st_size > 0
     assert "curves-whatif.svg" in capsys.readouterr().out
+
+
+def test_plots_draw_the_composed_rounds(tmp_path):
+    from shuffle_accounting.plotting import plot_delta_curves, plot_whatif
+    from shuffle_accounting.report import Deployment
+    from shuffle_accounting.whatif import whatif_grid
+
+    dep = Deployment(k=3, eps0=1.0, n=30, rounds=2)
+    plot_delta_curves(dep, str(tmp_path / "d.svg"), num=12)
+    svg = (tmp_path / "d.svg").read_text()
+    assert "2 rounds composed" in svg and "target delta" in svg and "certified eps &lt;=" in svg
+    grid = whatif_grid(dep, ns=[20, 40], eps0s=[1.0], calibration=False, baseline=False)
+    assert grid.find("certified epsilon", rounds=2) is not None
+    plot_whatif(grid, str(tmp_path / "w.png"))
+    assert (tmp_path / "w.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_simulate_checks_before_running(tmp_path, capsys):
