@@ -276,10 +276,21 @@ def _accuracy(dep: Deployment, skip: frozenset[str]) -> ReportSection:
 
 
 def _literature(dep: Deployment, skip: frozenset[str]) -> ReportSection:
-    from .literature import report_section  # noqa: PLC0415
+    """The literature block with each published epsilon (an upper bound) rounded up in the text
+    and kept at full precision in the value (same rows as ``literature.report_section``)."""
+    from .literature import literature_epsilons  # noqa: PLC0415
 
-    sec = report_section(dep)
-    return annotate(sec, "literature", ["upper"] * len(sec.rows))
+    rows, values = [], []
+    for b in literature_epsilons(dep.k, dep.eps0, dep.n, dep.delta):
+        if b.epsilon is None:
+            rows.append((b.name, "not valid here", b.reason))
+            values.append(ReportValue(None, "none"))
+        else:
+            rows.append((b.name, format_bound(b.epsilon, "upper"), b.citation))
+            values.append(ReportValue(b.epsilon, "upper"))
+    note = "per round" if dep.rounds == 1 else f"per round (x{dep.rounds} rounds not composed here)"
+    return ReportSection(f"Literature bounds (eps at delta={dep.delta:g}, {note})", tuple(rows), tuple(values),
+                         "literature")
 
 
 _REID_BOUNDS = {
