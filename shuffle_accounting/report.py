@@ -318,11 +318,7 @@ def _reidentification(dep: Deployment, skip: frozenset[str]) -> ReportSection:
 def _qif(dep: Deployment, skip: frozenset[str]) -> ReportSection:
     from .qif import report_section  # noqa: PLC0415
 
-    sec = report_section(dep)
-    # prior and V[N] = p are exact; V[S], V[NS] and the leakage are the upper ends of certified
-    # intervals (LeakageReport.rows prints the upper ends).
-    bounds = ["exact", "exact"] + ["upper"] * (len(sec.rows) - 2)
-    return annotate(sec, "qif", bounds)
+    return report_section(dep)  # carries its values: prior and p exact, the rest upper ends
 
 
 #: Registered sections in print order: key -> builder. ``lower`` is not a section but the
