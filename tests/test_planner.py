@@ -133,6 +133,12 @@ def test_api_answers_and_rejects(server):
     assert grid["series"][0]["values"][2] == ShuffledKRR(3, 1.0, 200).epsilon(1e-6)
     status, body = _get(server + "/api/plan?n=abc")
     assert status == 400 and json.loads(body) == {"error": "n must be a number, got 'abc'"}
+    req = urllib.request.Request(server + "/api/plan", headers={"Host": "evil.example"})
+    try:
+        urllib.request.urlopen(req, timeout=10)
+        raise AssertionError("a foreign Host header was accepted")
+    except urllib.error.HTTPError as e:
+        assert e.code == 400
     status, body = _get(server + "/api/script.py?k=3&n=200&eps0=1")
     assert status == 200 and b"ShuffledKRR(k=k, eps0=eps0, n=n)" in body
     status, body = _get(server + "/api/report.json?k=3&n=200&eps0=1")

@@ -28,8 +28,11 @@ __all__ = ["create_app", "serve"]
 _STATIC = Path(__file__).resolve().parent / "static"
 
 
-def create_app() -> Any:
+def create_app(*, allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")) -> Any:
     """The Starlette application (imports Starlette; extra ``web``).
+
+    Requests whose ``Host`` header is not in ``allowed_hosts`` are refused (HTTP 400), so a web
+    page elsewhere cannot reach the planner through DNS rebinding.
 
     Raises:
         ImportError: If Starlette is not installed.
@@ -37,6 +40,8 @@ def create_app() -> Any:
     try:
         from starlette.applications import Starlette  # noqa: PLC0415
         from starlette.concurrency import run_in_threadpool  # noqa: PLC0415
+        from starlette.middleware import Middleware  # noqa: PLC0415
+        from starlette.middleware.trustedhost import TrustedHostMiddleware  # noqa: PLC0415
         from starlette.responses import FileResponse, JSONResponse, Response  # noqa: PLC0415
         from starlette.routing import Route  # noqa: PLC0415
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -87,7 +92,7 @@ def create_app() -> Any:
         Route("/api/whatif", api_whatif),
         Route("/api/report.json", api_report),
         Route("/api/script.py", api_script),
-    ])
+    ], middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))])
 
 
 def serve(*, host: str = "127.0.0.1", port: int = 8765, open_browser: bool = False) -> None:
@@ -123,7 +128,7 @@ def serve(*, host: str = "127.0.0.1", port: int = 8765, open_browser: bool = Fal
     except OSError as exc:
         raise ParameterError(f"port must be free on {host}, got {port} ({exc.strerror})") from None
 
-    app = create_app()
+    app = create_app(allowed_hosts=tuple(sorted({host, "127.0.0.1", "localhost", "::1"})))
     if open_browser:
         import threading  # noqa: PLC0415
         import webbrowser  # noqa: PLC0415
