@@ -11,6 +11,12 @@ Subpackages, one per paper/concept:
 * :mod:`shuffle_accounting.dsigma` — d_sigma-privacy and the Mallows shuffler (Meehan et al.).
 * :mod:`shuffle_accounting.runtime` — randomizer, shufflers, analyzer, simulation.
 * :mod:`shuffle_accounting.adapters` — OpenDP, diffprivlib and dp_accounting glue.
+* :mod:`shuffle_accounting.accuracy` — accuracy of the shuffle+INV frequency estimates.
+* :mod:`shuffle_accounting.planner` — the local web planner (``shuffle-accounting serve``).
+
+The public names below are imported on first use (PEP 562 module ``__getattr__``), so
+``import shuffle_accounting`` and ``shuffle-accounting --help`` stay fast; ``from
+shuffle_accounting import ShuffledKRR`` works as usual.
 
 Example:
     >>> from shuffle_accounting import ShuffledKRR
@@ -20,17 +26,10 @@ Example:
     True
 """
 
-from . import literature, qif, reidentification
-from ._validation import ParameterError
-from .randomizers import KRR, FiniteRandomizer
-from .shuffled_krr import (
-    ShuffleAccountant,
-    ShuffledKRR,
-    ShuffledKRRDpEvent,
-    calibrate_eps0,
-    dataset_delta,
-    min_users,
-)
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __all__ = [
     "ParameterError",
@@ -47,3 +46,35 @@ __all__ = [
     "qif",
 ]
 __version__ = "0.1.0"
+
+#: Where each lazily imported public name lives (module, attribute; attribute None = the module).
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "ParameterError": ("._validation", "ParameterError"),
+    "KRR": (".randomizers", "KRR"),
+    "FiniteRandomizer": (".randomizers", "FiniteRandomizer"),
+    "ShuffledKRR": (".shuffled_krr", "ShuffledKRR"),
+    "dataset_delta": (".shuffled_krr", "dataset_delta"),
+    "ShuffleAccountant": (".shuffled_krr", "ShuffleAccountant"),
+    "ShuffledKRRDpEvent": (".shuffled_krr", "ShuffledKRRDpEvent"),
+    "calibrate_eps0": (".shuffled_krr", "calibrate_eps0"),
+    "min_users": (".shuffled_krr", "min_users"),
+    "literature": (".literature", None),
+    "reidentification": (".reidentification", None),
+    "qif": (".qif", None),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first access (PEP 562) and cache it in the module namespace."""
+    try:
+        module_name, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'shuffle_accounting' has no attribute {name!r}") from None
+    module = importlib.import_module(module_name, __name__)
+    value = module if attr is None else getattr(module, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..report import Deployment, ReportSection
+from ..report import Deployment, ReportSection, ReportValue, format_bound
 from ._common import Estimate, krr_keep_probability
 from .vulnerability import _ns_from_s, shuffle_vulnerability_bounds
 
@@ -62,13 +62,28 @@ class LeakageReport:
         return self.krr_shuffle.upper / self.prior
 
     def rows(self) -> tuple[tuple[str, str, str], ...]:
-        """(label, value, note) rows for :class:`shuffle_accounting.report.ReportSection`."""
+        """(label, value, note) rows for :class:`shuffle_accounting.report.ReportSection`.
+
+        The vulnerabilities and the leakage are the upper ends of certified intervals, printed
+        rounded up (:func:`~shuffle_accounting.report.format_bound`).
+        """
         return (
             ("prior 1/k", f"{self.prior:.6g}", "random guess of the target's value"),
             ("V[N] k-RR only", f"{self.krr:.6g}", "= p (Prop. 15)"),
-            ("V[S] shuffle only", f"{self.shuffle.upper:.6g}", f"E[max load]/n, error <= {self.shuffle.error:.1e}"),
-            ("V[NS] k-RR + shuffle", f"{self.krr_shuffle.upper:.6g}", "eq. (17); what this deployment leaks"),
-            ("leakage NS (x prior)", f"{self.multiplicative_leakage:.6g}", "multiplicative Bayes leakage"),
+            ("V[S] shuffle only", format_bound(self.shuffle.upper, "upper"),
+             f"E[max load]/n, error <= {self.shuffle.error:.1e}"),
+            ("V[NS] k-RR + shuffle", format_bound(self.krr_shuffle.upper, "upper"), "eq. (17); what this deployment leaks"),
+            ("leakage NS (x prior)", format_bound(self.multiplicative_leakage, "upper"), "multiplicative Bayes leakage"),
+        )
+
+    def values(self) -> tuple[ReportValue, ...]:
+        """The numbers of :meth:`rows` at full precision, with their bound directions."""
+        return (
+            ReportValue(self.prior, "exact"),
+            ReportValue(self.krr, "exact"),
+            ReportValue(self.shuffle.upper, "upper"),
+            ReportValue(self.krr_shuffle.upper, "upper"),
+            ReportValue(self.multiplicative_leakage, "upper"),
         )
 
 
@@ -106,11 +121,13 @@ def report_section(dep: Deployment) -> ReportSection:
 
     Example:
         >>> sec = report_section(Deployment(k=2, eps0=2.1972245773362196, n=200))
-        >>> sec.rows[3][:2]
-        ('V[NS] k-RR + shuffle', '0.522539')
+        >>> sec.rows[3][:2]  # V[NS] = 0.5225394 (upper end), rounded up
+        ('V[NS] k-RR + shuffle', '0.52254')
     """
     r = leakage_report(dep.n, dep.k, dep.eps0)
     return ReportSection(
         "QIF leakage, uninformed adversary (Jurado et al. 2023)",
         r.rows(),
+        r.values(),
+        "qif",
     )

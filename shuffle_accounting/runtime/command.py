@@ -8,9 +8,11 @@ total variation distance of shuffle, shuffle+INV and the analytic Gaussian basel
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 from typing import Any
 
+from .._validation import ParameterError
 from .simulation import GENERATORS, load_csv, simulate
 
 __all__ = ["add_subcommand", "run_simulate"]
@@ -41,8 +43,19 @@ def run_simulate(args: argparse.Namespace) -> int:
         ...
         0
     """
+    # Every check before the computation: output path, optional packages, data size.
+    if args.plot:
+        from ..plotting import check_plot_path  # noqa: PLC0415 - light module
+
+        check_plot_path(args.plot)
+        if importlib.util.find_spec("matplotlib") is None:
+            raise ImportError("simulate --plot needs matplotlib: pip install 'shuffle-accounting[plot]'")
+    if importlib.util.find_spec("diffprivlib") is None:
+        raise ImportError("simulate needs diffprivlib (central baseline): pip install 'shuffle-accounting[diffprivlib]'")
     column: Any = int(args.column) if str(args.column).isdigit() else args.column
     source: Any = load_csv(args.csv, column) if args.csv else args.source
+    if args.csv and max(args.n) > source.codes.size:
+        raise ParameterError(f"n must be <= the {source.codes.size} records of {args.csv}, got {max(args.n)}")
     k = None if args.csv else args.k
     result = simulate(
         source, k, args.eps0, args.n, args.trials, args.delta, rng=args.seed, progress=args.progress

@@ -1,10 +1,11 @@
-"""The shuffled k-RR blocks of ``shuffle-accounting report``: certified vs exhibited epsilon, calibration."""
+"""The shuffled k-RR blocks of ``shuffle-accounting report``: certified vs exhibited epsilon,
+calibration, and the accuracy of the debiased frequencies next to the central Gaussian baseline."""
 
 from __future__ import annotations
 
 import math
 
-from ..report import Deployment, ReportSection
+from ..report import Deployment, ReportSection, ReportValue, format_bound
 from .._validation import ParameterError
 from .accountant import ShuffleAccountant, ShuffledKRRDpEvent
 from . import calibration
@@ -12,57 +13,72 @@ from .calibration import calibrate_eps0, min_users
 from .lower import lower_epsilon
 from .mechanism import ShuffledKRR
 
-__all__ = ["report_section", "calibration_section"]
+__all__ = ["report_section", "calibration_section", "accuracy_section"]
 
 
-def report_section(dep: Deployment) -> ReportSection:
+def _section(title: str, key: str, rows: list[tuple[str, str, str, ReportValue]]) -> ReportSection:
+    return ReportSection(title, tuple(r[:3] for r in rows), tuple(r[3] for r in rows), key)
+
+
+def report_section(dep: Deployment, *, lower: bool = True) -> ReportSection:
     """Certified epsilon (upper bound), exhibited lower bound, their gap, and R-round composition.
 
     Args:
         dep: The planned deployment.
+        lower: Compute the exhibited lower bound and the gap (the slowest part; ``False`` skips it).
 
     Returns:
-        A :class:`~shuffle_accounting.report.ReportSection`.
+        A :class:`~shuffle_accounting.report.ReportSection` (key ``"shuffled"``).
 
     Example:
         >>> sec = report_section(Deployment(k=4, eps0=1.0, n=200, delta=1e-6))
         >>> [row[0] for row in sec.rows][:3]
         ['certified eps (upper bound)', 'exhibited eps (lower bound)', 'gap upper / lower']
+        >>> [v.bound for v in sec.values][:3]
+        ['upper', 'lower', 'estimate']
     """
     mech = ShuffledKRR(dep.k, dep.eps0, dep.n)
     upper = mech.epsilon(dep.delta)
-    lower = lower_epsilon(dep.delta, dep.k, dep.eps0, dep.n)
-    gap = upper / lower if lower > 0 else math.inf
     rows = [
-        ("certified eps (upper bound)", f"{upper:.6f}", "privacy blanket, exact, rounded up; one round"),
-        ("exhibited eps (lower bound)", f"{lower:.6f}", "worst of the searched concrete datasets, rounded down"),
-        ("gap upper / lower", "inf" if math.isinf(gap) else f"{gap:.4f}", "1.0 would be exactly tight"),
-        ("no shuffling", f"{dep.eps0:.6f}", "local eps0 per round, delta = 0"),
+        ("certified eps (upper bound)", format_bound(upper, "upper"), "privacy blanket, exact, rounded up; one round",
+         ReportValue(upper, "upper")),
     ]
+    if lower:
+        low = lower_epsilon(dep.delta, dep.k, dep.eps0, dep.n)
+        gap = upper / low if low > 0 else math.inf
+        rows += [
+            ("exhibited eps (lower bound)", format_bound(low, "lower"), "worst of the searched concrete datasets, rounded down",
+             ReportValue(low, "lower")),
+            ("gap upper / lower", "inf" if math.isinf(gap) else f"{gap:.4f}", "1.0 would be exactly tight",
+             ReportValue(gap, "estimate")),
+        ]
+    else:
+        rows.append(("exhibited eps (lower bound)", "skipped", "--skip lower", ReportValue(None, "none")))
+    rows.append(("no shuffling", f"{dep.eps0:.6f}", "local eps0 per round, delta = 0", ReportValue(dep.eps0, "upper")))
     if dep.rounds > 1:
         acc = ShuffleAccountant().compose(ShuffledKRRDpEvent(k=dep.k, eps0=dep.eps0, n=dep.n), dep.rounds)
-        rows.append(
-            (f"certified eps, {dep.rounds} rounds", f"{acc.get_epsilon(dep.delta):.6f}", "PLD composition, pessimistic")
-        )
-        rows.append((f"no shuffling, {dep.rounds} rounds", f"{dep.rounds * dep.eps0:.6f}", "basic composition of eps0"))
-    return ReportSection(
-        f"Shuffled k-RR: (eps, delta = {dep.delta:.3g}) over all neighbouring datasets", tuple(rows)
-    )
+        composed = acc.get_epsilon(dep.delta)
+        rows.append((f"certified eps, {dep.rounds} rounds", format_bound(composed, "upper"), "PLD composition, pessimistic",
+                     ReportValue(composed, "upper")))
+        rows.append((f"no shuffling, {dep.rounds} rounds", f"{dep.rounds * dep.eps0:.6f}", "basic composition of eps0",
+                     ReportValue(dep.rounds * dep.eps0, "upper")))
+    return _section(f"Shuffled k-RR: (eps, delta = {dep.delta:.3g}) over all neighbouring datasets", "shuffled", rows)
 
 
-def _calibration_rows(dep: Deployment, rounds: int, rtol: float) -> list[tuple[str, str, str]]:
+def _calibration_rows(dep: Deployment, rounds: int, rtol: float) -> list[tuple[str, str, str, ReportValue]]:
     label = "1 round" if rounds == 1 else f"{rounds} rounds"
     try:
         e0 = calibrate_eps0(dep.k, dep.n, dep.target_epsilon, dep.delta, rounds=rounds, rtol=rtol)
-        e0_text, e0_note = f"{e0:.6g}", f"certified; rounded down (rtol {rtol:g})"
+        e0_row = (f"{e0:.6g}", f"certified; rounded down (rtol {rtol:g})", ReportValue(e0, "lower"))
     except ParameterError:  # every eps0 up to the cap meets the target
-        e0_text, e0_note = f">= {calibration.EPS0_CAP:g}", "local privacy does not limit this target"
+        e0_row = (f">= {calibration.EPS0_CAP:g}", "local privacy does not limit this target",
+                  ReportValue(float(calibration.EPS0_CAP), "lower"))
     try:
         n_min = min_users(dep.k, dep.eps0, dep.target_epsilon, dep.delta, rounds=rounds)
-        n_text, n_note = f"{n_min}", f"certified at eps0 = {dep.eps0:.6g}; n - 1 fails"
+        n_row = (f"{n_min}", f"certified at eps0 = {dep.eps0:.6g}; n - 1 fails", ReportValue(n_min, "upper"))
     except ParameterError:  # more than N_CAP users would be needed
-        n_text, n_note = f"> {calibration.N_CAP:g}", "target out of reach at this eps0"
-    return [(f"largest eps0, {label}", e0_text, e0_note), (f"fewest users n, {label}", n_text, n_note)]
+        n_row = (f"> {calibration.N_CAP:g}", "target out of reach at this eps0", ReportValue(None, "none"))
+    return [(f"largest eps0, {label}",) + e0_row, (f"fewest users n, {label}",) + n_row]
 
 
 def calibration_section(dep: Deployment) -> ReportSection:
@@ -78,7 +94,7 @@ def calibration_section(dep: Deployment) -> ReportSection:
         dep: The planned deployment.
 
     Returns:
-        A :class:`~shuffle_accounting.report.ReportSection`.
+        A :class:`~shuffle_accounting.report.ReportSection` (key ``"calibration"``).
 
     Example:
         >>> sec = calibration_section(Deployment(k=4, eps0=1.0, n=200, delta=1e-6, target_epsilon=0.5))
@@ -90,7 +106,64 @@ def calibration_section(dep: Deployment) -> ReportSection:
         if dep.calibrate_rounds:
             rows += _calibration_rows(dep, dep.rounds, 1e-2)
         else:
-            rows.append((f"{dep.rounds} rounds", "not calibrated", "pass --target-eps to calibrate the composition"))
-    return ReportSection(
-        f"Calibration: target (eps = {dep.target_epsilon:.6g}, delta = {dep.delta:.3g})", tuple(rows)
+            rows.append((f"{dep.rounds} rounds", "not calibrated", "pass --target-eps to calibrate the composition",
+                         ReportValue(None, "none")))
+    return _section(
+        f"Calibration: target (eps = {dep.target_epsilon:.6g}, delta = {dep.delta:.3g})", "calibration", rows
     )
+
+
+def accuracy_section(dep: Deployment, *, confidence: float = 0.95) -> ReportSection:
+    """Accuracy of one round's debiased frequencies (shuffle+INV) next to the central Gaussian baseline.
+
+    The shuffle+INV numbers are exact (:mod:`shuffle_accounting.accuracy`); the baseline adds
+    analytic-Gaussian noise (Balle and Wang 2018) at the certified single-round ``(eps, delta)`` of
+    this deployment, so both columns have the same privacy. Without diffprivlib the baseline rows
+    say so instead of a number.
+
+    Args:
+        dep: The planned deployment.
+        confidence: Confidence level of the intervals, in ``(0, 1)``.
+
+    Returns:
+        A :class:`~shuffle_accounting.report.ReportSection` (key ``"accuracy"``).
+
+    Example:
+        >>> sec = accuracy_section(Deployment(k=10, eps0=2.0, n=10_000))
+        >>> sec.rows[0][:2]
+        ('shuffle+INV std, worst category', '0.0127638')
+    """
+    from ..accuracy import gaussian_frequency_accuracy, shuffle_frequency_accuracy  # noqa: PLC0415
+
+    pct = f"{100 * confidence:g}%"
+    worst = shuffle_frequency_accuracy(dep.k, dep.eps0, dep.n, confidence=confidence)
+    uniform = shuffle_frequency_accuracy(dep.k, dep.eps0, dep.n, frequency=1.0 / dep.k, confidence=confidence)
+    rows = [
+        ("shuffle+INV std, worst category", format_bound(worst.std, "upper"), "exact; any true frequency in [0, 1]",
+         ReportValue(worst.std, "upper")),
+        ("shuffle+INV std, frequency 1/k", f"{uniform.std:.6g}", "exact", ReportValue(uniform.std, "exact")),
+        (f"shuffle+INV {pct} CI half-width", f"{worst.normal_half_width:.6g}", "normal approximation, worst category",
+         ReportValue(worst.normal_half_width, "estimate")),
+        (f"shuffle+INV {pct} CI half-width, guaranteed", format_bound(worst.guaranteed_half_width, "upper"),
+         "Bernstein: coverage >= the level for every n", ReportValue(worst.guaranteed_half_width, "upper")),
+    ]
+    eps = ShuffledKRR(dep.k, dep.eps0, dep.n).epsilon(dep.delta)
+    try:
+        g = gaussian_frequency_accuracy(eps, dep.delta, dep.n, confidence=confidence)
+    except ImportError:
+        rows.append(("central Gaussian baseline", "needs diffprivlib",
+                     "pip install 'shuffle-accounting[diffprivlib]'", ReportValue(None, "none")))
+    else:
+        sigma = g.std * dep.n
+        rows += [
+            ("central Gaussian sigma per bin", f"{sigma:.6g}",
+             f"analytic Gaussian (Balle-Wang 2018) at eps = {eps:.4g}, delta = {dep.delta:.3g}",
+             ReportValue(sigma, "exact")),
+            ("central Gaussian std", f"{g.std:.6g}", "sigma / n; trusted curator, same (eps, delta)",
+             ReportValue(g.std, "exact")),
+            (f"central Gaussian {pct} CI half-width", f"{g.normal_half_width:.6g}", "exact coverage",
+             ReportValue(g.normal_half_width, "exact")),
+            ("std ratio shuffle / central", f"{worst.std / g.std:.4g}", "price of not trusting a curator",
+             ReportValue(worst.std / g.std, "estimate")),
+        ]
+    return _section(f"Accuracy of a debiased frequency, one round ({pct} intervals)", "accuracy", rows)

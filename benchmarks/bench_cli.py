@@ -1,0 +1,64 @@
+"""Benchmark: start-up and end-to-end times of the command line and the web planner's computation.
+
+Each command runs in a fresh subprocess (cold imports included), ``--repeat`` times; the table
+gives the median wall time, the 1-minute load average before the run, and the ratio to a fixed
+reference computation (a numpy workload, measured in the same run) so figures from runs under
+different load can be compared.
+
+    python benchmarks/bench_cli.py              # --help, import, report (defaults), report --format json, planner
+    python benchmarks/bench_cli.py --repeat 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+COMMANDS = {
+    "shuffle-accounting --help": [sys.executable, "-m", "shuffle_accounting.cli", "--help"],
+    "import shuffle_accounting": [sys.executable, "-c", "import shuffle_accounting"],
+    "shuffle-accounting report": [sys.executable, "-m", "shuffle_accounting.cli", "report"],
+    "report --format json": [sys.executable, "-m", "shuffle_accounting.cli", "report", "--format", "json"],
+    "report --skip lower,literature,reidentification,qif": [
+        sys.executable, "-m", "shuffle_accounting.cli", "report", "--skip", "lower,literature,reidentification,qif"],
+    "planner: plan() defaults": [
+        sys.executable, "-c", "from shuffle_accounting.planner.compute import plan; plan({})"],
+    "planner: whatif() defaults": [
+        sys.executable, "-c", "from shuffle_accounting.planner.compute import whatif; whatif({})"],
+}
+
+
+def _reference() -> float:
+    """Fixed workload: 20 sorts of 1e6 random doubles (seeded)."""
+    x = np.random.default_rng(0).random(1_000_000)
+    t = time.perf_counter()
+    for _ in range(20):
+        np.sort(x)
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    ref = _reference()
+    print(f"load (1 min) {os.getloadavg()[0]:.2f}; reference workload {ref:.3f} s")
+    print(f"{'command':55s} {'median s':>9s} {'x ref':>7s}")
+    for name, cmd in COMMANDS.items():
+        times = []
+        for _ in range(args.repeat):
+            t = time.perf_counter()
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+            times.append(time.perf_counter() - t)
+        med = statistics.median(times)
+        print(f"{name:55s} {med:9.3f} {med / ref:7.2f}")
+
+
+if __name__ == "__main__":
+    main()
