@@ -122,7 +122,23 @@ def check_int(
     return out
 
 
+def _int_text(x: int) -> str:
+    """An integer bound for a message: ``10**300`` / ``2**63`` rather than 300 digits."""
+    if abs(x) < 10**15:
+        return str(x)
+    sign = "-" if x < 0 else ""
+    a = abs(x)
+    if a & (a - 1) == 0:
+        return f"{sign}2**{a.bit_length() - 1}"
+    e = len(str(a)) - 1
+    if a == 10**e:
+        return f"{sign}10**{e}"
+    return str(x)
+
+
 def _int_range_text(minimum: int | None, maximum: int | None) -> str:
+    minimum = None if minimum is None else _int_text(minimum)  # type: ignore[assignment]
+    maximum = None if maximum is None else _int_text(maximum)  # type: ignore[assignment]
     if minimum is not None and maximum is not None:
         return f" in [{minimum}, {maximum}]"
     if minimum is not None:
@@ -438,9 +454,12 @@ def check_work(what: str, work: float, *, max_work: Any, alternative: str) -> No
     """
     budget = check_max_work(max_work)
     if not work <= budget:
-        shown = f"{work:.3g}" if isinstance(work, float) else str(work)
-        if isinstance(work, int) and work > 10**12:
-            shown = f"{float(work):.3g}" if work < 10**308 else "more than 1e308"
+        if work >= 1e300:
+            shown = "more than 1e300"
+        elif isinstance(work, int) and work <= 10**12:
+            shown = str(work)
+        else:
+            shown = f"{float(work):.3g}"
         raise WorkBudgetExceeded(
             f"{what} needs about {shown} units of work, above max_work = {budget}; "
             f"{alternative}, or raise max_work"

@@ -37,8 +37,12 @@ def _eps(value: object) -> float:
     return check_real("eps", value, low=0.0)
 
 
+#: Largest ``n`` of the numerical bounds: every count must be exact in float64 (2**53 ~ 9e15).
+MAX_N = 2**53
+
+
 def _n(value: object, minimum: int = 2) -> int:
-    return check_int("n", value, minimum=minimum)
+    return check_int("n", value, minimum=minimum, maximum=MAX_N)
 
 
 def _k(value: object) -> int:
