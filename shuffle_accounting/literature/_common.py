@@ -46,7 +46,7 @@ def _n(value: object, minimum: int = 2) -> int:
 
 
 def _k(value: object) -> int:
-    return check_int("k", value, minimum=2)
+    return check_int("k", value, minimum=2, maximum=MAX_N)
 
 
 def _delta(value: object) -> float:

@@ -62,8 +62,8 @@ def erlingsson2019_delta(eps: float, eps0: float, n: int) -> float:
         n: Number of users, integer >= 2.
 
     Returns:
-        Upper bound on the shuffled delta at ``eps`` (``exp`` of the outward-rounded log; 0 for
-        ``eps >= eps0``, and 0.0 also where the bound underflows: use the log variant).
+        Upper bound on the shuffled delta at ``eps`` (``exp`` of the outward-rounded log; 0.0
+        where the bound underflows: use the log variant).
 
     Raises:
         ParameterError: On invalid numbers.
@@ -86,8 +86,8 @@ def erlingsson2019_log_delta(eps: float, eps0: float, n: int) -> float:
         n: Number of users, integer >= 2.
 
     Returns:
-        ``log`` of the upper bound on delta, rounded up by a relative 1e-12 (``-inf`` for
-        ``eps >= eps0``: delta is then exactly 0).
+        ``log`` of the upper bound on delta, rounded up by a relative 1e-12 (at least -1.7e308,
+        an upper bound where the formula's value is below the float range).
 
     Raises:
         ParameterError: On invalid numbers.
@@ -99,10 +99,8 @@ def erlingsson2019_log_delta(eps: float, eps0: float, n: int) -> float:
     """
     eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
     _check(eps0, n)
-    if eps >= eps0:
-        return -math.inf  # shuffled eps0-LDP reports are eps0-DP: delta = 0 exactly
-    ratio = eps / eps0  # < 1: no overflow or underflow of eps^2 / eps0^2
-    v = -n * ratio * ratio / 144.0
+    ratio = eps / eps0  # no underflow of eps^2 / eps0^2 for tiny eps0
+    v = max(-n * (ratio * ratio) / 144.0, -1.7e308)  # beyond the float range: an upper bound
     v += 1e-12 * (abs(v) + 1.0)
     if not v < math.log(0.01):
         raise BoundNotApplicable(
