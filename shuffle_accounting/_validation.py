@@ -454,6 +454,8 @@ def check_work(what: str, work: float, *, max_work: Any, alternative: str) -> No
     """
     budget = check_max_work(max_work)
     if not work <= budget:
+        if len(what) > 160:  # e.g. a 300-digit size
+            what = what[:157] + "..."
         if work >= 1e300:
             shown = "more than 1e300"
         elif isinstance(work, int) and work <= 10**12:

@@ -44,7 +44,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from .._logmath import log1mexp, logsumexp
-from .._validation import ParameterError, check_choice, check_int, check_real
+from .._validation import ParameterError, check_choice, check_int, check_real, check_work
 
 __all__ = [
     "sample_mallows",
@@ -447,7 +447,8 @@ _SAMPLERS: dict[str, Callable[[int, float, _Bits], np.ndarray]] = {
 
 
 def sample_mallows(
-    n: int, theta: float, distance: str = "kendall", size: int | None = None, rng: Any = None
+    n: int, theta: float, distance: str = "kendall", size: int | None = None, rng: Any = None,
+    *, max_work: int | None = None,
 ) -> np.ndarray:
     """Draw permutations of ``range(n)`` from the Mallows model around the identity.
 
@@ -463,12 +464,15 @@ def sample_mallows(
         rng: ``None`` (default): cryptographically secure bits from :mod:`secrets` -- use this for
             real releases. A seed or ``numpy.random.Generator``: reproducible, for simulation
             only, **NOT private**.
+        max_work: Work budget (``None``: ``DEFAULT_MAX_WORK`` = 1e8); the work (and the output
+            size) is ``n`` times the number of permutations.
 
     Returns:
         int64 array of permutation(s); ``delta[p]`` is the image of position ``p``.
 
     Raises:
         ParameterError: On an invalid argument.
+        WorkBudgetExceeded: If ``n * size > max_work`` (checked before any sampling).
 
     Example:
         >>> sample_mallows(5, float("inf")).tolist()
@@ -481,6 +485,13 @@ def sample_mallows(
     n = check_int("n", n, minimum=1)
     theta = check_real("theta", theta, low=0.0, allow_inf=True)
     distance = check_choice("distance", distance, _DISTANCES)
+    count = 1 if size is None else check_int("size", size, minimum=1)
+    check_work(
+        f"sample_mallows(n={n}, size={count})",
+        n * count,
+        max_work=max_work,
+        alternative="draw fewer permutations per call",
+    )
     bits = _Bits(rng)
     fn = _SAMPLERS[distance]
     if size is None:
@@ -495,7 +506,16 @@ def sample_mallows(
 # distances, normalisers, moments
 # --------------------------------------------------------------------------------------------
 def _check_perm(perm: Any) -> np.ndarray:
-    arr = np.asarray(perm)
+    if isinstance(perm, np.ndarray):
+        arr = perm
+    else:
+        try:
+            items = list(perm)
+        except TypeError:
+            raise ParameterError(f"perm must be a permutation of range(n), got {perm!r}"[:200]) from None
+        if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in items):
+            raise ParameterError(f"perm must be a permutation of range(n) as integers, got {perm!r}"[:200])
+        arr = np.asarray(items, dtype=np.int64) if items else np.zeros(0, dtype=np.int64)
     if arr.ndim != 1 or arr.dtype.kind not in "iu" or not np.array_equal(np.sort(arr), np.arange(arr.size)):
         raise ParameterError(f"perm must be a permutation of range(n) as an integer array, got {perm!r}"[:200])
     return arr.astype(np.int64)
