@@ -455,8 +455,9 @@ def equivalent(first: Any, second: Any, *, rtol: float = 1e-9) -> bool:
         True
     """
     rtol = check_real("rtol", rtol, low=0.0, high=1e-3)
-    a = reduce_channel(first)
-    b = reduce_channel(second)
+    # validated under their own names first (reduce_channel would call both "channel")
+    a = reduce_channel(as_channel(first, name="first"))
+    b = reduce_channel(as_channel(second, name="second"))
     if a.shape[0] != b.shape[0]:
         raise ParameterError(f"second must have the same input set size as first ({a.shape[0]}), got {b.shape[0]}")
     if a.shape != b.shape:
@@ -492,7 +493,7 @@ def refines(first: Any, second: Any, *, atol: float = 1e-9) -> bool:
     """
     from scipy.optimize import linprog
 
-    c = reduce_channel(first).astype(float)
+    c = reduce_channel(as_channel(first, name="first")).astype(float)
     cp = as_channel(second, name="second").astype(float)
     atol = check_real("atol", atol, low=0.0, high=1e-3)
     if c.shape[0] != cp.shape[0]:
