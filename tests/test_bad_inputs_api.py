@@ -125,7 +125,8 @@ API = [
     ("shuffle_vulnerability", qif.shuffle_vulnerability, dict(n=20, k=3), {"n": "int", "k": "int"}),
     ("krr_shuffle_vulnerability", qif.krr_shuffle_vulnerability, dict(n=20, k=3, p=0.6),
      {"n": "int", "k": "int", "p": "real"}),
-    ("expected_max_load", qif.expected_max_load, dict(n=10, k=3), {"n": "int", "k": "int", "tol": "real"}),
+    ("expected_max_load", qif.expected_max_load, dict(n=10, k=3),
+     {"n": "int_bounded", "k": "int_bounded", "tol": "real", "max_work": "max_work"}),
     ("shuffle_vulnerability_exact", qif.shuffle_vulnerability_exact, dict(n=6, k=3),
      {"n": "int", "k": "int", "max_work": "max_work"}),
     ("krr_shuffle_vulnerability_exact", qif.krr_shuffle_vulnerability_exact, dict(n=6, k=3, p=0.5),
@@ -246,6 +247,9 @@ EXTRA_BAD = [
     ("clone n=10**308", lambda: lit.fmt2021_clone_delta(0.5, 1.0, 10**308), "n"),
     ("KRR k=2**70", lambda: KRR(2**70, 1.0), "k"),
     ("KRR eps0=10**400", lambda: KRR(3, 10**400), "eps0"),
+    ("shuffle_vulnerability n=10**400", lambda: qif.shuffle_vulnerability(10**400, 3), "n"),
+    ("clone_bound n=10**400", lambda: reid.clone_bound(1.0, 10**400), "n"),
+    ("kendall_log_normalizer n=1e12", lambda: dsigma.kendall_log_normalizer(10**12, 1.0), "n"),
     ("KRR(10**5).matrix", lambda: KRR(10**5, 1.0).matrix, "k"),
     ("datasets 1e9^1e9", lambda: qif.datasets(10**9, 10**9), "k"),
     ("prior_bayes_vulnerability(0)", lambda: qif.prior_bayes_vulnerability(0), "prior"),
@@ -284,6 +288,7 @@ BUDGET = [
     ("fmt2021_clone n=1e12", lambda mw: lit.fmt2021_clone_delta(0.001, 0.01, 10**12, max_work=mw)),
     ("fmt2023_clone_epsilon", lambda mw: lit.fmt2023_krr_clone_epsilon(1.0, 10**5, 1e-6, max_work=mw)),
     ("clone_pair_epsilon", lambda mw: lit.clone_pair_epsilon(1.0, 10**5, 1e-6, 0.5, max_work=mw)),
+    ("expected_max_load", lambda mw: qif.expected_max_load(1000, 3, max_work=mw)),
     ("biswas n=1e9", lambda mw: lit.biswas_as_printed_delta(0.5, 10**9, 10**8, 10, 2.0, max_work=mw)),
 ]
 
@@ -302,6 +307,8 @@ def test_work_budget_refuses_before_working(thunk):
         pytest.param(lambda: reid.ReidentificationRisk(KRR(3, 1.0), 36).exact_worst_case(), id="worst case n=36"),
         pytest.param(lambda: dsigma.sample_mallows(3, 1.0, size=10**300, rng=1), id="mallows size=1e300"),
         pytest.param(lambda: lit.fmt2021_clone_delta(0.001, 0.01, 10**12), id="clone n=1e12"),
+        pytest.param(lambda: qif.shuffle_vulnerability(10**12, 3), id="V[S] n=1e12"),
+        pytest.param(lambda: qif.krr_shuffle_vulnerability(10**9, 10**9, 0.5), id="V[NS] n=k=1e9"),
     ],
 )
 def test_default_budget_refuses_the_issue10_hangs(thunk):

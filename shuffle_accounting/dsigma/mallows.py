@@ -60,6 +60,9 @@ __all__ = [
 ]
 
 _DISTANCES = ("kendall", "hamming")
+
+#: Largest n of the functions that build O(n) arrays (normalisers, moments, pmfs): 1e7 items.
+MAX_ITEMS = 10**7
 _TWO64 = float(2.0**64)
 
 
@@ -369,7 +372,7 @@ def hamming_distance_pmf(n: int, theta: float) -> np.ndarray:
         >>> [round(float(p), 6) for p in hamming_distance_pmf(3, 0.0)]  # uniform on S_3
         [0.166667, 0.0, 0.5, 0.333333]
     """
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_ITEMS)
     theta = check_real("theta", theta, low=0.0, allow_inf=True)
     if math.isinf(theta):
         out = np.zeros(n + 1)
@@ -569,7 +572,7 @@ def kendall_log_normalizer(n: int, theta: float) -> float:
         >>> round(kendall_log_normalizer(3, 0.0), 12) == round(math.log(6), 12)
         True
     """
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_ITEMS)
     theta = check_real("theta", theta, low=0.0, allow_inf=True)
     if theta == 0.0:
         return float(gammaln(n + 1.0))
@@ -586,7 +589,7 @@ def hamming_log_normalizer(n: int, theta: float) -> float:
         >>> round(hamming_log_normalizer(4, 0.0), 12) == round(math.log(24), 12)
         True
     """
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_ITEMS)
     theta = check_real("theta", theta, low=0.0, allow_inf=True)
     if math.isinf(theta):
         return 0.0
@@ -661,7 +664,7 @@ def kendall_distance_mean(n: int, theta: float) -> float:
         >>> round(kendall_distance_mean(4, 1e-9), 6)
         3.0
     """
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_ITEMS)
     theta = check_real("theta", theta, low=0.0, allow_inf=True)
     if theta == 0.0:
         return n * (n - 1) / 4.0
@@ -684,7 +687,7 @@ def kendall_distance_variance(n: int, theta: float) -> float:
         >>> round(kendall_distance_variance(4, 1e-9), 9)
         2.166666667
     """
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_ITEMS)
     theta = check_real("theta", theta, low=0.0, allow_inf=True)
     if theta == 0.0:
         return n * (n - 1) * (2 * n + 5) / 72.0

@@ -32,7 +32,7 @@ from scipy.stats import beta as beta_dist
 
 from .._logmath import log1mexp, logsumexp
 from .._validation import ParameterError, check_int, check_real, check_work
-from .mallows import _Bits, _sample_kendall_rows
+from .mallows import MAX_ITEMS, _Bits, _sample_kendall_rows
 
 __all__ = [
     "preservation_k",
@@ -122,7 +122,7 @@ def hamming_preservation_log_delta(
         >>> hamming_preservation_log_delta(2000, 1000, 0.5, 30.0) < -20000  # delta < 1e-8600
         True
     """
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=2**53)
     l = check_int("subset_size", subset_size, minimum=1, maximum=n)
     k = preservation_k(l, eta)
     theta = check_real("theta", theta, low=0.0, allow_inf=True)
@@ -238,7 +238,7 @@ def kendall_preservation_delta_mc(
         >>> est.lower <= est.estimate <= est.upper
         True
     """
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_ITEMS)
     items = list(subset) if not isinstance(subset, np.ndarray) else subset.ravel().tolist()
     for v in items:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):

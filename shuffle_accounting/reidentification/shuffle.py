@@ -212,7 +212,7 @@ def clone_bound(eps: Any, n: Any) -> float:
     """
 
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=2**53)
     return _clone_value(math.exp(-eps), n)
 
 
@@ -352,7 +352,7 @@ class ReidentificationRisk:
 
     def __post_init__(self) -> None:
         _channel(self.randomizer)
-        object.__setattr__(self, "n", check_int("n", self.n, minimum=1))
+        object.__setattr__(self, "n", check_int("n", self.n, minimum=1, maximum=2**53))
 
     @property
     def _ch(self) -> _Channel:
