@@ -251,6 +251,7 @@ EXTRA_BAD = [
     ("clone_bound n=10**400", lambda: reid.clone_bound(1.0, 10**400), "n"),
     ("kendall_log_normalizer n=1e12", lambda: dsigma.kendall_log_normalizer(10**12, 1.0), "n"),
     ("KRR(10**5).matrix", lambda: KRR(10**5, 1.0).matrix, "k"),
+    ("histograms k=2**63", lambda: qif.histograms(3, 2**63), "k"),
     ("datasets 1e9^1e9", lambda: qif.datasets(10**9, 10**9), "k"),
     ("prior_bayes_vulnerability(0)", lambda: qif.prior_bayes_vulnerability(0), "prior"),
     ("equivalent rtol=nan", lambda: qif.equivalent([[1.0]], [[1.0]], rtol=NAN), "rtol"),
@@ -279,7 +280,7 @@ def test_issue10_reproducers_raise_parameter_errors(thunk, param):
 #: Work-capped computations called with a tiny budget: each must refuse before working.
 BUDGET = [
     ("histograms(3, 23)", lambda mw: qif.histograms(3, 23, max_work=mw)),
-    ("histograms(3, 2**63)", lambda mw: qif.histograms(3, 2**63, max_work=mw)),
+    ("histograms(3, 2**52)", lambda mw: qif.histograms(3, 2**52, max_work=mw)),
     ("shuffle_vulnerability_exact k=1e9", lambda mw: qif.shuffle_vulnerability_exact(60, 10**9, max_work=mw)),
     ("krr_shuffle_vulnerability_exact", lambda mw: qif.krr_shuffle_vulnerability_exact(10, 3, 0.5, max_work=mw)),
     ("exact_worst_case n=36", lambda mw: reid.ReidentificationRisk(KRR(3, 1.0), 36).exact_worst_case(max_work=mw)),
@@ -302,7 +303,7 @@ def test_work_budget_refuses_before_working(thunk):
 @pytest.mark.parametrize(
     "thunk",
     [
-        pytest.param(lambda: qif.histograms(3, 2**63), id="histograms k=2**63"),
+        pytest.param(lambda: qif.histograms(3, 2**52), id="histograms k=2**52"),
         pytest.param(lambda: qif.shuffle_vulnerability_exact(80, 10**9), id="exact n=80 k=1e9"),
         pytest.param(lambda: reid.ReidentificationRisk(KRR(3, 1.0), 36).exact_worst_case(), id="worst case n=36"),
         pytest.param(lambda: dsigma.sample_mallows(3, 1.0, size=10**300, rng=1), id="mallows size=1e300"),
@@ -383,6 +384,11 @@ _DELTAS = {
 }
 
 
+#: Closed forms are monotone in eps by construction; the Hoeffding/Bennett numerical bounds are
+#: bounds evaluated separately at each eps and need not be (Bennett is not at k = 2**53, n = 2).
+_MONOTONE = {"fmt21_closed", "fmt23_closed", "balle_krr", "erlingsson", "biswas_feldman"}
+
+
 def _delta_or_none(fn, *args):
     try:
         return fn(*args)
@@ -399,7 +405,7 @@ def test_literature_deltas_finite_in_range_and_monotone(name, e, k, e0, n, bump)
         return
     assert 0.0 <= d1 <= 1.0 and not math.isnan(d1)
     e2 = e + bump
-    if math.isfinite(e2):
+    if math.isfinite(e2) and name in _MONOTONE:
         d2 = _delta_or_none(fn, e2, k, e0, n)
         if d2 is not None:
             assert 0.0 <= d2 <= 1.0
