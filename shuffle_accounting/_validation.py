@@ -27,6 +27,7 @@ __all__ = [
     "check_probability_vector",
     "check_stochastic_matrix",
     "check_choice",
+    "check_bool",
     "check_max_work",
     "check_work",
     "WorkBudgetExceeded",
@@ -466,3 +467,19 @@ def check_work(what: str, work: float, *, max_work: Any, alternative: str) -> No
             f"{what} needs about {shown} units of work, above max_work = {budget}; "
             f"{alternative}, or raise max_work"
         )
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Check a flag: ``True``/``False`` (or a numpy bool) only, never a truthy string or number.
+
+    Example:
+        >>> check_bool("exact", True)
+        True
+        >>> check_bool("exact", "no")
+        Traceback (most recent call last):
+        ...
+        shuffle_accounting._validation.ParameterError: exact must be True or False, got 'no'
+    """
+    if not _is_bool(value):
+        raise ParameterError(f"{name} must be True or False, got {_fmt(value)}")
+    return bool(value)

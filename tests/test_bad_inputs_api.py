@@ -66,6 +66,8 @@ BAD = {
     "max_work": [0, -1, 2.5, True, "1e8", NAN, INF],
     # a string choice
     "choice": ["nope", 3, None, True],
+    # a True/False flag
+    "flag": ["no", 1, 0, None, 0.0],
 }
 
 KR = KRR(3, 1.0)
@@ -133,7 +135,9 @@ API = [
      {"n": "int", "k": "int", "p": "real", "max_work": "max_work"}),
     ("histograms", qif.histograms, dict(n=3, k=2), {"n": "int", "k": "int", "max_work": "max_work"}),
     ("datasets", qif.datasets, dict(n=2, k=2), {"n": "int", "k": "int"}),
-    ("uniform_prior", qif.uniform_prior, dict(size=4), {"size": "int_bounded"}),
+    ("krr_channel", qif.krr_channel, dict(n=2, k=2, p=0.75), {"n": "int", "k": "int", "p": "real", "exact": "flag"}),
+    ("shuffle_channel", qif.shuffle_channel, dict(n=2, k=2), {"n": "int", "k": "int", "exact": "flag"}),
+    ("uniform_prior", qif.uniform_prior, dict(size=4), {"size": "int_bounded", "exact": "flag"}),
     ("identity_gain", qif.identity_gain, dict(size=4), {"size": "int_bounded"}),
     ("prior_bayes_vulnerability", qif.prior_bayes_vulnerability, dict(prior=[0.2, 0.8]), {"prior": "vector"}),
     ("equivalent", qif.equivalent, dict(first=[[1.0, 0.0], [0.0, 1.0]], second=[[0.0, 1.0], [1.0, 0.0]]),

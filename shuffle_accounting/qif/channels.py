@@ -203,6 +203,9 @@ def uniform_prior(size: Any, *, exact: bool = False) -> np.ndarray:
         >>> uniform_prior(4)
         array([0.25, 0.25, 0.25, 0.25])
     """
+    from .._validation import check_bool
+
+    exact = check_bool("exact", exact)
     from .._validation import check_int
 
     size = check_int("size", size, minimum=1, maximum=MAX_SECRETS)

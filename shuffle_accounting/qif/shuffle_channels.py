@@ -25,7 +25,7 @@ import numpy as np
 
 import math
 
-from .._validation import ParameterError, check_int, check_work
+from .._validation import ParameterError, check_bool, check_int, check_work
 from ._common import check_nk, check_p
 
 __all__ = [
@@ -158,6 +158,7 @@ def krr_channel(n: Any, k: Any, p: Any, *, exact: bool = False) -> np.ndarray:
         array([[Fraction(3, 4), Fraction(1, 4)],
                [Fraction(1, 4), Fraction(3, 4)]], dtype=object)
     """
+    exact = check_bool("exact", exact)
     n, k = _check_size(n, k)
     pp, qq, is_exact = _entry_type(p, k, exact)
     one = np.empty((k, k), dtype=object if is_exact else float)
@@ -177,6 +178,7 @@ def shuffle_channel(n: Any, k: Any, *, exact: bool = False) -> np.ndarray:
         >>> shuffle_channel(2, 2, exact=True)[1].tolist()
         [0, Fraction(1, 2), Fraction(1, 2), 0]
     """
+    exact = check_bool("exact", exact)
     n, k = _check_size(n, k)
     ds = datasets(n, k)
     hs = [histogram_of(x, k) for x in ds]
@@ -202,6 +204,7 @@ def reduced_shuffle_channel(n: Any, k: Any, *, exact: bool = False) -> np.ndarra
                [0., 1., 0.],
                [0., 0., 1.]])
     """
+    exact = check_bool("exact", exact)
     n, k = _check_size(n, k)
     hs = histograms(n, k)
     col = {h: j for j, h in enumerate(hs)}
@@ -223,6 +226,7 @@ def reduced_krr_channel(n: Any, k: Any, p: Any, *, exact: bool = False) -> np.nd
         array([[0.75, 0.25],
                [0.25, 0.75]])
     """
+    exact = check_bool("exact", exact)
     n, k = _check_size(n, k)
     pp, _, is_exact = _entry_type(p, k, exact)
     big_n = krr_channel(n, k, pp, exact=is_exact)
@@ -272,6 +276,7 @@ def all_but_one_prior(n: Any, k: Any, known: Any, *, exact: bool = False) -> np.
         >>> all_but_one_prior(2, 2, [1]).tolist()
         [0.0, 0.5, 0.0, 0.5]
     """
+    exact = check_bool("exact", exact)
     n, k = _check_size(n, k)
     try:
         vals = list(known)
