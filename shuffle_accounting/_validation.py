@@ -23,10 +23,21 @@ __all__ = [
     "check_probability",
     "check_delta",
     "check_real_array",
+    "check_int_array",
     "check_probability_vector",
     "check_stochastic_matrix",
     "check_choice",
+    "check_bool",
+    "check_max_work",
+    "check_work",
+    "WorkBudgetExceeded",
+    "DEFAULT_MAX_WORK",
 ]
+
+#: Default work budget of every exponential or size-proportional public computation (about a
+#: second or two of numpy work). Functions that enumerate take a ``max_work=`` keyword; see
+#: :func:`check_work`.
+DEFAULT_MAX_WORK = 10**8
 
 
 class ParameterError(ValueError):
@@ -39,6 +50,21 @@ class ParameterError(ValueError):
         Traceback (most recent call last):
         ...
         shuffle_accounting._validation.ParameterError: n must be an integer >= 1, got -1
+    """
+
+
+class WorkBudgetExceeded(ParameterError):
+    """A computation would exceed its work budget (the ``max_work=`` keyword).
+
+    Raised *before* the work starts, never after spending it. The message names the estimated
+    work, the budget and a cheaper alternative. It is a :class:`ParameterError` (hence a
+    ``ValueError``): the inputs are valid numbers but too large for the requested method.
+
+    Example:
+        >>> check_work("histograms(k=3, n=30)", 500, max_work=100, alternative="use a smaller n")
+        Traceback (most recent call last):
+        ...
+        shuffle_accounting._validation.WorkBudgetExceeded: histograms(k=3, n=30) needs about 500 units of work, above max_work = 100; use a smaller n, or raise max_work
     """
 
 
@@ -83,7 +109,10 @@ def check_int(
     if isinstance(value, numbers.Integral):
         out = int(value)
     elif isinstance(value, numbers.Real):
-        f = float(value)
+        try:
+            f = float(value)
+        except (OverflowError, ValueError, TypeError):
+            raise ParameterError(f"{name} must be an integer{rng}, got {_fmt(value)}") from None
         if not math.isfinite(f) or not f.is_integer():
             raise ParameterError(f"{name} must be an integer{rng}, got {_fmt(value)}")
         out = int(f)
@@ -94,7 +123,23 @@ def check_int(
     return out
 
 
+def _int_text(x: int) -> str:
+    """An integer bound for a message: ``10**300`` / ``2**63`` rather than 300 digits."""
+    if abs(x) < 10**15:
+        return str(x)
+    sign = "-" if x < 0 else ""
+    a = abs(x)
+    if a & (a - 1) == 0:
+        return f"{sign}2**{a.bit_length() - 1}"
+    e = len(str(a)) - 1
+    if a == 10**e:
+        return f"{sign}10**{e}"
+    return str(x)
+
+
 def _int_range_text(minimum: int | None, maximum: int | None) -> str:
+    minimum = None if minimum is None else _int_text(minimum)  # type: ignore[assignment]
+    maximum = None if maximum is None else _int_text(maximum)  # type: ignore[assignment]
     if minimum is not None and maximum is not None:
         return f" in [{minimum}, {maximum}]"
     if minimum is not None:
@@ -154,7 +199,13 @@ def check_real(
     rng = _real_range_text(low, high, low_open, high_open)
     if _is_bool(value) or not isinstance(value, numbers.Real):
         raise ParameterError(f"{name} must be {kind}{rng}, got {_fmt(value)}")
-    f = float(value)
+    try:
+        f = float(value)
+    except (OverflowError, ValueError, TypeError):
+        # an int or Fraction beyond the float range (e.g. 10**400): not representable
+        raise ParameterError(
+            f"{name} must be {kind}{rng} representable as a float (|x| < 1.8e308), got {_fmt(value)}"
+        ) from None
     if math.isnan(f) or (math.isinf(f) and not allow_inf):
         raise ParameterError(f"{name} must be {kind}{rng}, got {_fmt(value)}")
     if low is not None and (f < low or (low_open and f == low)):
@@ -213,20 +264,9 @@ def check_real_array(
     """
     kind = "real numbers" if allow_inf else "finite real numbers"
     rng = _real_range_text(low, high, low_open, high_open)
-    if _is_bool(value):
-        raise ParameterError(f"{name} must be {kind}{rng}, got {_fmt(value)}")
-    try:
-        arr = np.asarray(value)
-    except Exception as exc:  # pragma: no cover - numpy raises many types here
-        raise ParameterError(f"{name} must be {kind}{rng}, got {_fmt(value)}") from exc
-    if arr.dtype == bool or arr.dtype.kind not in "iuf":
-        if arr.dtype.kind == "O" and all(
-            isinstance(v, numbers.Real) and not _is_bool(v) for v in arr.ravel()
-        ):
-            arr = arr.astype(float)
-        else:
-            raise ParameterError(f"{name} must be {kind}{rng}, got {_fmt(value)}")
-    arr = arr.astype(float, copy=False)
+    arr = _numeric_array(name, value, f"{name} must be {kind}{rng}", "iuf")
+    with np.errstate(over="ignore"):
+        arr = arr.astype(float, copy=False)
     bad = np.isnan(arr)
     if not allow_inf:
         bad |= np.isinf(arr)
@@ -238,6 +278,74 @@ def check_real_array(
         first = float(arr[bad].ravel()[0])
         raise ParameterError(f"{name} must be {kind}{rng}, got {_fmt(first)}")
     return arr
+
+
+def _numeric_array(name: str, value: Any, message: str, kinds: str) -> np.ndarray:
+    """``value`` as a numeric ndarray, rejecting booleans anywhere (also inside lists), strings,
+    ``None``, ragged (nested) sequences and integers beyond the float range; ``message`` is the
+    error's text without the ``got ...`` part."""
+    if _is_bool(value) or isinstance(value, (str, bytes)) or value is None:
+        raise ParameterError(f"{message}, got {_fmt(value)}")
+    if isinstance(value, np.ndarray):
+        arr = value
+    else:
+        try:
+            obj = np.array(value, dtype=object)
+        except Exception:  # ragged nesting and the like; numpy raises several types
+            raise ParameterError(f"{message} (a rectangular array), got {_fmt(value)}") from None
+        flat = obj.ravel()
+        for v in flat:
+            if _is_bool(v) or not isinstance(v, (numbers.Real, np.number)) or isinstance(v, np.bool_):
+                raise ParameterError(f"{message}, got {_fmt(value)} (element {_fmt(v)})")
+        try:
+            arr = np.asarray(value)
+        except Exception:  # pragma: no cover - the object conversion above already succeeded
+            raise ParameterError(f"{message}, got {_fmt(value)}") from None
+        if arr.dtype.kind == "O":  # ints beyond int64, Fractions, mixed numeric types
+            try:
+                arr = np.array([float(v) for v in flat], dtype=float).reshape(obj.shape)
+            except (OverflowError, ValueError, TypeError):
+                raise ParameterError(
+                    f"{message} representable as floats, got {_fmt(value)}"
+                ) from None
+    if arr.dtype == bool or arr.dtype.kind not in kinds:
+        raise ParameterError(f"{message}, got {_fmt(value)}")
+    return arr
+
+
+def check_int_array(
+    name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None
+) -> np.ndarray:
+    """Check an array-like of integers (no booleans, no fractional values); return ``int64``.
+
+    Integer-valued floats are accepted. Scalars come back as 0-d arrays.
+
+    Raises:
+        ParameterError: If an element is not an integer in ``[minimum, maximum]``, or the input is
+            boolean, ragged, or not numeric.
+
+    Example:
+        >>> check_int_array("counts", [2, 0, 1], minimum=0)
+        array([2, 0, 1])
+    """
+    rng = _int_range_text(minimum, maximum)
+    message = f"{name} must be integers{rng}"
+    arr = _numeric_array(name, value, message, "iuf")
+    if arr.dtype.kind == "f":
+        finite = np.isfinite(arr)
+        if not np.all(finite) or not np.all(arr == np.floor(arr)) or np.any(np.abs(arr) >= 2.0**63):
+            raise ParameterError(f"{message}, got {_fmt(value)}")
+    elif arr.dtype.kind == "u" and arr.size and int(arr.max()) >= 2**63:
+        raise ParameterError(f"{message}, got {_fmt(value)}")
+    out = arr.astype(np.int64)
+    bad = np.zeros(out.shape, dtype=bool)
+    if minimum is not None:
+        bad |= out < minimum
+    if maximum is not None:
+        bad |= out > maximum
+    if np.any(bad):
+        raise ParameterError(f"{message}, got {_fmt(int(out[bad].ravel()[0]))}")
+    return out
 
 
 def check_probability_vector(name: str, value: Any, *, atol: float = 1e-9) -> np.ndarray:
@@ -315,3 +423,63 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ParameterError(f"{name} must be one of {choices}, got {_fmt(value)}")
     return value
+
+
+def check_max_work(value: Any) -> int:
+    """Check a ``max_work=`` keyword: an integer >= 1 (``None`` means :data:`DEFAULT_MAX_WORK`).
+
+    Example:
+        >>> check_max_work(None) == DEFAULT_MAX_WORK
+        True
+    """
+    if value is None:
+        return DEFAULT_MAX_WORK
+    return check_int("max_work", value, minimum=1)
+
+
+def check_work(what: str, work: float, *, max_work: Any, alternative: str) -> None:
+    """Raise :class:`WorkBudgetExceeded` if the estimated ``work`` exceeds ``max_work``.
+
+    Args:
+        what: The computation, as the user called it (e.g. ``"histograms(k=3, n=23)"``).
+        work: The estimated number of elementary steps (any non-negative number, may be huge or
+            ``inf``; compute it without doing the work).
+        max_work: The caller's budget (validated by :func:`check_max_work`; ``None`` = default).
+        alternative: What to do instead (a cheaper method or a smaller input).
+
+    Raises:
+        WorkBudgetExceeded: If ``work > max_work``.
+
+    Example:
+        >>> check_work("enumeration", 10, max_work=100, alternative="none needed")
+    """
+    budget = check_max_work(max_work)
+    if not work <= budget:
+        if len(what) > 160:  # e.g. a 300-digit size
+            what = what[:157] + "..."
+        if work >= 1e300:
+            shown = "more than 1e300"
+        elif isinstance(work, int) and work <= 10**12:
+            shown = str(work)
+        else:
+            shown = f"{float(work):.3g}"
+        raise WorkBudgetExceeded(
+            f"{what} needs about {shown} units of work, above max_work = {budget}; "
+            f"{alternative}, or raise max_work"
+        )
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Check a flag: ``True``/``False`` (or a numpy bool) only, never a truthy string or number.
+
+    Example:
+        >>> check_bool("exact", True)
+        True
+        >>> check_bool("exact", "no")
+        Traceback (most recent call last):
+        ...
+        shuffle_accounting._validation.ParameterError: exact must be True or False, got 'no'
+    """
+    if not _is_bool(value):
+        raise ParameterError(f"{name} must be True or False, got {_fmt(value)}")
+    return bool(value)

@@ -64,6 +64,13 @@ class CloneDecomposition:
     residual: np.ndarray = field(repr=False)
 
 
+#: Largest k of :class:`KRR`: every count must be exact in float64.
+MAX_K = 2**53
+#: Largest k for which :class:`KRR` builds ``k x k`` arrays (matrix, decompositions): 4096^2
+#: doubles = 128 MiB.
+MAX_MATRIX_K = 4096
+
+
 @dataclass(frozen=True)
 class KRR:
     """k-ary randomized response with local privacy ``eps0``.
@@ -90,8 +97,15 @@ class KRR:
     eps0: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "k", check_int("k", self.k, minimum=2))
+        object.__setattr__(self, "k", check_int("k", self.k, minimum=2, maximum=MAX_K))
         object.__setattr__(self, "eps0", check_real("eps0", self.eps0, low=0.0, low_open=True))
+
+    def _check_matrix_size(self, what: str) -> None:
+        if self.k > MAX_MATRIX_K:
+            raise ParameterError(
+                f"k must be <= {MAX_MATRIX_K} for {what} (a k x k array), got k = {self.k}; "
+                "use p, pbar and gamma, which are O(1)"
+            )
 
     @property
     def log_p(self) -> float:
@@ -120,7 +134,8 @@ class KRR:
 
     @property
     def matrix(self) -> np.ndarray:
-        """The ``k x k`` channel matrix ``M[x, y] = P[R(x) = y]``."""
+        """The ``k x k`` channel matrix ``M[x, y] = P[R(x) = y]`` (``k <= MAX_MATRIX_K``)."""
+        self._check_matrix_size("matrix")
         m = np.full((self.k, self.k), self.pbar)
         np.fill_diagonal(m, self.p)
         return m
@@ -136,6 +151,7 @@ class KRR:
             >>> bool(np.allclose((1 - d.gamma) * d.residual + d.gamma * d.blanket, KRR(4, 1.0).matrix))
             True
         """
+        self._check_matrix_size("blanket_decomposition")
         return BlanketDecomposition(
             gamma=self.gamma, blanket=np.full(self.k, 1.0 / self.k), residual=np.eye(self.k)
         )
@@ -164,6 +180,7 @@ class KRR:
         x1 = check_int("x1", x1, minimum=0, maximum=self.k - 1)
         if x0 == x1:
             raise ParameterError(f"x1 must differ from x0, got x0 = x1 = {x0}")
+        self._check_matrix_size("clone_decomposition")
         beta = 1.0 / (math.exp(self.eps0) + 1.0) if self.eps0 < 700 else 0.0
         res = np.full((self.k, self.k), self.pbar)
         res[:, [x0, x1]] = 0.0

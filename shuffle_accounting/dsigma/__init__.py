@@ -36,7 +36,13 @@ from .mallows import (
 from .mechanism import MallowsShuffler, theta_for_alpha
 from .reference import group_widths, inverse_order, reference_permutation, width
 from .sensitivity import exact_sensitivity, group_sensitivities, hamming_sensitivity, kendall_width_bound, sensitivity
-from .utility import PreservationEstimate, hamming_preservation_delta, kendall_preservation_delta_mc, preservation_k
+from .utility import (
+    PreservationEstimate,
+    hamming_preservation_delta,
+    hamming_preservation_log_delta,
+    kendall_preservation_delta_mc,
+    preservation_k,
+)
 
 __all__ = [
     "DSigmaAccountant",
@@ -55,6 +61,7 @@ __all__ = [
     "hamming_distance_pmf",
     "hamming_log_normalizer",
     "hamming_preservation_delta",
+    "hamming_preservation_log_delta",
     "hamming_sensitivity",
     "inverse_order",
     "kendall_distance",

@@ -52,19 +52,24 @@ class _ValidGroups(tuple):
 def _check_one_group(i: int, g: Any, size: int) -> np.ndarray:
     if isinstance(g, (str, bytes)):
         raise ParameterError(f"groups[{i}] must be a collection of integer indices, got {g!r}")
-    if not isinstance(g, np.ndarray):
-        try:
-            g = np.asarray(list(g))
-        except (TypeError, ValueError) as exc:
-            raise ParameterError(f"groups[{i}] must be a collection of integer indices, got {g!r}") from exc
-    if g.dtype.kind in "iu":
-        arr = g.ravel().astype(np.int64)
+    if isinstance(g, np.ndarray):
+        # a 1-D integer array only: a 2-D array would be silently flattened, a bool array
+        # silently read as 0/1
+        if g.ndim != 1 or g.dtype.kind not in "iu":
+            raise ParameterError(
+                f"groups[{i}] must be a flat collection of integer indices in [0, {size}), got an "
+                f"array of dtype {g.dtype} and shape {g.shape}"
+            )
+        arr = g.astype(np.int64)
     else:
-        items = g.ravel().tolist() if isinstance(g, np.ndarray) else list(g)
-        for v in items:
+        try:
+            items = list(g)
+        except TypeError as exc:
+            raise ParameterError(f"groups[{i}] must be a collection of integer indices, got {g!r}") from exc
+        for v in items:  # no bools (True is not user 1), no nested collections (no flattening)
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
                 raise ParameterError(f"groups[{i}] must hold integer indices in [0, {size}), got {v!r}")
-        arr = np.asarray(items, dtype=np.int64)
+        arr = np.asarray(items, dtype=np.int64) if items else np.zeros(0, dtype=np.int64)
     if arr.size == 0:
         raise ParameterError(f"groups[{i}] must be non-empty (it must contain {i}), got []")
     if arr.min() < 0 or arr.max() >= size:
@@ -124,7 +129,7 @@ def validate_groups(groups: Any, n: int | None = None) -> tuple[np.ndarray, ...]
 def _validate_fast(groups: Any, size: int) -> "_ValidGroups | None":
     """Vectorised validation; ``None`` if anything looks wrong (the slow path then explains)."""
     try:
-        if any(isinstance(g, (str, bytes)) for g in groups):
+        if any(isinstance(g, (str, bytes)) or (isinstance(g, np.ndarray) and g.ndim != 1) for g in groups):
             return None
         lengths = np.fromiter((len(g) for g in groups), dtype=np.int64, count=size)
         flat_list = list(itertools.chain.from_iterable(

@@ -47,7 +47,7 @@ from scipy.special import gammaln
 
 from .._logmath import log1mexp, logsumexp
 from .._rng import check_rng
-from .._validation import ParameterError, check_choice, check_int, check_real
+from .._validation import ParameterError, check_choice, check_int, check_real, check_work
 
 __all__ = [
     "sample_mallows",
@@ -63,6 +63,9 @@ __all__ = [
 ]
 
 _DISTANCES = ("kendall", "hamming")
+
+#: Largest n of the functions that build O(n) arrays (normalisers, moments, pmfs): 1e7 items.
+MAX_ITEMS = 10**7
 _TWO64 = float(2.0**64)
 
 
@@ -366,7 +369,7 @@ def hamming_distance_pmf(n: int, theta: float) -> np.ndarray:
         >>> [round(float(p), 6) for p in hamming_distance_pmf(3, 0.0)]  # uniform on S_3
         [0.166667, 0.0, 0.5, 0.333333]
     """
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_ITEMS)
     theta = check_real("theta", theta, low=0.0, allow_inf=True)
     if math.isinf(theta):
         out = np.zeros(n + 1)
@@ -444,7 +447,8 @@ _SAMPLERS: dict[str, Callable[[int, float, _Bits], np.ndarray]] = {
 
 
 def sample_mallows(
-    n: int, theta: float, distance: str = "kendall", size: int | None = None, rng: Any = None
+    n: int, theta: float, distance: str = "kendall", size: int | None = None, rng: Any = None,
+    *, max_work: int | None = None,
 ) -> np.ndarray:
     """Draw permutations of ``range(n)`` from the Mallows model around the identity.
 
@@ -460,12 +464,15 @@ def sample_mallows(
         rng: ``None`` (default): cryptographically secure bits from :mod:`secrets` -- use this for
             real releases. A seed or ``numpy.random.Generator``: reproducible, for simulation
             only, **NOT private**.
+        max_work: Work budget (``None``: ``DEFAULT_MAX_WORK`` = 1e8); the work (and the output
+            size) is ``n`` times the number of permutations.
 
     Returns:
         int64 array of permutation(s); ``delta[p]`` is the image of position ``p``.
 
     Raises:
         ParameterError: On an invalid argument.
+        WorkBudgetExceeded: If ``n * size > max_work`` (checked before any sampling).
 
     Example:
         >>> sample_mallows(5, float("inf")).tolist()
@@ -478,6 +485,13 @@ def sample_mallows(
     n = check_int("n", n, minimum=1)
     theta = check_real("theta", theta, low=0.0, allow_inf=True)
     distance = check_choice("distance", distance, _DISTANCES)
+    count = 1 if size is None else check_int("size", size, minimum=1)
+    check_work(
+        f"sample_mallows(n={n}, size={count})",
+        n * count,
+        max_work=max_work,
+        alternative="draw fewer permutations per call",
+    )
     bits = _Bits(rng)
     fn = _SAMPLERS[distance]
     if size is None:
@@ -492,7 +506,16 @@ def sample_mallows(
 # distances, normalisers, moments
 # --------------------------------------------------------------------------------------------
 def _check_perm(perm: Any) -> np.ndarray:
-    arr = np.asarray(perm)
+    if isinstance(perm, np.ndarray):
+        arr = perm
+    else:
+        try:
+            items = list(perm)
+        except TypeError:
+            raise ParameterError(f"perm must be a permutation of range(n), got {perm!r}"[:200]) from None
+        if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in items):
+            raise ParameterError(f"perm must be a permutation of range(n) as integers, got {perm!r}"[:200])
+        arr = np.asarray(items, dtype=np.int64) if items else np.zeros(0, dtype=np.int64)
     if arr.ndim != 1 or arr.dtype.kind not in "iu" or not np.array_equal(np.sort(arr), np.arange(arr.size)):
         raise ParameterError(f"perm must be a permutation of range(n) as an integer array, got {perm!r}"[:200])
     return arr.astype(np.int64)
@@ -546,7 +569,7 @@ def kendall_log_normalizer(n: int, theta: float) -> float:
         >>> round(kendall_log_normalizer(3, 0.0), 12) == round(math.log(6), 12)
         True
     """
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_ITEMS)
     theta = check_real("theta", theta, low=0.0, allow_inf=True)
     if theta == 0.0:
         return float(gammaln(n + 1.0))
@@ -563,7 +586,7 @@ def hamming_log_normalizer(n: int, theta: float) -> float:
         >>> round(hamming_log_normalizer(4, 0.0), 12) == round(math.log(24), 12)
         True
     """
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_ITEMS)
     theta = check_real("theta", theta, low=0.0, allow_inf=True)
     if math.isinf(theta):
         return 0.0
@@ -638,7 +661,7 @@ def kendall_distance_mean(n: int, theta: float) -> float:
         >>> round(kendall_distance_mean(4, 1e-9), 6)
         3.0
     """
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_ITEMS)
     theta = check_real("theta", theta, low=0.0, allow_inf=True)
     if theta == 0.0:
         return n * (n - 1) / 4.0
@@ -661,7 +684,7 @@ def kendall_distance_variance(n: int, theta: float) -> float:
         >>> round(kendall_distance_variance(4, 1e-9), 9)
         2.166666667
     """
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_ITEMS)
     theta = check_real("theta", theta, low=0.0, allow_inf=True)
     if theta == 0.0:
         return n * (n - 1) * (2 * n + 5) / 72.0

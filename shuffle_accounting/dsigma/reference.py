@@ -104,7 +104,17 @@ def validate_order(order: Any, n: int) -> np.ndarray:
         >>> validate_order([2, 0, 1], 3).tolist()
         [2, 0, 1]
     """
-    items = order.ravel().tolist() if isinstance(order, np.ndarray) else list(order)
+    if isinstance(order, np.ndarray):
+        if order.ndim != 1:
+            raise ParameterError(f"order must be a flat permutation of range({n}), got shape {order.shape}")
+        items = order.tolist()
+    else:
+        try:
+            items = list(order)
+        except TypeError:
+            raise ParameterError(
+                f"order must be a permutation of range({n}) (a sequence of integers), got {order!r}"[:200]
+            ) from None
     for v in items:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
             raise ParameterError(f"order must be a permutation of range({n}), got element {v!r}")
@@ -117,11 +127,18 @@ def validate_order(order: Any, n: int) -> np.ndarray:
 def inverse_order(order: Any) -> np.ndarray:
     """``pos`` with ``pos[order[p]] == p``.
 
+    Raises:
+        ParameterError: If ``order`` is not a permutation of ``range(len(order))``.
+
     Example:
         >>> inverse_order([2, 0, 1]).tolist()
         [1, 2, 0]
     """
-    arr = np.asarray(order, dtype=np.int64)
+    try:
+        n = len(order)
+    except TypeError:
+        raise ParameterError(f"order must be a permutation of range(n), got {order!r}"[:200]) from None
+    arr = validate_order(order, n)  # anything else would leave entries of pos uninitialised
     pos = np.empty_like(arr)
     pos[arr] = np.arange(arr.size, dtype=np.int64)
     return pos

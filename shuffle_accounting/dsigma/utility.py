@@ -31,12 +31,13 @@ from scipy.special import gammaln
 from scipy.stats import beta as beta_dist
 
 from .._logmath import log1mexp, logsumexp
-from .._validation import ParameterError, check_int, check_real
-from .mallows import _Bits, _sample_kendall_rows
+from .._validation import ParameterError, check_int, check_real, check_work
+from .mallows import MAX_ITEMS, _Bits, _sample_kendall_rows
 
 __all__ = [
     "preservation_k",
     "hamming_preservation_delta",
+    "hamming_preservation_log_delta",
     "PreservationEstimate",
     "kendall_preservation_delta_mc",
 ]
@@ -89,41 +90,95 @@ def _hamming_failure_probability(n: int, l: int, k: int, theta: float) -> float:
     return math.exp(log_fail - log_norm) if math.isfinite(log_fail) else 0.0
 
 
-def hamming_preservation_delta(n: int, subset_size: int, eta: float, theta: float) -> float:
-    """Exact delta of (eta, delta)-preservation for Hamming-Mallows (Thm A.4, floor fixed).
+def hamming_preservation_log_delta(
+    n: int, subset_size: int, eta: float, theta: float, *, max_work: int | None = None
+) -> float:
+    """Natural log of the exact delta of (eta, delta)-preservation for Hamming-Mallows (Thm A.4,
+    floor fixed), rounded up; representable far below the float range of delta itself.
 
     ``delta = Pr[|delta(S) cap S| < eta |S|]`` depends only on ``|S|``; formula in the module
-    docstring. Returned as an upper bound: the log-space value is inflated by a bound on its
-    floating-point error (relative ``1e-12 + 64 eps M`` with ``M`` the largest log-term
-    magnitude), capped at 1.
+    docstring. The log-space value is inflated by a bound on its floating-point error (relative
+    ``1e-12 + 64 eps M`` with ``M`` the largest log-term magnitude), capped at 0.
 
     Args:
         n: Number of users (integer >= 1).
         subset_size: ``|S|`` in ``[1, n]``.
         eta: Preserved fraction in ``[0, 1]``.
         theta: Mallows dispersion in ``[0, inf]``.
+        max_work: Work budget (``None``: ``DEFAULT_MAX_WORK`` = 1e8); the work is
+            ``(min(|S|, n - |S|) - k) (n + 1)`` (one O(n) sum per failure count).
 
     Returns:
-        Upper bound on delta (0.0 when ``theta = inf`` or no failure is possible).
+        ``log`` of the upper bound on delta (``<= 0``; ``-inf`` exactly when delta is 0:
+        ``theta = inf`` or no failure is possible).
 
     Raises:
         ParameterError: On invalid arguments.
+        WorkBudgetExceeded: If the work exceeds ``max_work``.
+
+    Example:
+        >>> round(hamming_preservation_log_delta(7, 4, 0.6, 0.5), 10)
+        -0.6657268816
+        >>> hamming_preservation_log_delta(2000, 1000, 0.5, 30.0) < -20000  # delta < 1e-8600
+        True
+    """
+    n = check_int("n", n, minimum=1, maximum=2**53)
+    l = check_int("subset_size", subset_size, minimum=1, maximum=n)
+    k = preservation_k(l, eta)
+    theta = check_real("theta", theta, low=0.0, allow_inf=True)
+    jmax = min(l, n - l)
+    check_work(
+        f"hamming_preservation_delta(n={n}, subset_size={l})",
+        max(jmax - k, 0) * (n + 1),
+        max_work=max_work,
+        alternative="use a smaller subset or population, or kendall_preservation_delta_mc",
+    )
+    if math.isinf(theta):
+        return -math.inf
+    log_fail, log_norm, mag = _log_fail_and_norm(n, l, k, theta)
+    if not math.isfinite(log_fail):
+        return -math.inf
+    rel = 1e-12 + 64 * 2.0**-52 * (mag + 1.0)
+    return min(0.0, log_fail - log_norm + math.log1p(rel))
+
+
+def hamming_preservation_delta(
+    n: int, subset_size: int, eta: float, theta: float, *, max_work: int | None = None
+) -> float:
+    """Exact delta of (eta, delta)-preservation for Hamming-Mallows (Thm A.4, floor fixed).
+
+    ``exp`` of :func:`hamming_preservation_log_delta`, capped at 1. It is an upper bound and stays
+    one in floating point: a positive delta below ~2.2e-308 is returned rounded *up* (at least
+    the smallest positive float 5e-324, never 0.0); use the log variant for its actual size.
+
+    Args:
+        n: Number of users (integer >= 1).
+        subset_size: ``|S|`` in ``[1, n]``.
+        eta: Preserved fraction in ``[0, 1]``.
+        theta: Mallows dispersion in ``[0, inf]``.
+        max_work: Work budget (see :func:`hamming_preservation_log_delta`).
+
+    Returns:
+        Upper bound on delta (0.0 only when delta is exactly 0: ``theta = inf`` or no failure is
+        possible).
+
+    Raises:
+        ParameterError: On invalid arguments.
+        WorkBudgetExceeded: If the work exceeds ``max_work``.
 
     Example:
         >>> round(hamming_preservation_delta(7, 4, 0.6, 0.5), 10)
         0.5138998476
+        >>> hamming_preservation_delta(2000, 1000, 0.5, 30.0) > 0.0  # true value ~1e-8600
+        True
     """
-    n = check_int("n", n, minimum=1)
-    l = check_int("subset_size", subset_size, minimum=1, maximum=n)
-    k = preservation_k(l, eta)
-    theta = check_real("theta", theta, low=0.0, allow_inf=True)
-    if math.isinf(theta):
+    log_delta = hamming_preservation_log_delta(n, subset_size, eta, theta, max_work=max_work)
+    if log_delta == -math.inf:
         return 0.0
-    log_fail, log_norm, mag = _log_fail_and_norm(n, l, k, theta)
-    if not math.isfinite(log_fail):
-        return 0.0
-    rel = 1e-12 + 64 * 2.0**-52 * (mag + 1.0)
-    return min(1.0, math.exp(log_fail - log_norm) * (1 + rel))
+    value = math.exp(log_delta)
+    if value < 2.3e-308:  # subnormal or underflowed: exp is exact only to 5e-324 absolute
+        value += 5e-324
+    return min(1.0, value)
 
 
 @dataclass(frozen=True)
@@ -184,7 +239,7 @@ def kendall_preservation_delta_mc(
         >>> est.lower <= est.estimate <= est.upper
         True
     """
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=MAX_ITEMS)
     items = list(subset) if not isinstance(subset, np.ndarray) else subset.ravel().tolist()
     for v in items:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):

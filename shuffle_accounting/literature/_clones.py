@@ -53,6 +53,8 @@ import math
 import numpy as np
 from scipy.special import gammaln
 
+from .._validation import check_max_work, check_work
+
 _U = 2.0**-52  # machine epsilon (2 units of roundoff: already a 2x margin on u = 2^-53)
 _RHO_LGAMMA = 64.0 * _U
 _INNER_L = 20.0  # inner cut: Hoeffding tail exp(-20) relative to the bulk (the tail is still added)
@@ -89,7 +91,8 @@ def _lse_up(x: np.ndarray) -> float:
 class ClonePair:
     """Certified upper bounds for the clone pair of ``n`` users, local ``eps0``, clone prob. ``q``."""
 
-    def __init__(self, eps0: float, n: int, q: float):
+    def __init__(self, eps0: float, n: int, q: float, *, max_work: int | None = None):
+        self.max_work = check_max_work(max_work)
         self.eps0 = float(eps0)
         self.m = int(n) - 1
         q_dn = float(q) * (1.0 - 8.0 * _U)  # round down: the divergence is non-increasing in q
@@ -100,6 +103,18 @@ class ClonePair:
         self.mean = m * q_dn
         self.sd = math.sqrt(max(m * q_dn * (1.0 - q_dn), 0.0))
         self._lgm = float(gammaln(m + 1.0))
+        # work of the first estimate: ~80 rows of the inner sum, each ~sqrt(5 c) wide
+        self._width = math.sqrt(5.0 * (self.mean + 40.0 * self.sd) + 1.0) + 3.0
+        self._check_work(80.0 * self._width)
+
+    def _check_work(self, work: float) -> None:
+        check_work(
+            f"the clone-pair divergence for n = {self.m + 1}, clone probability {self.q:.6g}",
+            work,
+            max_work=self.max_work,
+            alternative="use the closed form (fmt2021_closed_form_* / fmt2023_krr_closed_form_*), "
+            "which is O(1)",
+        )
 
     # ------------------------------------------------------------------ constants for one eps
     def _consts(self, eps: float) -> tuple[float, float]:
@@ -273,6 +288,8 @@ class ClonePair:
         if log_tol is None:
             log_tol = self.estimate(eps) + math.log(1e-7)
         lo, hi, log_lo, log_hi = self.window(log_tol)
+        # work: the window's weights plus at most ~256 evaluated block edges of the inner sum
+        self._check_work((hi - lo + 1) + min(hi - lo + 1, 256) * self._width)
         cs = np.arange(lo, hi + 1, dtype=float)
         lw = self.log_w(cs)
         if hi - lo + 1 <= _EXACT_MAX:

@@ -37,12 +37,16 @@ def _eps(value: object) -> float:
     return check_real("eps", value, low=0.0)
 
 
+#: Largest ``n`` of the numerical bounds: every count must be exact in float64 (2**53 ~ 9e15).
+MAX_N = 2**53
+
+
 def _n(value: object, minimum: int = 2) -> int:
-    return check_int("n", value, minimum=minimum)
+    return check_int("n", value, minimum=minimum, maximum=MAX_N)
 
 
 def _k(value: object) -> int:
-    return check_int("k", value, minimum=2)
+    return check_int("k", value, minimum=2, maximum=MAX_N)
 
 
 def _delta(value: object) -> float:
@@ -76,7 +80,17 @@ def smallest_eps(
 
 
 def log_clip_to_prob(log_value: float) -> float:
-    """``exp(log_value)`` capped at 1 (a delta >= 1 is trivially valid, so capping is sound)."""
+    """``exp(log_value)`` capped at 1 (a delta >= 1 is trivially valid, so capping is sound).
+
+    An upper bound stays an upper bound: where ``exp`` lands in the subnormal range (below
+    ~2.2e-308, where it is accurate only to 5e-324 absolute) one subnormal step is added, so a
+    finite log (a positive bound) never comes back as 0.0. Only ``-inf`` (an exact zero) gives 0.
+    """
     if log_value >= 0.0:
         return 1.0
-    return math.exp(log_value)
+    if log_value == -math.inf:
+        return 0.0
+    value = math.exp(log_value)
+    if value < 2.3e-308:
+        value += 5e-324
+    return value

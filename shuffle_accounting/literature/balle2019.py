@@ -41,8 +41,37 @@ _NAME = "Balle et al. 2019 Theorem 3.1"
 
 
 def _scale(k: int, eps0: float) -> float:
-    """``k / gamma = e^eps0 + k - 1``."""
-    return math.exp(eps0) + k - 1.0
+    """``k / gamma = e^eps0 + k - 1`` (``inf`` when ``e^eps0`` leaves the float range)."""
+    return math.exp(eps0) + k - 1.0 if eps0 < 709.0 else math.inf
+
+
+#: Largest eps0 at which the numerical (Hoeffding/Bennett) bounds are evaluated: they use
+#: ``e^(2 eps)`` for ``eps < eps0``, which must stay a finite float.
+_MAX_NUMERIC_EPS0 = 300.0
+
+
+def _guarded(fn, eps: float, k: int, eps0: float, n: int) -> float:
+    """Evaluate a numerical bound; a float overflow/underflow that makes the formula meaningless
+    raises :class:`BoundNotApplicable` (never NaN, never an unrelated exception)."""
+    if eps >= eps0:
+        return -math.inf  # shuffled eps0-LDP reports are eps0-DP: delta = 0 exactly
+    if eps0 > _MAX_NUMERIC_EPS0:
+        raise BoundNotApplicable(
+            f"the numerical bounds of Balle et al. 2019 are evaluated for eps0 <= {_MAX_NUMERIC_EPS0} "
+            f"(e^(2 eps) must be a finite float), got eps0 = {eps0}; eps0 itself is a valid epsilon"
+        )
+    try:
+        out = fn(eps, k, eps0, n)
+    except (ArithmeticError, ValueError) as exc:
+        if isinstance(exc, BoundNotApplicable):
+            raise
+        out = math.nan
+    if math.isnan(out) or out == math.inf:
+        raise BoundNotApplicable(
+            f"the numerical bounds of Balle et al. 2019 cannot be evaluated in floating point at "
+            f"eps = {eps}, k = {k}, eps0 = {eps0}, n = {n} (an intermediate leaves the float range)"
+        )
+    return out
 
 
 def balle2019_krr_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
@@ -67,10 +96,12 @@ def balle2019_krr_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
     """
     k, eps0, n, delta = _k(k), _eps0(eps0), _n(n), _delta(delta)
     s = _scale(k, eps0)
-    eps = max(math.sqrt(14.0 * math.log(2.0 / delta) * s / (n - 1)), 27.0 * s / (n - 1))
+    # -log(delta) rather than log(1/delta): 1/delta overflows for subnormal delta
+    eps = max(math.sqrt(14.0 * (math.log(2.0) - math.log(delta)) * s / (n - 1)), 27.0 * s / (n - 1))
     if eps > 1.0:
         raise BoundNotApplicable(f"{_NAME} requires eps <= 1, but the bound gives eps = {eps:.6g}")
-    return eps
+    # round outward (relative 1e-12, at least one float); eps0 is always valid on its own
+    return min(math.nextafter(eps * (1.0 + 1e-12), math.inf), eps0)
 
 
 def balle2019_krr_delta(eps: float, k: int, eps0: float, n: int) -> float:
@@ -97,18 +128,12 @@ def balle2019_krr_delta(eps: float, k: int, eps0: float, n: int) -> float:
         True
     """
     eps, k, eps0, n = _eps(eps), _k(k), _eps0(eps0), _n(n)
-    s = _scale(k, eps0)
-    if eps > 1.0:
-        raise BoundNotApplicable(f"{_NAME} requires eps <= 1, got eps = {eps}")
-    if eps < 27.0 * s / (n - 1):
-        raise BoundNotApplicable(
-            f"{_NAME} requires gamma >= 27k/((n-1) eps), i.e. eps >= 27(e^eps0+k-1)/(n-1) = "
-            f"{27.0 * s / (n - 1):.6g}, got eps = {eps}"
-        )
     return log_clip_to_prob(_krr_log_delta(eps, k, eps0, n))
 
 
 def _krr_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
+    if eps >= eps0:
+        return -math.inf  # shuffled eps0-LDP reports are eps0-DP: delta = 0 exactly
     s = _scale(k, eps0)
     if eps > 1.0:
         raise BoundNotApplicable(f"{_NAME} requires eps <= 1, got eps = {eps}")
@@ -145,17 +170,70 @@ def balle2019_krr_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
     return _krr_log_delta(eps, k, eps0, n)
 
 
+def _one_minus_gamma(k: int, eps0: float) -> float:
+    """``1 - gamma = (e^eps0 - 1)/(e^eps0 + k - 1)`` without cancellation (``1.0 - gamma`` loses
+    all digits for small eps0)."""
+    return math.expm1(eps0) / _scale(k, eps0)
+
+
 def _krr_l_stats(eps: float, k: int, eps0: float) -> tuple[float, float, float, float, float]:
     """gamma, a = e^eps - 1 (= -E L), max L, range of L, E[L^2] for k-RR (uniform blanket)."""
-    gamma = k / _scale(k, eps0)
+    s = _scale(k, eps0)
+    gamma = k / s
+    om = _one_minus_gamma(k, eps0)
     a = math.expm1(eps)
-    w = k * (1.0 - gamma)  # k (1 - gamma)
+    w = k * om  # k (1 - gamma)
     # max L = k (1 - gamma) - gamma a = gamma (e^eps0 - e^eps) (k (1 - gamma) = gamma (e^eps0 - 1)),
-    # written without cancellation so that it is exactly 0 at eps = eps0 and negative beyond
+    # written without cancellation: exactly 0 at eps = eps0, negative beyond, a few ulp relative error
     b_max = gamma * math.exp(eps) * math.expm1(eps0 - eps)
     rng = w * (math.exp(eps) + 1.0)
-    second = gamma * (2.0 - gamma) * a * a + (1.0 - gamma) ** 2 * k * (math.exp(2 * eps) + 1.0)
+    second = gamma * (1.0 + om) * a * a + om**2 * k * (math.exp(2 * eps) + 1.0)
     return gamma, a, b_max, rng, second
+
+
+def _hoeffding(eps: float, k: int, eps0: float, n: int) -> float:
+    gamma, a, _, rng, _ = _krr_l_stats(eps, k, eps0)
+    om = _one_minus_gamma(k, eps0)
+    ratio = a / rng
+    x = 2.0 * ratio * ratio  # an underflow to 0 only enlarges the bound (it decreases in x)
+    # log(1 - gamma (1 - e^-x)) = log((1 - gamma) + gamma e^-x), no cancellation
+    log_base = math.log(om + gamma * math.exp(-x)) if x < 700.0 else math.log(om)
+    log_d = (
+        2.0 * math.log(rng) - (math.log(4.0) + math.log(a) + math.log(gamma) + math.log(n))
+        + n * log_base
+    )
+    return log_d + 1e-12 * (abs(log_d) + 1.0)
+
+
+def _bennett_phi_lower(u: float) -> float:
+    """A lower bound on ``phi(u) = (1+u) log(1+u) - u`` for ``u >= 0``, accurate in relative terms.
+
+    For ``u < 1e-2`` the direct form cancels; there ``phi(u) = sum_{j>=2} (-1)^j u^j / (j (j-1))``
+    is alternating with terms decreasing in magnitude, so stopping after the negative ``u^3`` term
+    gives a lower bound (``u^2/2 - u^3/6``), rounded down by a relative ``1e-15``. A smaller ``phi``
+    only makes the Bennett bound larger, so the result stays an upper bound on delta.
+    """
+    if u < 1e-2:
+        return max(0.0, (u * u / 2.0 - u * u * u / 6.0) * (1.0 - 1e-15))
+    return max(0.0, ((1.0 + u) * math.log1p(u) - u) * (1.0 - 1e-12))
+
+
+def _bennett(eps: float, k: int, eps0: float, n: int) -> float:
+    gamma, a, b, _, v = _krr_l_stats(eps, k, eps0)
+    om = _one_minus_gamma(k, eps0)
+    if b <= 0.0:  # max L <= 0 (eps >= eps0): the privacy loss never exceeds eps, delta = 0
+        return -math.inf
+    alpha = v / (b * b)
+    beta = a * b / v
+    phi = _bennett_phi_lower(beta)
+    x = alpha * phi
+    log_first = n * math.log(om + gamma * math.exp(-x)) if x < 700.0 else n * math.log(om)
+    log_second = n * math.log(om)
+    if log_second >= log_first:
+        return -math.inf
+    diff = log_first + math.log1p(-math.exp(log_second - log_first))
+    log_d = math.log(b) - (math.log(gamma) + math.log(n)) - math.log(math.log1p(beta)) + diff
+    return log_d + 1e-12 * (abs(log_d) + 1.0)
 
 
 def balle2019_hoeffding_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
@@ -184,13 +262,7 @@ def balle2019_hoeffding_log_delta(eps: float, k: int, eps0: float, n: int) -> fl
     eps, k, eps0, n = _eps(eps), _k(k), _eps0(eps0), _n(n)
     if eps == 0.0:
         raise BoundNotApplicable("the Hoeffding bound of Balle et al. 2019 needs eps > 0, got eps = 0.0")
-    gamma, a, _, rng, _ = _krr_l_stats(eps, k, eps0)
-    x = 2.0 * a * a / (rng * rng)
-    log_d = (
-        2.0 * math.log(rng) - math.log(4.0 * a * gamma * n)
-        + n * math.log1p(-gamma * (-math.expm1(-x)))
-    )
-    return log_d + 1e-12 * (abs(log_d) + 1.0)
+    return _guarded(_hoeffding, eps, k, eps0, n)
 
 
 def balle2019_hoeffding_delta(eps: float, k: int, eps0: float, n: int) -> float:
@@ -216,19 +288,6 @@ def balle2019_hoeffding_delta(eps: float, k: int, eps0: float, n: int) -> float:
         True
     """
     return log_clip_to_prob(balle2019_hoeffding_log_delta(eps, k, eps0, n))
-
-
-def _bennett_phi_lower(u: float) -> float:
-    """A lower bound on ``phi(u) = (1+u) log(1+u) - u`` for ``u >= 0``, accurate in relative terms.
-
-    For ``u < 1e-2`` the direct form cancels; there ``phi(u) = sum_{j>=2} (-1)^j u^j / (j (j-1))``
-    is alternating with terms decreasing in magnitude, so stopping after the negative ``u^3`` term
-    gives a lower bound (``u^2/2 - u^3/6``), rounded down by a relative ``1e-15``. A smaller ``phi``
-    only makes the Bennett bound larger, so the result stays an upper bound on delta.
-    """
-    if u < 1e-2:
-        return max(0.0, (u * u / 2.0 - u * u * u / 6.0) * (1.0 - 1e-15))
-    return max(0.0, ((1.0 + u) * math.log1p(u) - u) * (1.0 - 1e-12))
 
 
 def balle2019_bennett_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
@@ -259,20 +318,7 @@ def balle2019_bennett_log_delta(eps: float, k: int, eps0: float, n: int) -> floa
     eps, k, eps0, n = _eps(eps), _k(k), _eps0(eps0), _n(n)
     if eps == 0.0:
         raise BoundNotApplicable("the Bennett bound of Balle et al. 2019 needs eps > 0, got eps = 0.0")
-    gamma, a, b, _, v = _krr_l_stats(eps, k, eps0)
-    if b <= 0.0:
-        return -math.inf
-    alpha = v / (b * b)
-    beta = a * b / v
-    phi = _bennett_phi_lower(beta)
-    x = alpha * phi
-    log_first = n * math.log1p(-gamma * (-math.expm1(-x)))
-    log_second = n * math.log1p(-gamma) if gamma < 1.0 else -math.inf
-    if log_second >= log_first:
-        return -math.inf
-    diff = log_first + math.log1p(-math.exp(log_second - log_first))
-    log_d = math.log(b) - math.log(gamma * n) - math.log(math.log1p(beta)) + diff
-    return log_d + 1e-12 * (abs(log_d) + 1.0)
+    return _guarded(_bennett, eps, k, eps0, n)
 
 
 def balle2019_bennett_delta(eps: float, k: int, eps0: float, n: int) -> float:

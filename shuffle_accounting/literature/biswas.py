@@ -31,7 +31,7 @@ import math
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from .._validation import ParameterError, check_int
+from .._validation import ParameterError, check_int, check_real, check_work
 from ._common import _eps, _eps0, _k, _n
 
 __all__ = [
@@ -51,7 +51,9 @@ def _lbinom(n, k):
     return np.where(ok, gammaln(nn + 1) - gammaln(kk + 1) - gammaln(nn - kk + 1), -np.inf)
 
 
-def biswas_as_printed_delta(eps: float, n: int, n_x0: int, k: int, eps0: float) -> float:
+def biswas_as_printed_delta(
+    eps: float, n: int, n_x0: int, k: int, eps0: float, *, max_work: int | None = None
+) -> float:
     """Biswas et al.'s eq. (6) with the printed Theorem IV.1 ``v_s`` — reproduces Table IV as printed.
 
     ``delta = sum_s 1{v_s > eps} (1 - e^(eps - v_s)) P_s`` with ``P_s`` their eq. (12) (correct) and
@@ -64,7 +66,8 @@ def biswas_as_printed_delta(eps: float, n: int, n_x0: int, k: int, eps0: float) 
         n_x0: Number of *other* users holding ``x0``, integer in ``[0, n - 2]`` (the printed
             formula divides by ``n - n_x0`` and uses ``C(n - 1 - n_x0, .)``, so ``n_x0 <= n - 2``).
         k: Number of categories, integer >= 2.
-        eps0: Local privacy parameter, finite and > 0.
+        eps0: Local privacy parameter, finite, in (0, 500] (``e^eps0 n`` must be a finite float).
+        max_work: Work budget (``None``: 1e8); the work is ``(n + 1)(n_x0 + 1)`` (the grid).
 
     Returns:
         The as-printed delta.
@@ -72,6 +75,7 @@ def biswas_as_printed_delta(eps: float, n: int, n_x0: int, k: int, eps0: float) 
     Raises:
         ParameterError: On invalid numbers, including ``n_x0 > n - 2`` (e.g. their "n=50" row
             with ``n_x0 = 80``).
+        WorkBudgetExceeded: If ``(n + 1)(n_x0 + 1) > max_work``.
 
     Example:
         >>> f"{biswas_as_printed_delta(0.5, n=100, n_x0=80, k=10, eps0=2.0):.2e}"
@@ -84,6 +88,13 @@ def biswas_as_printed_delta(eps: float, n: int, n_x0: int, k: int, eps0: float) 
             f"at most n - 1 times, and the printed formula needs n - 1 - n_x0 >= 1), got n_x0 = {n_x0}"
         )
     nx = check_int("n_x0", n_x0, minimum=0, maximum=n - 2)
+    eps0 = check_real("eps0", eps0, low=0.0, low_open=True, high=500.0)
+    check_work(
+        f"biswas_as_printed_delta(n={n}, n_x0={nx})",
+        (n + 1) * (nx + 1),
+        max_work=max_work,
+        alternative="it is a reproduction of a published table, not a bound: use a smaller n",
+    )
     N = n - nx
     E = math.exp(eps0)
     lk1 = eps0 + math.log(E + k - 2) - math.log(k - 1)  # log kappa1
@@ -110,7 +121,11 @@ def biswas_as_printed_delta(eps: float, n: int, n_x0: int, k: int, eps0: float) 
 
 
 def _simplified(eps: float, eps0: float, n: int, log_c: float) -> float:
-    return math.exp(-n * eps * eps / math.exp(log_c))
+    # exp(-n eps^2 / c) with the exponent formed in log space (no overflow of c or eps^2)
+    if eps == 0.0:
+        return 1.0
+    log_t = math.log(n) + 2.0 * math.log(eps) - log_c
+    return math.exp(-math.exp(min(log_t, 709.0)))
 
 
 def biswas_table2_erlingsson_simplified_delta(eps: float, eps0: float, n: int) -> float:
@@ -153,4 +168,5 @@ def biswas_table2_feldman_simplified_delta(eps: float, eps0: float, n: int) -> f
         '6.584e-07'
     """
     eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    return _simplified(eps, eps0, n, math.log(math.expm1(eps0)))
+    log_expm1 = math.log(math.expm1(eps0)) if eps0 < 1.0 else eps0 + math.log1p(-math.exp(-eps0))
+    return _simplified(eps, eps0, n, log_expm1)

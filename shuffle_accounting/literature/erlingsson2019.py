@@ -34,7 +34,7 @@ def erlingsson2019_epsilon(eps0: float, n: int, delta: float) -> float:
         delta: Target delta in (0, 1).
 
     Returns:
-        Upper bound on the shuffled epsilon.
+        Upper bound on the shuffled epsilon (rounded up, at most ``eps0``).
 
     Raises:
         ParameterError: On invalid numbers.
@@ -48,7 +48,9 @@ def erlingsson2019_epsilon(eps0: float, n: int, delta: float) -> float:
     _check(eps0, n)
     if not delta < 0.01:
         raise BoundNotApplicable(f"{_NAME} requires delta < 1/100, got delta = {delta}")
-    return 12.0 * eps0 * math.sqrt(math.log(1.0 / delta) / n)
+    eps = 12.0 * eps0 * math.sqrt(-math.log(delta) / n)  # -log(delta): 1/delta may overflow
+    # round outward; eps0 itself is always valid (shuffled eps0-LDP reports are eps0-DP)
+    return min(math.nextafter(eps * (1.0 + 1e-12), math.inf), eps0)
 
 
 def erlingsson2019_delta(eps: float, eps0: float, n: int) -> float:
@@ -60,7 +62,8 @@ def erlingsson2019_delta(eps: float, eps0: float, n: int) -> float:
         n: Number of users, integer >= 2.
 
     Returns:
-        Upper bound on the shuffled delta at ``eps``.
+        Upper bound on the shuffled delta at ``eps`` (``exp`` of the outward-rounded log; 0.0
+        where the bound underflows: use the log variant).
 
     Raises:
         ParameterError: On invalid numbers.
@@ -71,14 +74,7 @@ def erlingsson2019_delta(eps: float, eps0: float, n: int) -> float:
         >>> 0.99e-6 < d < 1.01e-6
         True
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    _check(eps0, n)
-    delta = math.exp(-n * eps * eps / (144.0 * eps0 * eps0))
-    if not delta < 0.01:
-        raise BoundNotApplicable(
-            f"{_NAME} requires delta < 1/100; at eps = {eps} the formula gives delta = {delta:.6g}"
-        )
-    return delta
+    return math.exp(erlingsson2019_log_delta(eps, eps0, n))
 
 
 def erlingsson2019_log_delta(eps: float, eps0: float, n: int) -> float:
@@ -90,7 +86,8 @@ def erlingsson2019_log_delta(eps: float, eps0: float, n: int) -> float:
         n: Number of users, integer >= 2.
 
     Returns:
-        ``log`` of the upper bound on delta, rounded up by a relative 1e-12.
+        ``log`` of the upper bound on delta, rounded up by a relative 1e-12 (at least -1.7e308,
+        an upper bound where the formula's value is below the float range).
 
     Raises:
         ParameterError: On invalid numbers.
@@ -102,7 +99,8 @@ def erlingsson2019_log_delta(eps: float, eps0: float, n: int) -> float:
     """
     eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
     _check(eps0, n)
-    v = -n * eps * eps / (144.0 * eps0 * eps0)
+    ratio = eps / eps0  # no underflow of eps^2 / eps0^2 for tiny eps0
+    v = max(-n * (ratio * ratio) / 144.0, -1.7e308)  # beyond the float range: an upper bound
     v += 1e-12 * (abs(v) + 1.0)
     if not v < math.log(0.01):
         raise BoundNotApplicable(

@@ -50,53 +50,97 @@ __all__ = [
 # --------------------------------------------------------------------------- closed form
 
 
-def _fmt_closed_condition(name: str, eps0: float, n: int, log_delta: float, q: float) -> None:
+#: Largest ``n`` accepted by the closed forms: ``n q`` must stay a finite float (and ``e^eps0`` with it,
+#: since the forms apply only when ``n q >= 16 log 4``).
+MAX_CLOSED_FORM_N = 10**300
+
+_LOG_16_LOG_4 = math.log(16.0 * math.log(4.0))
+
+
+def _closed_n(value: object) -> int:
+    from .._validation import check_int
+
+    return check_int("n", value, minimum=2, maximum=MAX_CLOSED_FORM_N)
+
+
+def _fmt_closed_condition(name: str, eps0: float, n: int, log_delta: float, log_q: float) -> None:
     # n q >= 16 log(4/delta); for q = e^-eps0 this is eps0 <= log(n / (16 log(4/delta))). The paper
     # states log(2/delta); the authors' reference code checks the stricter log(4/delta), used here.
-    need = 16.0 * (math.log(4.0) - log_delta)
-    if n * q < need:
+    # Compared in log space: n may be up to 1e300 and 4/delta beyond the float range.
+    log_qn = log_q + math.log(n)
+    log_need = math.log(16.0) + math.log(math.log(4.0) - log_delta)
+    if log_qn < log_need:
         raise BoundNotApplicable(
             f"{name} requires n * q >= 16 log(4/delta) (q = clone probability; for FMT 2021 q = "
             f"e^-eps0, i.e. eps0 <= log(n / (16 log(4/delta)))), got n = {n}, eps0 = {eps0}, "
-            f"log(delta) = {log_delta:.6g}, n * q = {n * q:.6g} < {need:.6g}"
+            f"log(delta) = {log_delta:.6g}, log(n * q) = {log_qn:.6g} < log(16 log(4/delta)) = "
+            f"{log_need:.6g}"
         )
 
 
-def _closed_eps(eps0: float, n: int, delta: float, q: float, name: str) -> float:
+def _closed_eps(eps0: float, n: int, delta: float, log_q: float, name: str) -> float:
     # x = a + c with a = 8 sqrt(log(4/delta)/(q n)), c = 8/(q n); eps1 = log(1 + x) and
     # eps = log(1 + (1 - e^-eps0)/(1 + e^-(eps0 + eps1)) x) (the form of the authors' reference
     # code; it is >= the tanh(eps0/2) x form, so it is the conservative choice).
-    _fmt_closed_condition(name, eps0, n, math.log(delta), q)
-    x = 8.0 * math.sqrt(math.log(4.0 / delta) / (q * n)) + 8.0 / (q * n)
+    _fmt_closed_condition(name, eps0, n, math.log(delta), log_q)
+    # the condition gives log(q n) >= log(16 log 4) > 3, so 1/(q n) < 0.05 and x is finite
+    inv_qn = math.exp(-(log_q + math.log(n)))
+    x = 8.0 * math.sqrt(math.log(4.0 / delta) * inv_qn) + 8.0 * inv_qn
     b = -math.expm1(-eps0)
     d = 1.0 + math.exp(-eps0) / (1.0 + x)
-    eps = math.log1p(b / d * x)
-    return eps * (1.0 + 1e-12)  # round outward
+    # b x / d in log space: b may be subnormal (eps0 ~ 5e-324), where the product underflows
+    log_z = math.log(b) + math.log(x) - math.log(d)
+    eps = math.log1p(math.exp(log_z)) if log_z < 700.0 else log_z + math.log1p(math.exp(-log_z))
+    # round outward (relative 1e-12, and at least to the next float so that an underflow to 0
+    # still returns a positive bound); eps0 itself is always a valid answer
+    return min(math.nextafter(eps * (1.0 + 1e-12), math.inf), eps0)
 
 
-def _closed_log_delta(eps: float, eps0: float, n: int, q: float, name: str) -> float:
+#: Returned (as log delta) when the exact value lies below the float range: an upper bound on any
+#: log delta smaller than -1.7e308.
+_LOG_DELTA_FLOOR = -1.7e308
+
+
+def _closed_log_delta(eps: float, eps0: float, n: int, log_q: float, name: str) -> float:
     # invert eps = log(1 + b x / (1 + beta/(1 + x))), beta = e^-eps0: with y = e^eps - 1,
-    # b x^2 + (b - y) x - y (1 + beta) = 0, then log(4/delta) = q n ((x - 8/(q n)) / 8)^2
-    y = math.expm1(eps)
+    # b x^2 + (b - y) x - y (1 + beta) = 0, then log(4/delta) = q n ((x - 8/(q n)) / 8)^2.
+    # Scaled by b (r = y / b) so that nothing underflows for tiny eps0:
+    # x = ((r - 1) + sqrt((r - 1)^2 + 4 r (1 + beta))) / 2.
+    if eps >= eps0:
+        return -math.inf  # shuffled eps0-LDP reports are eps0-DP: delta = 0 exactly
+    log_qn = log_q + math.log(n)
+    if log_qn < _LOG_16_LOG_4:
+        # n q < 16 log 4 <= 16 log(4/delta): the condition fails at every delta <= 1
+        _fmt_closed_condition(name, eps0, n, 0.0, log_q)
+    # here e^eps0 <= n q / (16 log 4) * ... <= 1e300, so every exp below is finite
     b = -math.expm1(-eps0)
     beta = math.exp(-eps0)
-    x = ((y - b) + math.sqrt((b - y) ** 2 + 4.0 * b * y * (1.0 + beta))) / (2.0 * b)
-    a = x - 8.0 / (q * n)
+    r = math.expm1(eps) / b  # < e^eps0 (eps < eps0): finite
+    h = math.hypot(r - 1.0, 2.0 * math.sqrt(r * (1.0 + beta)))  # no overflow of (r - 1)^2
+    # the root without cancellation on either side of r = 1
+    x = ((r - 1.0) + h) / 2.0 if r >= 1.0 else 2.0 * r * (1.0 + beta) / ((1.0 - r) + h)
+    c = 8.0 * math.exp(-log_qn)
+    a = x - c
     if a <= 0.0:
         raise BoundNotApplicable(
             f"{name}: eps = {eps} is below the additive term of the closed form "
-            f"(needs the amplified term to exceed 8/(q n) = {8.0 / (q * n):.6g})"
+            f"(needs the amplified term to exceed 8/(q n) = {c:.6g})"
         )
-    log_delta = math.log(4.0) - q * n * (a / 8.0) ** 2
+    # q n (a/8)^2 in log space (it may exceed the float range)
+    log_expo = log_qn + 2.0 * math.log(a / 8.0)
+    if log_expo > 709.0:  # the exponent exceeds ~8e307: log delta < -8e307
+        log_delta = max(math.log(4.0) - math.exp(min(log_expo, 709.0)), _LOG_DELTA_FLOOR)
+    else:
+        log_delta = math.log(4.0) - math.exp(log_expo)
     log_delta += 1e-12 * (abs(log_delta) + 1.0)  # round outward (covers the few roundings above)
     if log_delta >= 0.0:
         return 0.0  # delta >= 1 is trivially valid
-    _fmt_closed_condition(name, eps0, n, log_delta, q)
+    _fmt_closed_condition(name, eps0, n, log_delta, log_q)
     return log_delta
 
 
-def _closed_delta(eps: float, eps0: float, n: int, q: float, name: str) -> float:
-    return log_clip_to_prob(_closed_log_delta(eps, eps0, n, q, name))
+def _closed_delta(eps: float, eps0: float, n: int, log_q: float, name: str) -> float:
+    return log_clip_to_prob(_closed_log_delta(eps, eps0, n, log_q, name))
 
 
 def fmt2021_closed_form_epsilon(eps0: float, n: int, delta: float) -> float:
@@ -112,22 +156,24 @@ def fmt2021_closed_form_epsilon(eps0: float, n: int, delta: float) -> float:
 
     Args:
         eps0: Local privacy parameter, finite and > 0.
-        n: Number of users, integer >= 2.
+        n: Number of users, integer in [2, 10**300].
         delta: Target delta in (0, 1).
 
     Returns:
-        An upper bound on the shuffled epsilon at ``delta``.
+        An upper bound on the shuffled epsilon at ``delta``, at most ``eps0`` and positive
+        (rounded up to the next float, so that an underflow never returns 0).
 
     Raises:
         ParameterError: On invalid numbers.
+        WorkBudgetExceeded: If the evaluation would exceed ``max_work`` (large ``n q``).
         BoundNotApplicable: If ``eps0 > log(n / (16 log(4/delta)))``.
 
     Example:
         >>> round(fmt2021_closed_form_epsilon(eps0=4.0, n=100_000, delta=1e-6), 4)
         0.5378
     """
-    eps0, n, delta = _eps0(eps0), _n(n), _delta(delta)
-    return _closed_eps(eps0, n, delta, math.exp(-eps0), "FMT 2021 Theorem 3.1")
+    eps0, n, delta = _eps0(eps0), _closed_n(n), _delta(delta)
+    return _closed_eps(eps0, n, delta, -eps0, "FMT 2021 Theorem 3.1")
 
 
 def fmt2021_closed_form_delta(eps: float, eps0: float, n: int) -> float:
@@ -135,17 +181,21 @@ def fmt2021_closed_form_delta(eps: float, eps0: float, n: int) -> float:
 
     ``delta = 4 exp(-(n e^-eps0 / 64) ((e^eps - 1)(e^eps0 + 1)/(e^eps0 - 1) - 8 e^eps0 / n)^2)``,
     capped at 1 (trivially valid); the theorem's condition is checked at the resulting delta.
+    For ``eps >= eps0`` the answer is exactly 0 (shuffled ``eps0``-LDP reports are ``eps0``-DP).
+    Evaluated in log space and scaled by ``1 - e^-eps0``, so no input in range over- or
+    underflows into NaN; a delta below the float range is 0.0 here (use the log variant).
 
     Args:
         eps: Target epsilon, finite and >= 0.
         eps0: Local privacy parameter, finite and > 0.
-        n: Number of users, integer >= 2.
+        n: Number of users, integer in [2, 10**300].
 
     Returns:
         An upper bound on delta at ``eps``.
 
     Raises:
         ParameterError: On invalid numbers.
+        WorkBudgetExceeded: If the evaluation would exceed ``max_work`` (large ``n q``).
         BoundNotApplicable: If ``eps`` is below the closed form's additive term or the resulting
             delta violates ``eps0 <= log(n / (16 log(2/delta)))``.
 
@@ -154,8 +204,8 @@ def fmt2021_closed_form_delta(eps: float, eps0: float, n: int) -> float:
         >>> 9e-7 < d < 1.1e-6
         True
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    return _closed_delta(eps, eps0, n, math.exp(-eps0), "FMT 2021 Theorem 3.1")
+    eps, eps0, n = _eps(eps), _eps0(eps0), _closed_n(n)
+    return _closed_delta(eps, eps0, n, -eps0, "FMT 2021 Theorem 3.1")
 
 
 def fmt2021_closed_form_log_delta(eps: float, eps0: float, n: int) -> float:
@@ -164,21 +214,23 @@ def fmt2021_closed_form_log_delta(eps: float, eps0: float, n: int) -> float:
     Args:
         eps: Target epsilon, finite and >= 0.
         eps0: Local privacy parameter, finite and > 0.
-        n: Number of users, integer >= 2.
+        n: Number of users, integer in [2, 10**300].
 
     Returns:
-        ``log`` of the upper bound on delta (``<= 0``), rounded up by a relative 1e-12.
+        ``log`` of the upper bound on delta (``<= 0``), rounded up by a relative 1e-12; ``-inf``
+        for ``eps >= eps0``; at least -1.7e308 (an upper bound when the true value is smaller).
 
     Raises:
         ParameterError: On invalid numbers.
+        WorkBudgetExceeded: If the evaluation would exceed ``max_work`` (large ``n q``).
         BoundNotApplicable: As :func:`fmt2021_closed_form_delta`.
 
     Example:
         >>> round(fmt2021_closed_form_log_delta(0.5, eps0=2.0, n=10**8), 0)
         -137530.0
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    return _closed_log_delta(eps, eps0, n, math.exp(-eps0), "FMT 2021 Theorem 3.1")
+    eps, eps0, n = _eps(eps), _eps0(eps0), _closed_n(n)
+    return _closed_log_delta(eps, eps0, n, -eps0, "FMT 2021 Theorem 3.1")
 
 
 # --------------------------------------------------------------------------- clone pair (exact)
@@ -189,7 +241,8 @@ def _q_arg(clone_prob: object) -> float:
 
 
 def clone_pair_log_delta(
-    eps: float, eps0: float, n: int, clone_prob: float, *, rel_slack: float = 1e-4
+    eps: float, eps0: float, n: int, clone_prob: float, *, rel_slack: float = 1e-4,
+    max_work: int | None = None,
 ) -> float:
     """Natural log of a certified upper bound on ``D_{e^eps}(P || Q)`` for the clone pair.
 
@@ -223,6 +276,7 @@ def clone_pair_log_delta(
 
     Raises:
         ParameterError: On invalid numbers.
+        WorkBudgetExceeded: If the evaluation would exceed ``max_work`` (large ``n q``).
 
     Example:
         >>> x = clone_pair_log_delta(0.5, eps0=2.0, n=10**6, clone_prob=math.exp(-2.0))
@@ -234,11 +288,12 @@ def clone_pair_log_delta(
     rel_slack = check_real("rel_slack", rel_slack, low=0.0, high=1.0, low_open=True, high_open=True)
     if eps >= eps0:  # then P <= e^eps Q pointwise
         return -math.inf
-    return ClonePair(eps0, n, q).log_delta(eps, rel_slack=rel_slack)[0]
+    return ClonePair(eps0, n, q, max_work=max_work).log_delta(eps, rel_slack=rel_slack)[0]
 
 
 def clone_pair_delta(
-    eps: float, eps0: float, n: int, clone_prob: float, *, rel_slack: float = 1e-4
+    eps: float, eps0: float, n: int, clone_prob: float, *, rel_slack: float = 1e-4,
+    max_work: int | None = None,
 ) -> float:
     """Certified upper bound on ``D_{e^eps}(P || Q)`` for the clone pair (``exp`` of
     :func:`clone_pair_log_delta`, capped at 1; values below ~1e-308 underflow to 0 — use the log).
@@ -248,6 +303,8 @@ def clone_pair_delta(
         eps0: Local privacy parameter, finite and > 0.
         n: Number of users, integer >= 2.
         clone_prob: ``q`` in (0, 1].
+        max_work: Work budget (``None``: ``DEFAULT_MAX_WORK`` = 1e8, about 10 s); the work is about
+            the clone-count window plus 256 inner sums of width ``sqrt(5 n q)``.
         rel_slack: Relative tightness target of the block sums, in (0, 1).
 
     Returns:
@@ -255,19 +312,22 @@ def clone_pair_delta(
 
     Raises:
         ParameterError: On invalid numbers.
+        WorkBudgetExceeded: If the evaluation would exceed ``max_work`` (large ``n q``).
 
     Example:
         >>> d = clone_pair_delta(0.5, eps0=2.0, n=1000, clone_prob=math.exp(-2.0))
         >>> 1e-7 < d < 1e-4
         True
     """
-    return log_clip_to_prob(clone_pair_log_delta(eps, eps0, n, clone_prob, rel_slack=rel_slack))
+    return log_clip_to_prob(
+        clone_pair_log_delta(eps, eps0, n, clone_prob, rel_slack=rel_slack, max_work=max_work)
+    )
 
 
-def _clone_epsilon(eps0: float, n: int, delta: float, q: float) -> float:
+def _clone_epsilon(eps0: float, n: int, delta: float, q: float, max_work: int | None = None) -> float:
     if n - 1 == 0:
         return eps0
-    pair = ClonePair(eps0, n, q)
+    pair = ClonePair(eps0, n, q, max_work=max_work)
     log_target = math.log(delta)
     log_tol = log_target + math.log(1e-7)  # each truncated tail costs <= 1e-7 delta
 
@@ -325,7 +385,9 @@ def _clone_epsilon(eps0: float, n: int, delta: float, q: float) -> float:
     return min(best, eps0)
 
 
-def clone_pair_epsilon(eps0: float, n: int, delta: float, clone_prob: float) -> float:
+def clone_pair_epsilon(
+    eps0: float, n: int, delta: float, clone_prob: float, *, max_work: int | None = None
+) -> float:
     """Smallest epsilon (to about 1e-4 relative: block slack 1e-3 over the slope) whose certified clone-pair
     delta (:func:`clone_pair_log_delta`) is ``<= delta``.
 
@@ -338,12 +400,15 @@ def clone_pair_epsilon(eps0: float, n: int, delta: float, clone_prob: float) -> 
         n: Number of users, integer >= 2.
         delta: Target delta in (0, 1).
         clone_prob: ``q`` in (0, 1].
+        max_work: Work budget (``None``: ``DEFAULT_MAX_WORK`` = 1e8, about 10 s); the work is about
+            the clone-count window plus 256 inner sums of width ``sqrt(5 n q)``.
 
     Returns:
         A certified epsilon in ``[0, eps0]``.
 
     Raises:
         ParameterError: On invalid numbers.
+        WorkBudgetExceeded: If the evaluation would exceed ``max_work`` (large ``n q``).
 
     Example:
         >>> e = clone_pair_epsilon(eps0=2.0, n=10_000, delta=1e-6, clone_prob=math.exp(-2.0))
@@ -351,10 +416,10 @@ def clone_pair_epsilon(eps0: float, n: int, delta: float, clone_prob: float) -> 
         True
     """
     eps0, n, delta = _eps0(eps0), _n(n), _delta(delta)
-    return _clone_epsilon(eps0, n, delta, _q_arg(clone_prob))
+    return _clone_epsilon(eps0, n, delta, _q_arg(clone_prob), max_work)
 
 
-def fmt2021_clone_delta(eps: float, eps0: float, n: int) -> float:
+def fmt2021_clone_delta(eps: float, eps0: float, n: int, *, max_work: int | None = None) -> float:
     """FMT 2021 numerical clone bound: exact ``D_{e^eps}(P||Q)`` with ``q = e^-eps0`` (Lemma 3.3,
     Theorem 3.2), certified upward (see :func:`clone_pair_delta`). Valid for every ``eps0``-LDP
     randomizer, any ``n >= 2`` and ``eps >= 0``.
@@ -369,16 +434,17 @@ def fmt2021_clone_delta(eps: float, eps0: float, n: int) -> float:
 
     Raises:
         ParameterError: On invalid numbers.
+        WorkBudgetExceeded: If the evaluation would exceed ``max_work`` (large ``n q``).
 
     Example:
         >>> fmt2021_clone_delta(4.0, eps0=4.0, n=1000)
         0.0
     """
     eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    return clone_pair_delta(eps, eps0, n, math.exp(-eps0))
+    return clone_pair_delta(eps, eps0, n, math.exp(-eps0), max_work=max_work)
 
 
-def fmt2021_clone_log_delta(eps: float, eps0: float, n: int) -> float:
+def fmt2021_clone_log_delta(eps: float, eps0: float, n: int, *, max_work: int | None = None) -> float:
     """Natural log of :func:`fmt2021_clone_delta` (certified; far below 1e-300 when needed).
 
     Args:
@@ -391,16 +457,17 @@ def fmt2021_clone_log_delta(eps: float, eps0: float, n: int) -> float:
 
     Raises:
         ParameterError: On invalid numbers.
+        WorkBudgetExceeded: If the evaluation would exceed ``max_work`` (large ``n q``).
 
     Example:
         >>> fmt2021_clone_log_delta(0.9, eps0=1.0, n=10**5) < math.log(1e-300)
         True
     """
     eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    return clone_pair_log_delta(eps, eps0, n, math.exp(-eps0))
+    return clone_pair_log_delta(eps, eps0, n, math.exp(-eps0), max_work=max_work)
 
 
-def fmt2021_clone_epsilon(eps0: float, n: int, delta: float) -> float:
+def fmt2021_clone_epsilon(eps0: float, n: int, delta: float, *, max_work: int | None = None) -> float:
     """FMT 2021 numerical clone bound as epsilon(delta), by a certified monotone root find.
 
     The authors' reference example (``n = 1e5, eps0 = 4, delta = 1e-6``) brackets this value in
@@ -416,6 +483,7 @@ def fmt2021_clone_epsilon(eps0: float, n: int, delta: float) -> float:
 
     Raises:
         ParameterError: On invalid numbers.
+        WorkBudgetExceeded: If the evaluation would exceed ``max_work`` (large ``n q``).
 
     Example:
         >>> e = fmt2021_clone_epsilon(eps0=4.0, n=100_000, delta=1e-6)
@@ -423,4 +491,4 @@ def fmt2021_clone_epsilon(eps0: float, n: int, delta: float) -> float:
         True
     """
     eps0, n, delta = _eps0(eps0), _n(n), _delta(delta)
-    return clone_pair_epsilon(eps0, n, delta, math.exp(-eps0))
+    return clone_pair_epsilon(eps0, n, delta, math.exp(-eps0), max_work=max_work)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 
 from ._common import _delta, _eps, _eps0, _n
-from .feldman2021 import _closed_delta, _closed_eps, _closed_log_delta, clone_pair_delta, clone_pair_epsilon, clone_pair_log_delta
+from .feldman2021 import _closed_delta, _closed_eps, _closed_log_delta, _closed_n, clone_pair_delta, clone_pair_epsilon, clone_pair_log_delta
 
 __all__ = [
     "krr_clone_probability",
@@ -50,6 +50,11 @@ def krr_clone_probability(eps0: float) -> float:
     return 2.0 / (math.exp(eps0) + 1.0) if eps0 < 700 else 0.0
 
 
+def _log_q(eps0: float) -> float:
+    """``log(2 / (e^eps0 + 1))``, finite for every finite ``eps0`` (no underflow)."""
+    return math.log(2.0) - (eps0 + math.log1p(math.exp(-eps0)))
+
+
 def _q(eps0: float) -> float:
     q = krr_clone_probability(eps0)
     if q <= 0.0:
@@ -59,7 +64,7 @@ def _q(eps0: float) -> float:
     return q
 
 
-def fmt2023_krr_clone_delta(eps: float, eps0: float, n: int) -> float:
+def fmt2023_krr_clone_delta(eps: float, eps0: float, n: int, *, max_work: int | None = None) -> float:
     """Stronger-clone numerical bound for shuffled k-RR: exact ``D_{e^eps}(P||Q)`` with
     ``C ~ Bin(n - 1, 2/(e^eps0 + 1))`` (FMT 2023, Lemma 3.5 as corrected in the errata).
 
@@ -73,6 +78,7 @@ def fmt2023_krr_clone_delta(eps: float, eps0: float, n: int) -> float:
 
     Raises:
         ParameterError: On invalid numbers.
+        WorkBudgetExceeded: If the evaluation would exceed ``max_work`` (large ``n q``).
 
     Example:
         >>> from shuffle_accounting.literature import fmt2021_clone_delta
@@ -80,10 +86,10 @@ def fmt2023_krr_clone_delta(eps: float, eps0: float, n: int) -> float:
         True
     """
     eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    return clone_pair_delta(eps, eps0, n, _q(eps0))
+    return clone_pair_delta(eps, eps0, n, _q(eps0), max_work=max_work)
 
 
-def fmt2023_krr_clone_epsilon(eps0: float, n: int, delta: float) -> float:
+def fmt2023_krr_clone_epsilon(eps0: float, n: int, delta: float, *, max_work: int | None = None) -> float:
     """Stronger-clone numerical bound for shuffled k-RR as epsilon(delta) (certified root find).
 
     Args:
@@ -96,13 +102,14 @@ def fmt2023_krr_clone_epsilon(eps0: float, n: int, delta: float) -> float:
 
     Raises:
         ParameterError: On invalid numbers.
+        WorkBudgetExceeded: If the evaluation would exceed ``max_work`` (large ``n q``).
 
     Example:
         >>> round(fmt2023_krr_clone_epsilon(2.0, 10_000, 1e-6), 3)
         0.114
     """
     eps0, n, delta = _eps0(eps0), _n(n), _delta(delta)
-    return clone_pair_epsilon(eps0, n, delta, _q(eps0))
+    return clone_pair_epsilon(eps0, n, delta, _q(eps0), max_work=max_work)
 
 
 def fmt2023_krr_closed_form_epsilon(eps0: float, n: int, delta: float) -> float:
@@ -112,7 +119,7 @@ def fmt2023_krr_closed_form_epsilon(eps0: float, n: int, delta: float) -> float:
 
     Args:
         eps0: Local privacy parameter of k-RR, finite and > 0.
-        n: Number of users, integer >= 2.
+        n: Number of users, integer in [2, 10**300].
         delta: Target delta in (0, 1).
 
     Returns:
@@ -126,8 +133,8 @@ def fmt2023_krr_closed_form_epsilon(eps0: float, n: int, delta: float) -> float:
         >>> round(fmt2023_krr_closed_form_epsilon(4.0, 100_000, 1e-6), 4)
         0.4099
     """
-    eps0, n, delta = _eps0(eps0), _n(n), _delta(delta)
-    return _closed_eps(eps0, n, delta, _q(eps0), "FMT 2023 stronger-clone closed form")
+    eps0, n, delta = _eps0(eps0), _closed_n(n), _delta(delta)
+    return _closed_eps(eps0, n, delta, _log_q(eps0), "FMT 2023 stronger-clone closed form")
 
 
 def fmt2023_krr_closed_form_delta(eps: float, eps0: float, n: int) -> float:
@@ -136,7 +143,7 @@ def fmt2023_krr_closed_form_delta(eps: float, eps0: float, n: int) -> float:
     Args:
         eps: Target epsilon, finite and >= 0.
         eps0: Local privacy parameter of k-RR, finite and > 0.
-        n: Number of users, integer >= 2.
+        n: Number of users, integer in [2, 10**300].
 
     Returns:
         Upper bound on delta at ``eps``.
@@ -150,11 +157,11 @@ def fmt2023_krr_closed_form_delta(eps: float, eps0: float, n: int) -> float:
         >>> 9e-7 < d < 1.1e-6
         True
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    return _closed_delta(eps, eps0, n, _q(eps0), "FMT 2023 stronger-clone closed form")
+    eps, eps0, n = _eps(eps), _eps0(eps0), _closed_n(n)
+    return _closed_delta(eps, eps0, n, _log_q(eps0), "FMT 2023 stronger-clone closed form")
 
 
-def fmt2023_krr_clone_log_delta(eps: float, eps0: float, n: int) -> float:
+def fmt2023_krr_clone_log_delta(eps: float, eps0: float, n: int, *, max_work: int | None = None) -> float:
     """Natural log of :func:`fmt2023_krr_clone_delta` (certified; far below 1e-300 when needed).
 
     Args:
@@ -167,13 +174,14 @@ def fmt2023_krr_clone_log_delta(eps: float, eps0: float, n: int) -> float:
 
     Raises:
         ParameterError: On invalid numbers.
+        WorkBudgetExceeded: If the evaluation would exceed ``max_work`` (large ``n q``).
 
     Example:
         >>> fmt2023_krr_clone_log_delta(0.9, eps0=1.0, n=10**5) < math.log(1e-300)
         True
     """
     eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    return clone_pair_log_delta(eps, eps0, n, _q(eps0))
+    return clone_pair_log_delta(eps, eps0, n, _q(eps0), max_work=max_work)
 
 
 def fmt2023_krr_closed_form_log_delta(eps: float, eps0: float, n: int) -> float:
@@ -182,7 +190,7 @@ def fmt2023_krr_closed_form_log_delta(eps: float, eps0: float, n: int) -> float:
     Args:
         eps: Target epsilon, finite and >= 0.
         eps0: Local privacy parameter of k-RR, finite and > 0.
-        n: Number of users, integer >= 2.
+        n: Number of users, integer in [2, 10**300].
 
     Returns:
         ``log`` of the upper bound on delta, rounded up by a relative 1e-12.
@@ -195,5 +203,5 @@ def fmt2023_krr_closed_form_log_delta(eps: float, eps0: float, n: int) -> float:
         >>> fmt2023_krr_closed_form_log_delta(0.5, 2.0, 10**8) < math.log(1e-300)
         True
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    return _closed_log_delta(eps, eps0, n, _q(eps0), "FMT 2023 stronger-clone closed form")
+    eps, eps0, n = _eps(eps), _eps0(eps0), _closed_n(n)
+    return _closed_log_delta(eps, eps0, n, _log_q(eps0), "FMT 2023 stronger-clone closed form")

@@ -9,3 +9,11 @@ the static page and a small JSON API on 127.0.0.1. The web packages are imported
 """
 
 __all__ = ["compute", "server"]
+
+
+def __getattr__(name: str):  # PEP 562: submodules load on first use (server needs the web extra)
+    if name in __all__:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -55,7 +55,7 @@ class Estimate:
 
 def check_nk(n: Any, k: Any) -> tuple[int, int]:
     """Validate the number of users ``n >= 1`` and of values ``k >= 2``."""
-    return check_int("n", n, minimum=1), check_int("k", k, minimum=2)
+    return check_int("n", n, minimum=1, maximum=2**53), check_int("k", k, minimum=2, maximum=2**53)
 
 
 def check_p(p: Any, k: int, *, exact: bool = False) -> float | Fraction:
@@ -97,7 +97,7 @@ def krr_keep_probability(k: Any, eps0: Any) -> float:
         >>> round(krr_keep_probability(2, math.log(4)), 6)
         0.8
     """
-    k = check_int("k", k, minimum=2)
+    k = check_int("k", k, minimum=2, maximum=2**53)
     eps0 = check_real("eps0", eps0, low=0.0)
     # p = 1 / (1 + (k-1) e^{-eps0}), stable for large eps0.
     return 1.0 / (1.0 + (k - 1) * math.exp(-eps0))

@@ -48,6 +48,12 @@ __all__ = [
 ]
 
 
+#: Largest number of secrets of :func:`uniform_prior` (a vector of that length is built).
+MAX_SECRETS = 10**8
+#: Largest size of :func:`identity_gain` (a ``size x size`` matrix is built).
+MAX_GAIN_SIZE = 4096
+
+
 def _all_exact(values: Any) -> bool:
     return all(
         isinstance(v, (Fraction, numbers.Integral)) and not isinstance(v, (bool, np.bool_)) for v in values
@@ -125,7 +131,7 @@ def as_channel(matrix: Any, *, name: str = "channel", atol: float = 1e-9) -> np.
     return check_stochastic_matrix(name, matrix, atol=atol)
 
 
-def _as_prior(prior: Any, size: int, name: str = "prior") -> np.ndarray:
+def _as_prior(prior: Any, size: int | None, name: str = "prior") -> np.ndarray:
     exact = _exact_array(name, prior)
     if exact is not None:
         if exact.ndim != 1 or any(v < 0 for v in exact) or sum(exact) != 1:
@@ -133,7 +139,7 @@ def _as_prior(prior: Any, size: int, name: str = "prior") -> np.ndarray:
         arr = exact
     else:
         arr = check_probability_vector(name, prior)
-    if arr.shape[0] != size:
+    if size is not None and arr.shape[0] != size:
         raise ParameterError(f"{name} must have length {size} (the number of secrets), got {arr.shape[0]}")
     return arr
 
@@ -197,9 +203,12 @@ def uniform_prior(size: Any, *, exact: bool = False) -> np.ndarray:
         >>> uniform_prior(4)
         array([0.25, 0.25, 0.25, 0.25])
     """
+    from .._validation import check_bool
+
+    exact = check_bool("exact", exact)
     from .._validation import check_int
 
-    size = check_int("size", size, minimum=1)
+    size = check_int("size", size, minimum=1, maximum=MAX_SECRETS)
     if exact:
         return np.array([Fraction(1, size)] * size, dtype=object)
     return np.full(size, 1.0 / size)
@@ -215,7 +224,8 @@ def identity_gain(size: Any) -> np.ndarray:
     """
     from .._validation import check_int
 
-    return np.eye(check_int("size", size, minimum=1), dtype=int)
+    # a size x size matrix: bounded so that it fits in memory (4096^2 entries = 128 MiB)
+    return np.eye(check_int("size", size, minimum=1, maximum=MAX_GAIN_SIZE), dtype=int)
 
 
 def prior_g_vulnerability(prior: Any, gain: Any) -> float | Fraction:
@@ -289,8 +299,7 @@ def prior_bayes_vulnerability(prior: Any) -> float | Fraction:
         >>> prior_bayes_vulnerability([0.2, 0.8])
         0.8
     """
-    exact = _exact_array("prior", prior)
-    pi = _as_prior(prior, len(exact) if exact is not None else np.asarray(prior).shape[0])
+    pi = _as_prior(prior, None)  # validates first: a scalar, string or None is a ParameterError
     return _scalar(max(pi))
 
 
@@ -435,15 +444,23 @@ def equivalent(first: Any, second: Any, *, rtol: float = 1e-9) -> bool:
 
     Decided by comparing reduced forms (:func:`reduce_channel`); exact for Fractions.
 
+    Args:
+        first: A channel.
+        second: A channel with the same number of rows.
+        rtol: Comparison tolerance for float matrices (finite, in ``[0, 1e-3]``).
+
     Raises:
-        ParameterError: If the channels have different numbers of rows (input sets).
+        ParameterError: If the channels have different numbers of rows (input sets), or on an
+            invalid ``rtol``.
 
     Example:
         >>> equivalent([[1.0, 0.0], [0.0, 1.0]], [[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]])
         True
     """
-    a = reduce_channel(first)
-    b = reduce_channel(second)
+    rtol = check_real("rtol", rtol, low=0.0, high=1e-3)
+    # validated under their own names first (reduce_channel would call both "channel")
+    a = reduce_channel(as_channel(first, name="first"))
+    b = reduce_channel(as_channel(second, name="second"))
     if a.shape[0] != b.shape[0]:
         raise ParameterError(f"second must have the same input set size as first ({a.shape[0]}), got {b.shape[0]}")
     if a.shape != b.shape:
@@ -479,7 +496,7 @@ def refines(first: Any, second: Any, *, atol: float = 1e-9) -> bool:
     """
     from scipy.optimize import linprog
 
-    c = reduce_channel(first).astype(float)
+    c = reduce_channel(as_channel(first, name="first")).astype(float)
     cp = as_channel(second, name="second").astype(float)
     atol = check_real("atol", atol, low=0.0, high=1e-3)
     if c.shape[0] != cp.shape[0]:

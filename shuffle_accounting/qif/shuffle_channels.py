@@ -23,7 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import ParameterError, check_int
+import math
+
+from .._validation import ParameterError, check_bool, check_int, check_work
 from ._common import check_nk, check_p
 
 __all__ = [
@@ -45,9 +47,11 @@ MAX_DATASETS = 4096
 
 def _check_size(n: Any, k: Any) -> tuple[int, int]:
     n, k = check_nk(n, k)
-    if k**n > MAX_DATASETS:
+    # compare n log k first: k**n itself is astronomically large for huge k and n
+    if n * math.log(k) > math.log(MAX_DATASETS) + 1e-9 or k**n > MAX_DATASETS:
+        size = f"{k**n}" if n * math.log(k) < 60 else f"e^{n * math.log(k):.4g}"
         raise ParameterError(
-            f"k^n must be <= {MAX_DATASETS} for explicit channel matrices, got k={k}, n={n} (k^n = {k**n}); "
+            f"k^n must be <= {MAX_DATASETS} for explicit channel matrices, got k={k}, n={n} (k^n = {size}); "
             "use the closed forms in shuffle_accounting.qif.vulnerability for large n"
         )
     return n, k
@@ -77,16 +81,51 @@ def histogram_of(dataset: tuple[int, ...], k: int) -> tuple[int, ...]:
     return tuple(counts)
 
 
-def histograms(n: Any, k: Any) -> list[tuple[int, ...]]:
+def _compositions(n: int, k: int):
+    """Tuples of ``k`` non-negative integers summing to ``n``, in decreasing lexicographic order."""
+    if k == 1:
+        yield (n,)
+        return
+    for first in range(n, -1, -1):
+        for rest in _compositions(n - first, k - 1):
+            yield (first,) + rest
+
+
+def histograms(n: Any, k: Any, *, max_work: Any = None) -> list[tuple[int, ...]]:
     """All histograms of ``n`` users over ``k`` values, in decreasing lexicographic order.
+
+    There are ``C(n + k - 1, k - 1)`` of them, each a ``k``-tuple; the work (``k`` times that
+    count) is checked against ``max_work`` before any is built.
+
+    Args:
+        n: Number of users (integer >= 1).
+        k: Number of values (integer >= 2).
+        max_work: Work budget (``None``: ``DEFAULT_MAX_WORK`` = 1e8).
+
+    Returns:
+        The list of histograms.
+
+    Raises:
+        ParameterError: On invalid ``n`` or ``k``.
+        WorkBudgetExceeded: If ``k C(n + k - 1, k - 1) > max_work``.
 
     Example:
         >>> histograms(3, 2)
         [(3, 0), (2, 1), (1, 2), (0, 3)]
     """
     n, k = check_nk(n, k)
-    out = [h for h in itertools.product(range(n, -1, -1), repeat=k) if sum(h) == n]
-    return out
+    r = min(n, k - 1)
+    if r <= 200:  # exact and fast: math.comb multiplies r factors
+        work: float = k * math.comb(n + k - 1, r)
+    else:  # C(N, r) >= (N / r)^r >= 2^r > 1e60: far above any budget
+        work = k * math.exp(min(r * math.log((n + k - 1) / r), 700.0))
+    check_work(
+        f"histograms(n={n}, k={k})",
+        work,
+        max_work=max_work,
+        alternative="use the closed forms of shuffle_accounting.qif.vulnerability, which need no enumeration",
+    )
+    return list(_compositions(n, k))
 
 
 def _entry_type(p: Any, k: int, exact: bool) -> tuple[Any, Any, bool]:
@@ -119,6 +158,7 @@ def krr_channel(n: Any, k: Any, p: Any, *, exact: bool = False) -> np.ndarray:
         array([[Fraction(3, 4), Fraction(1, 4)],
                [Fraction(1, 4), Fraction(3, 4)]], dtype=object)
     """
+    exact = check_bool("exact", exact)
     n, k = _check_size(n, k)
     pp, qq, is_exact = _entry_type(p, k, exact)
     one = np.empty((k, k), dtype=object if is_exact else float)
@@ -138,6 +178,7 @@ def shuffle_channel(n: Any, k: Any, *, exact: bool = False) -> np.ndarray:
         >>> shuffle_channel(2, 2, exact=True)[1].tolist()
         [0, Fraction(1, 2), Fraction(1, 2), 0]
     """
+    exact = check_bool("exact", exact)
     n, k = _check_size(n, k)
     ds = datasets(n, k)
     hs = [histogram_of(x, k) for x in ds]
@@ -163,6 +204,7 @@ def reduced_shuffle_channel(n: Any, k: Any, *, exact: bool = False) -> np.ndarra
                [0., 1., 0.],
                [0., 0., 1.]])
     """
+    exact = check_bool("exact", exact)
     n, k = _check_size(n, k)
     hs = histograms(n, k)
     col = {h: j for j, h in enumerate(hs)}
@@ -184,6 +226,7 @@ def reduced_krr_channel(n: Any, k: Any, p: Any, *, exact: bool = False) -> np.nd
         array([[0.75, 0.25],
                [0.25, 0.75]])
     """
+    exact = check_bool("exact", exact)
     n, k = _check_size(n, k)
     pp, _, is_exact = _entry_type(p, k, exact)
     big_n = krr_channel(n, k, pp, exact=is_exact)
@@ -233,6 +276,7 @@ def all_but_one_prior(n: Any, k: Any, known: Any, *, exact: bool = False) -> np.
         >>> all_but_one_prior(2, 2, [1]).tolist()
         [0.0, 0.5, 0.0, 0.5]
     """
+    exact = check_bool("exact", exact)
     n, k = _check_size(n, k)
     try:
         vals = list(known)

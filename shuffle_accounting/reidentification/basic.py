@@ -87,7 +87,7 @@ def _check_pair(P: Any, Q: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check_n_guesses(n: Any, guesses: Any) -> tuple[int, int]:
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=2**53)
     guesses = check_int("guesses", guesses, minimum=1, maximum=n)
     return n, guesses
 
@@ -360,7 +360,7 @@ def advantage_bounds(P: Any, Q: Any, n: Any) -> AdvantageBounds:
         (True, True)
     """
     p, q = _check_pair(P, Q)
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=2**53)
     tv = float(0.5 * np.abs(p - q).sum())
     adv = _success_core(p, q, n, 1) - 1.0 / n
     return AdvantageBounds(n=n, total_variation=tv, lower=tv / n if n >= 2 else 0.0, advantage=adv, upper=tv)

@@ -120,7 +120,7 @@ def success_probability_continuous(
         >>> round(est.value, 10), round(1.5 / 20 - 1 / (20 * 21), 10)
         (0.0726190476, 0.0726190476)
     """
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=2**53)
     k = check_int("guesses", guesses, minimum=1, maximum=n)
     f_inf = check_real("f_inf", f_inf, low=0.0, high=1.0, high_open=True)
     cdf, sf, hi = _cdf_pair(ratio)

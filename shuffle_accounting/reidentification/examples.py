@@ -57,7 +57,7 @@ def example_iv1_success(n: Any, guesses: Any = 1) -> float:
         >>> round(example_iv1_success(20), 10)
         0.0726190476
     """
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=2**53)
     k = check_int("guesses", guesses, minimum=1, maximum=n)
     return ((3 * n + 2) * k - k * k) / (2 * n * (n + 1))
 
@@ -106,7 +106,7 @@ def zipf_uniform_success(m: Any, alpha: Any, n: Any, guesses: Any = 1) -> float:
         0.296155
     """
     p = zipf_distribution(m, alpha)
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=2**53)
     k = check_int("guesses", guesses, minimum=1, maximum=n)
     return _success_core(p, np.full(p.size, 1.0 / p.size), n, k)
 
@@ -134,7 +134,7 @@ def zipf_beta_approximation(alpha: Any, n: Any, guesses: Any = 1) -> float:
         0.367281
     """
     alpha = check_real("alpha", alpha, low=0.0, high=1.0, low_open=True, high_open=True)
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=2**53)
     k = check_int("guesses", guesses, minimum=1, maximum=n)
     j = np.arange(1, k + 1, dtype=float)
     log_c = gammaln(n) - gammaln(j) - gammaln(n - j + 1)

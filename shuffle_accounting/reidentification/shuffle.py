@@ -42,7 +42,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._validation import ParameterError, check_choice, check_int, check_real
+from .._validation import ParameterError, check_choice, check_int, check_real, check_work
 from ..randomizers import KRR, FiniteRandomizer
 from ..report import Deployment, ReportSection
 from .basic import _check_dist, _success_core
@@ -212,7 +212,7 @@ def clone_bound(eps: Any, n: Any) -> float:
     """
 
     eps = check_real("eps", eps, low=0.0, allow_inf=True)
-    n = check_int("n", n, minimum=1)
+    n = check_int("n", n, minimum=1, maximum=2**53)
     return _clone_value(math.exp(-eps), n)
 
 
@@ -352,7 +352,7 @@ class ReidentificationRisk:
 
     def __post_init__(self) -> None:
         _channel(self.randomizer)
-        object.__setattr__(self, "n", check_int("n", self.n, minimum=1))
+        object.__setattr__(self, "n", check_int("n", self.n, minimum=1, maximum=2**53))
 
     @property
     def _ch(self) -> _Channel:
@@ -511,20 +511,25 @@ class ReidentificationRisk:
                 best = max(best, _success_core(p / p.sum(), q / q.sum(), self.n, 1))
         return best * _DOWN
 
-    def exact_worst_case(self, x1: Any = None) -> WorstCase:
+    def exact_worst_case(self, x1: Any = None, *, max_work: Any = None) -> WorstCase:
         """Exact ``beta_n(R, x1)`` by enumerating every multiset of the other users' inputs.
 
         Uses :func:`game2_success_probability` for each multiset; only for small ``n`` and small
-        alphabets (at most 2e6 input-multiset x output-multiset pairs).
+        alphabets (at most 2e6 input-multiset x output-multiset pairs). Its work is
+        ``10 x targets x input multisets x (n - 1) x outputs x output multisets`` (the dynamic
+        program of each multiset, ~10 elementary steps per dictionary update), checked against ``max_work`` before anything runs.
 
         Args:
             x1: Target input, input distribution, or ``None`` (maximised over targets too).
+            max_work: Work budget (``None``: ``DEFAULT_MAX_WORK`` = 1e8).
 
         Returns:
             A :class:`WorstCase` with the value and a maximising dataset.
 
         Raises:
             ParameterError: On an invalid ``x1`` or if the enumeration would be too large.
+            WorkBudgetExceeded: If the work exceeds ``max_work``; :meth:`bound` (an upper bound)
+                and :meth:`lower_bound` bracket the value at any ``n``.
 
         Example:
             >>> fr = FiniteRandomizer([[0.75, 0.25], [0.25, 0.75]])
@@ -542,6 +547,12 @@ class ReidentificationRisk:
                 f"n must be small enough for exact enumeration (<= {_MAX_ENUMERATION} dataset x output "
                 f"multisets); got n = {self.n} with {n_in} inputs and {n_out} outputs ({work * len(targets)})"
             )
+        check_work(
+            f"exact_worst_case for n = {self.n} with {n_in} inputs and {n_out} outputs",
+            10 * work * len(targets) * max(self.n - 1, 1) * n_out,  # ~10 steps per dict update
+            max_work=max_work,
+            alternative="use bound() (certified upper) and lower_bound() (exact lower)",
+        )
         best = WorstCase(value=-1.0, x1=None, others=())
         for v in targets:
             target = mat[v] if isinstance(v, int) else v @ mat
