@@ -130,7 +130,7 @@ _DROP_MARGIN = 25.0
 #: Up to this many free users, every value of ``B`` is its own cell (exact expectation).
 _EXACT_CELLS = 32
 #: Number of cells of ``B`` inside its window for wider intervals.
-_CELLS = 24
+_CELLS = 12
 #: Largest multiply-add count of one convolution; above it :class:`WorkBudgetExceeded` is raised.
 MAX_CONV_WORK = 4e8
 
@@ -234,6 +234,126 @@ def _hockey(Y: _Dist, eps: float, p: float, eps0: float) -> tuple[float, float]:
     return min(log_up, 0.0), min(log_low, log_up)
 
 
+def _pair_values(x: _Dist, y: _Dist, ts: np.ndarray, cum_y: np.ndarray, cum_x: np.ndarray):
+    """Computed ``(Y~(t), F~(t - 1))`` of the law of ``X + Y`` at integer points ``ts``.
+
+    ``Y(t) = sum_s x(s) y(t - s)`` and ``F(t - 1) = sum_s x(s) F_y(t - 1 - s)``: dot products over
+    the (shorter) overlap, so one point costs O(window) instead of a full convolution. ``cum_y`` /
+    ``cum_x`` are the prefix sums of ``y.arr`` / ``x.arr``. Both are sums of non-negative terms.
+    """
+    ly, Ly = y.lo, y.arr.size
+    lx, Lx = x.lo, x.arr.size
+    ytot = float(cum_y[-1])
+    yv = np.empty(ts.size)
+    fv = np.empty(ts.size)
+    for i, t in enumerate(ts.tolist()):
+        # Y(t): s with 0 <= s - lx < Lx and 0 <= t - s - ly < Ly
+        s0 = max(lx, t - ly - Ly + 1)
+        s1 = min(lx + Lx - 1, t - ly)
+        if s1 >= s0:
+            yv[i] = float(np.dot(x.arr[s0 - lx : s1 - lx + 1], y.arr[t - s1 - ly : t - s0 - ly + 1][::-1]))
+        else:
+            yv[i] = 0.0
+        # F(t-1): x(s) F_y(t-1-s); F_y = ytot for t-1-s >= ly+Ly-1, 0 for t-1-s < ly
+        full_hi = min(lx + Lx - 1, t - ly - Ly)  # s <= full_hi: F_y complete
+        f = ytot * float(cum_x[full_hi - lx]) if full_hi >= lx else 0.0
+        s0 = max(lx, full_hi + 1)
+        s1 = min(lx + Lx - 1, t - 1 - ly)
+        if s1 >= s0:
+            f += float(np.dot(x.arr[s0 - lx : s1 - lx + 1], cum_y[t - 1 - s1 - ly : t - 1 - s0 - ly + 1][::-1]))
+        fv[i] = f
+    return yv, fv
+
+
+def _hockey_pair(x: _Dist, y: _Dist, eps: float, p: float, eps0: float) -> tuple[float, float]:
+    """``(log upper, log lower)`` on ``H_E(T + X + Y || T' + X + Y)`` without the full convolution.
+
+    Finds the threshold ``t*`` of (F2) approximately, then *proves* a bracket
+    ``t_a <= t* < t_b`` from the signs of the increments ``Delta(t) = a Y(t) - a' Y(t-1)``
+    (``a' = E p - pbar``; ``Delta > 0`` exactly on ``{s <= t*}`` by log-concavity) evaluated with
+    the rounding and dropped-mass bounds of the module docstring, and maximises the upper bound of
+    ``D`` over the bracket only. Falls back to the full convolution (:func:`_hockey`) when no short
+    bracket can be proved (e.g. ``t*`` in the flushed deep tail).
+    """
+    if eps >= eps0:
+        return -math.inf, -math.inf
+    if x.arr.size > y.arr.size:
+        x, y = y, x
+    E = math.exp(eps)
+    pbar = p * math.exp(-eps0)
+    a = -p * math.expm1(eps - eps0)
+    a2 = p * E - pbar
+    b = math.expm1(eps)
+    cum_y = np.cumsum(y.arr)
+    cum_x = np.cumsum(x.arr)
+    Lsum = x.arr.size + y.arr.size
+    rel = x.rel + y.rel + x.rel * y.rel + 2.0 * (Lsum + 4) * _U
+    scale = x.scale + y.scale
+    log_drop = float(logsumexp([x.log_drop, y.log_drop, math.log(float(x.arr.size) * y.arr.size * _TINY) + scale]))
+    ld = log_drop - scale
+    d = math.exp(ld) if ld < 700.0 else math.inf
+    lo_t = x.lo + y.lo
+    hi_t = lo_t + Lsum - 2
+    # normal-approximation guess of t*: r(t) ~ exp(-(t - mu - 1/2) / var)
+    w = np.arange(x.arr.size, dtype=float)
+    mx_ = float(np.sum(x.arr * w) / cum_x[-1]) + x.lo
+    vx = float(np.sum(x.arr * (w - (mx_ - x.lo)) ** 2) / cum_x[-1])
+    w = np.arange(y.arr.size, dtype=float)
+    my_ = float(np.sum(y.arr * w) / cum_y[-1]) + y.lo
+    vy = float(np.sum(y.arr * (w - (my_ - y.lo)) ** 2) / cum_y[-1])
+    r_e = a2 / a
+    guess = mx_ + my_ + 0.5 - max(vx + vy, 0.25) * math.log(r_e)
+    t0 = int(min(max(math.floor(guess), lo_t), hi_t))
+
+    def inc(t: int) -> float:
+        yv, _ = _pair_values(x, y, np.array([t - 1, t]), cum_y, cum_x)
+        return a * yv[1] - a2 * yv[0]
+
+    # gallop + bisection for the last t with computed increment > 0
+    if inc(t0) > 0:
+        lo, step = t0, 1
+        while lo + step <= hi_t + 1 and inc(lo + step) > 0:
+            lo, step = lo + step, step * 2
+        hi = min(lo + step, hi_t + 1)
+    else:
+        hi, step = t0, 1
+        while hi - step >= lo_t and inc(hi - step) <= 0:
+            hi, step = hi - step, step * 2
+        lo = max(hi - step, lo_t)
+        if inc(lo) <= 0:
+            return _hockey(_conv(x, y), eps, p, eps0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if inc(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    t_hat = lo
+    # prove a bracket: surely positive increment at t_a, surely negative at t_b
+    for j in (0, 1, 2, 4, 8, 16):
+        t_a, t_b = t_hat - j, t_hat + 1 + j
+        if t_a < lo_t or t_b > hi_t + 1:
+            break
+        ts = np.array([t_a - 1, t_a, t_b - 1, t_b])
+        yv, _ = _pair_values(x, y, ts, cum_y, cum_x)
+        yl, yu = yv * (1.0 - rel), yv * (1.0 + rel) + d
+        err = 8.0 * _U * (a + p * E + pbar) * float(yu.max())  # incl. the rounding of a, a'
+        pos = a * yl[1] - a2 * yu[0] > err
+        neg = a * yu[3] - a2 * yl[2] < -err
+        if pos and neg:
+            ts = np.arange(t_a, t_b)
+            yv, fv = _pair_values(x, y, ts, cum_y, cum_x)
+            rel_f = rel + (Lsum + 4) * _U
+            y_up = yv * (1.0 + rel) + d
+            e = 8.0 * _U * ((p + E * pbar) * y_up + (b + 2.0) * fv)
+            up = float(np.max(a * y_up - b * fv * (1.0 - rel_f) + e))
+            low = float(np.max(a * yv * (1.0 - rel) - b * (fv * (1.0 + rel_f) + d) - e))
+            log_up = float(np.logaddexp(math.log(up) + scale if up > 0 else -math.inf, log_drop))
+            log_low = math.log(low) + scale if low > 0 else -math.inf
+            return min(log_up, 0.0), min(log_low, log_up)
+    return _hockey(_conv(x, y), eps, p, eps0)
+
+
 # ---------------------------------------------------------------------------------------------
 # the k = 2 problem
 # ---------------------------------------------------------------------------------------------
@@ -252,19 +372,19 @@ class _Problem:
         self._leaf_cache: dict[int, _Dist] = {}
         self.evaluations = 0
 
-    def leaf_dist(self, c: int) -> _Dist:
-        """Law of ``Y`` for dataset ``c`` (cached, a few hundred leaves at most)."""
+    def leaf_dist(self, c: int) -> tuple[_Dist, _Dist]:
+        """The two binomials whose sum is ``Y`` for dataset ``c`` (cached, a few hundred at most)."""
         if c not in self._leaf_cache:
             if len(self._leaf_cache) > 256:
                 self._leaf_cache.pop(next(iter(self._leaf_cache)))
             t = self.log_tol - math.log(2.0)
-            self._leaf_cache[c] = _conv(_binom(c, self.pbar, t), _binom(self.n - 1 - c, self.p, t))
+            self._leaf_cache[c] = (_binom(c, self.pbar, t), _binom(self.n - 1 - c, self.p, t))
         return self._leaf_cache[c]
 
     def leaf(self, c: int, eps: float) -> tuple[float, float]:
         """``(log upper, log lower)`` on ``h_c(eps)``."""
         self.evaluations += 1
-        return _hockey(self.leaf_dist(c), eps, self.p, self.eps0)
+        return _hockey_pair(*self.leaf_dist(c), eps, self.p, self.eps0)
 
     def cells(self, m: int) -> list[tuple[int, float]]:
         """Cells of ``B ~ Bin(m, gamma)``: ``(left end, log upper bound on the cell's mass)``.
@@ -302,13 +422,22 @@ class _Problem:
             return -math.inf, -math.inf
         m = c2 - c1
         t = self.log_tol - math.log(3.0)
-        base = _conv(_binom(c1, self.pbar, t), _binom(self.n - 1 - c2, self.p, t))
+        a1, a2 = _binom(c1, self.pbar, t), _binom(self.n - 1 - c2, self.p, t)
+        small, big = (a1, a2) if a1.arr.size <= a2.arr.size else (a2, a1)
+        cells = self.cells(m)
+        w_c = 20.0 * math.sqrt(m * 0.25) + 40.0  # rough window of Bin(s, 1/2)
+        shared = float(a1.arr.size) * a2.arr.size <= len(cells) * small.arr.size * w_c
+        base = _conv(a1, a2) if shared else None
         terms = []
-        for s, lw in self.cells(m):
+        for s, lw in cells:
             if s < 0:
                 terms.append(lw)  # g <= 1 on the lowest tail cell
                 continue
-            up, _ = _hockey(_conv(base, _binom(s, 0.5, t)), eps, self.p, self.eps0)
+            cb = _binom(s, 0.5, t)
+            if shared:
+                up, _ = _hockey_pair(base, cb, eps, self.p, self.eps0)
+            else:
+                up, _ = _hockey_pair(_conv(small, cb), big, eps, self.p, self.eps0)
             terms.append(lw + up)
         return min(float(logsumexp(terms)) + 4.0 * len(terms) * _U, 0.0), -math.inf
 
@@ -318,11 +447,11 @@ class _Problem:
         ``upper=False``: the largest eps (rounded down) with lower ``h_c(eps) > delta`` (0.0 if
         none): an exhibited epsilon. ``upper=True``: an eps with upper ``h_c(eps) <= delta``.
         """
-        Y = self.leaf_dist(c)
+        x, y = self.leaf_dist(c)
         idx = 0 if upper else 1
 
         def above(e: float) -> bool:
-            return _hockey(Y, e, self.p, self.eps0)[idx] > log_delta
+            return _hockey_pair(x, y, e, self.p, self.eps0)[idx] > log_delta
 
         if not above(0.0):
             return 0.0
