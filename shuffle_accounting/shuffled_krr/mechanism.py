@@ -16,10 +16,17 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr
 
-from .._validation import check_delta, check_int, check_real, check_real_array
+from .._validation import ParameterError, check_choice, check_delta, check_int, check_real, check_real_array
 from ..randomizers import KRR
 from .blanket import _Blanket, certified_log_delta
 from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
+from . import worst_case as _wc
+
+#: ``method="auto"`` uses the certified worst case (k = 2) up to this many users; above it the
+#: branch and bound costs seconds per call and ``auto`` returns the blanket bound (pass
+#: ``method="worst-case"`` to force it).
+AUTO_WORST_CASE_MAX_N: int = 10_000
+_METHODS = ("auto", "blanket", "worst-case")
 
 __all__ = ["ShuffledKRR"]
 
@@ -45,6 +52,17 @@ def _gaussian_guess(mu: float, log_target: float) -> float:
         else:
             hi = mid
     return hi
+
+
+def _checked(cert: "_wc.WorstCaseCertificate") -> "_wc.WorstCaseCertificate":
+    """Standing invariant: a certified value below its own exhibited value is an internal error."""
+    if cert.query == "delta":
+        bad = cert.log_delta < cert.exhibited_log_delta
+    else:
+        bad = cert.epsilon < cert.epsilon_lower
+    if bad:  # pragma: no cover - would be a bug in the certificate
+        raise RuntimeError(f"internal error: certified value below the exhibited one in {cert!r}")
+    return cert
 
 
 @dataclass(frozen=True)
@@ -91,35 +109,109 @@ class ShuffledKRR:
         """The local randomizer."""
         return KRR(self.k, self.eps0)
 
-    def log_delta(self, eps):
+    def log_delta(self, eps, *, method: str = "auto"):
         """Certified upper bound on ``log delta(eps)`` (``-inf`` where delta is exactly 0).
+
+        ``method`` (keyword only): ``"blanket"`` (the privacy-blanket divergence),
+        ``"worst-case"`` (the certified exact worst case by branch and bound over datasets,
+        :mod:`~shuffle_accounting.shuffled_krr.worst_case`; ``k = 2`` only) or ``"auto"`` (the
+        smaller of both where the worst case is implemented and ``n <=``
+        :data:`AUTO_WORST_CASE_MAX_N`, else the blanket). Every choice is certified.
 
         Args:
             eps: Scalar or array of ``eps >= 0`` (finite).
+            method: ``"auto"``, ``"blanket"`` or ``"worst-case"``.
 
         Returns:
             A ``float`` for scalar input, else an ``ndarray`` of the same shape.
 
         Raises:
-            ParameterError: If ``eps`` is negative, NaN, infinite or not numeric.
+            ParameterError: If ``eps`` is negative, NaN, infinite or not numeric, or ``method``
+                is unknown or ``"worst-case"`` for ``k >= 3``.
+            WorkBudgetExceeded: ``method="worst-case"`` only, when the branch and bound exceeds
+                its work budget.
 
         Example:
             >>> ld = ShuffledKRR(3, 1.0, 1000).log_delta([0.2, 1.0])
             >>> round(float(ld[0]), 4), float(ld[1])
             (-23.7058, -inf)
+            >>> m = ShuffledKRR(2, 2.0, 1000)
+            >>> bool(m.log_delta(0.3) < m.log_delta(0.3, method="blanket"))
+            True
         """
         arr = check_real_array("eps", eps, low=0.0)
+        use = self._method(method)
         out = certified_log_delta(arr, self.k, self.eps0, self.n)
+        if use != "blanket":
+            flat = np.array(out, dtype=float).ravel()
+            for i, e in enumerate(arr.ravel().tolist()):
+                wc = self._worst_case_log_delta(float(e), strict=use == "worst-case")
+                flat[i] = min(flat[i], wc) if use == "auto" else wc
+            out = flat.reshape(arr.shape)
         return float(out) if arr.ndim == 0 else out
 
-    def delta(self, eps):
+    # -- certified exact worst case (k = 2) ------------------------------------------------
+
+    def _method(self, method: str) -> str:
+        """Resolve ``method`` to ``"blanket"``, ``"worst-case"`` or ``"auto"`` (both, min)."""
+        method = check_choice("method", method, _METHODS)
+        implemented = self.k == 2 and self.n >= 2
+        if method == "worst-case":
+            if not implemented:
+                raise ParameterError(
+                    "method='worst-case' is implemented for k = 2 and n >= 2 only, got "
+                    f"k = {self.k}, n = {self.n}; use method='blanket' or 'auto'"
+                )
+            return method
+        if method == "auto" and implemented and self.n <= AUTO_WORST_CASE_MAX_N:
+            return "auto"
+        return "blanket"
+
+    def _worst_case_log_delta(self, eps: float, *, strict: bool) -> float:
+        try:
+            cert = _wc.certify(self.eps0, self.n, eps=eps)
+        except _wc.WorkBudgetExceeded:
+            if strict:
+                raise
+            return math.inf
+        return _checked(cert).log_delta
+
+    def certificate(self, *, delta=None, eps=None) -> "_wc.WorstCaseCertificate":
+        """Re-checkable certificate of the exact worst case (``k = 2``): the cover and the witness.
+
+        Exactly one of ``eps`` (certifies ``delta(eps)``) or ``delta`` (certifies
+        ``epsilon(delta)``); see :func:`shuffle_accounting.shuffled_krr.worst_case.certify` and
+        :func:`~shuffle_accounting.shuffled_krr.worst_case.verify`.
+
+        Args:
+            delta: Target delta in ``(0, 1)`` (keyword only).
+            eps: ``eps >= 0`` (keyword only).
+
+        Returns:
+            A :class:`~shuffle_accounting.shuffled_krr.worst_case.WorstCaseCertificate`.
+
+        Raises:
+            ParameterError: If ``k >= 3`` or ``n = 1`` (not implemented), or on invalid input.
+            WorkBudgetExceeded: If the branch and bound exceeds its work budget.
+
+        Example:
+            >>> from shuffle_accounting.shuffled_krr.worst_case import verify
+            >>> c = ShuffledKRR(2, 2.0, 1000).certificate(delta=1e-6)
+            >>> c.worst_others in ((2, 997), (997, 2)), round(c.epsilon_lower, 6), verify(c)
+            (True, 0.323323, True)
+        """
+        self._method("worst-case")
+        return _checked(_wc.certify(self.eps0, self.n, eps=eps, delta=delta))
+
+    def delta(self, eps, *, method: str = "auto"):
         """Certified upper bound on ``delta(eps) = sup_{D ~ D'} H_{e^eps}(P_D || P_D')``.
 
-        ``exp(log_delta(eps))``; values below the double range underflow to 0 here, use
-        :meth:`log_delta` for them.
+        ``exp(log_delta(eps, method=method))``; values below the double range underflow to 0
+        here, use :meth:`log_delta` for them.
 
         Args:
             eps: Scalar or array of ``eps >= 0`` (finite).
+            method: ``"auto"``, ``"blanket"`` or ``"worst-case"`` (see :meth:`log_delta`).
 
         Returns:
             A ``float`` for scalar input, else an ``ndarray`` of the same shape.
@@ -131,12 +223,12 @@ class ShuffledKRR:
             >>> round(ShuffledKRR(2, 1.0, 1).delta(0.0), 9)  # k-RR: p - pbar = tanh(1/2)
             0.462117157
         """
-        ld = self.log_delta(eps)
+        ld = self.log_delta(eps, method=method)
         with np.errstate(under="ignore"):
             out = np.exp(ld)
         return float(out) if np.ndim(out) == 0 else out
 
-    def epsilon(self, delta: float) -> float:
+    def epsilon(self, delta: float, *, method: str = "auto") -> float:
         """Smallest ``eps`` (rounded up) whose certified ``delta(eps)`` is ``<= delta``.
 
         Safeguarded Newton iteration on ``log delta(eps)`` (smooth and decreasing; its slope
@@ -144,14 +236,19 @@ class ShuffledKRR:
         kept inside a bracket; the returned value is certified by a final evaluation. Returns 0
         when ``delta(0) <= delta`` and never more than ``eps0`` (the mechanism is ``eps0``-DP).
 
+        With ``method="worst-case"`` (``k = 2``) the value is the branch-and-bound certificate's
+        epsilon (within ``5e-5`` relative of the exhibited worst dataset); ``"auto"`` returns
+        the smaller certified value of both methods (see :meth:`log_delta`).
+
         Args:
             delta: Target in ``(0, 1)``.
+            method: ``"auto"``, ``"blanket"`` or ``"worst-case"`` (keyword only).
 
         Returns:
             The certified epsilon.
 
         Raises:
-            ParameterError: If ``delta`` is not in ``(0, 1)``.
+            ParameterError: If ``delta`` is not in ``(0, 1)`` or ``method`` is invalid.
 
         Example:
             >>> m = ShuffledKRR(4, math.log(13), 1000)
@@ -160,6 +257,17 @@ class ShuffledKRR:
             (0.3891, True)
         """
         delta = check_delta("delta", delta)
+        use = self._method(method)
+        if use != "blanket":
+            try:
+                wc = _checked(_wc.certify(self.eps0, self.n, delta=delta)).epsilon
+            except _wc.WorkBudgetExceeded:
+                if use == "worst-case":
+                    raise
+                wc = math.inf
+            if use == "worst-case":
+                return wc
+            return min(wc, self.epsilon(delta, method="blanket"))
         lt = math.log(delta)
         if self.n == 1:
             evaluate = self._eval_n1
@@ -241,7 +349,10 @@ class ShuffledKRR:
             >>> bool(m.epsilon_lower(1e-6) <= m.epsilon(1e-6))
             True
         """
-        return lower_epsilon(check_delta("delta", delta), self.k, self.eps0, self.n)
+        delta = check_delta("delta", delta)
+        if self._method("auto") == "auto":  # k = 2: the certificate's witness cannot be missed
+            return self.certificate(delta=delta).epsilon_lower
+        return lower_epsilon(delta, self.k, self.eps0, self.n)
 
     def worst_dataset(self, eps: float) -> WorstDataset:
         """The searched concrete dataset with the largest exact delta at ``eps``.
@@ -250,7 +361,15 @@ class ShuffledKRR:
             >>> ShuffledKRR(3, 2.0, 5).worst_dataset(1.5).others
             (3, 0, 1)
         """
-        return worst_dataset(check_real("eps", eps, low=0.0), self.k, self.eps0, self.n)
+        eps = check_real("eps", eps, low=0.0)
+        if self._method("auto") == "auto":  # k = 2: the certificate's witness
+            c = self.certificate(eps=eps)
+            ld = c.exhibited_log_delta
+            return WorstDataset(
+                eps=eps, others=c.worst_others, log_delta=ld, delta=math.exp(ld) if ld > -745 else 0.0,
+                family="certified worst case (branch and bound)", statistic="histogram",
+            )
+        return worst_dataset(eps, self.k, self.eps0, self.n)
 
     def gap(self, delta: float) -> float:
         """``epsilon(delta) / epsilon_lower(delta)`` (>= 1; ``inf`` if the lower bound is 0).

@@ -131,6 +131,8 @@ _DROP_MARGIN = 25.0
 _EXACT_CELLS = 32
 #: Number of cells of ``B`` inside its window for wider intervals.
 _CELLS = 12
+#: Up to this many multiply-adds a law is convolved in full (then every eps is one vector pass).
+_DIRECT_WORK = 2e6
 #: Largest multiply-add count of one convolution; above it :class:`WorkBudgetExceeded` is raised.
 MAX_CONV_WORK = 4e8
 
@@ -372,19 +374,29 @@ class _Problem:
         self._leaf_cache: dict[int, _Dist] = {}
         self.evaluations = 0
 
-    def leaf_dist(self, c: int) -> tuple[_Dist, _Dist]:
-        """The two binomials whose sum is ``Y`` for dataset ``c`` (cached, a few hundred at most)."""
+    def leaf_dist(self, c: int) -> tuple[_Dist, ...]:
+        """``Y`` for dataset ``c``: its law, or its two binomials when that convolution is large.
+
+        Cached (a few hundred leaves at most).
+        """
         if c not in self._leaf_cache:
             if len(self._leaf_cache) > 256:
                 self._leaf_cache.pop(next(iter(self._leaf_cache)))
             t = self.log_tol - math.log(2.0)
-            self._leaf_cache[c] = (_binom(c, self.pbar, t), _binom(self.n - 1 - c, self.p, t))
+            x, y = _binom(c, self.pbar, t), _binom(self.n - 1 - c, self.p, t)
+            small = float(x.arr.size) * y.arr.size <= _DIRECT_WORK
+            self._leaf_cache[c] = (_conv(x, y),) if small else (x, y)
         return self._leaf_cache[c]
+
+    def _h(self, parts: tuple[_Dist, ...], eps: float) -> tuple[float, float]:
+        if len(parts) == 1:
+            return _hockey(parts[0], eps, self.p, self.eps0)
+        return _hockey_pair(parts[0], parts[1], eps, self.p, self.eps0)
 
     def leaf(self, c: int, eps: float) -> tuple[float, float]:
         """``(log upper, log lower)`` on ``h_c(eps)``."""
         self.evaluations += 1
-        return _hockey_pair(*self.leaf_dist(c), eps, self.p, self.eps0)
+        return self._h(self.leaf_dist(c), eps)
 
     def cells(self, m: int) -> list[tuple[int, float]]:
         """Cells of ``B ~ Bin(m, gamma)``: ``(left end, log upper bound on the cell's mass)``.
@@ -434,10 +446,10 @@ class _Problem:
                 terms.append(lw)  # g <= 1 on the lowest tail cell
                 continue
             cb = _binom(s, 0.5, t)
-            if shared:
-                up, _ = _hockey_pair(base, cb, eps, self.p, self.eps0)
-            else:
-                up, _ = _hockey_pair(_conv(small, cb), big, eps, self.p, self.eps0)
+            pair = (base, cb) if shared else (_conv(small, cb), big)
+            if float(pair[0].arr.size) * pair[1].arr.size <= _DIRECT_WORK:
+                pair = (_conv(*pair),)
+            up, _ = self._h(pair, eps)
             terms.append(lw + up)
         return min(float(logsumexp(terms)) + 4.0 * len(terms) * _U, 0.0), -math.inf
 
@@ -447,11 +459,11 @@ class _Problem:
         ``upper=False``: the largest eps (rounded down) with lower ``h_c(eps) > delta`` (0.0 if
         none): an exhibited epsilon. ``upper=True``: an eps with upper ``h_c(eps) <= delta``.
         """
-        x, y = self.leaf_dist(c)
+        parts = self.leaf_dist(c)
         idx = 0 if upper else 1
 
         def above(e: float) -> bool:
-            return _hockey_pair(x, y, e, self.p, self.eps0)[idx] > log_delta
+            return self._h(parts, e)[idx] > log_delta
 
         if not above(0.0):
             return 0.0
