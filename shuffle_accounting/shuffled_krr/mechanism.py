@@ -197,8 +197,8 @@ class ShuffledKRR:
         Example:
             >>> from shuffle_accounting.shuffled_krr.worst_case import verify
             >>> c = ShuffledKRR(2, 2.0, 1000).certificate(delta=1e-6)
-            >>> c.worst_others in ((2, 997), (997, 2)), round(c.epsilon_lower, 6), verify(c)
-            (True, 0.323323, True)
+            >>> c.worst_others in ((2, 997), (997, 2)), round(c.epsilon_lower, 8), verify(c)
+            (True, 0.32332355, True)
         """
         self._method("worst-case")
         return _checked(_wc.certify(self.eps0, self.n, eps=eps, delta=delta))
