@@ -271,3 +271,22 @@ def test_histogram_bins_counts_sufficient_statistic():
     assert exact.histogram_bins(10, [0, 0, 6] + [0] * 7) == 4
     assert exact.histogram_bins(4, [1, 1, 1, 1]) == 4
     assert exact.histogram_bins(2, [3, 3]) == 2
+
+
+@pytest.mark.parametrize("eps0", [0.3, 1.0, 2.5, 7.0, 7.7, 7.9])
+@pytest.mark.parametrize("ulps", [1, 2, 3])
+def test_within_ulps_of_eps0_the_maximal_loss_state_keeps_its_mass(eps0, ulps):
+    # k = 2, others = [3, 3]: only "every report equal to the target's value" has loss eps0, so
+    # just below eps0 the exact delta is its mass p^4 pbar^3 times (1 - e^(eps - eps0)).
+    import math
+
+    import numpy as np
+
+    from shuffle_accounting.shuffled_krr import dataset_log_delta
+
+    e = eps0
+    for _ in range(ulps):
+        e = float(np.nextafter(e, 0.0))
+    p = 1.0 / (1.0 + math.exp(-eps0))
+    want = 4 * math.log(p) + 3 * math.log1p(-p) + math.log(-math.expm1(e - eps0))
+    assert dataset_log_delta(e, 2, eps0, [3, 3]) == pytest.approx(want, abs=1e-9)

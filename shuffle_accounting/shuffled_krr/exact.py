@@ -137,7 +137,9 @@ def _pld(log_p: np.ndarray, log_q: np.ndarray, cap: float = np.inf) -> tuple[np.
 
     ``cap`` is a proven upper bound on the true loss (``eps0`` for shuffled k-RR: the release is
     a post-processing of ``eps0``-LDP reports); rounding above it is clipped to it, so that
-    ``delta(eps) = 0`` exactly for ``eps >= eps0``. Returns ``(loss, log_p)``; states where ``P = 0`` are dropped; ``Q = 0 < P`` would give an
+    ``delta(eps) = 0`` exactly for ``eps >= eps0``, and computed losses within ``1e-12 + 8u
+    (|log P| + |log Q|)`` below it are set to it (the states at the maximal loss, e.g. every
+    report equal to the target's value, keep their mass for eps just below ``eps0``). Returns ``(loss, log_p)``; states where ``P = 0`` are dropped; ``Q = 0 < P`` would give an
     infinite loss, which cannot happen for k-RR (full support) and is rejected.
     """
     log_p = np.asarray(log_p, dtype=float).ravel()
@@ -146,7 +148,15 @@ def _pld(log_p: np.ndarray, log_q: np.ndarray, cap: float = np.inf) -> tuple[np.
     if np.any(keep & ~np.isfinite(log_q)):  # pragma: no cover - k-RR has full support
         raise ParameterError("Q has zero mass where P is positive; the divergence is not finite")
     lp = log_p[keep]
-    loss = np.minimum(lp - log_q[keep], cap)
+    lq = log_q[keep]
+    loss = np.minimum(lp - lq, cap)
+    if math.isfinite(cap):
+        # A state whose true loss is the maximum ``cap`` can come out a few ulps below it, which
+        # loses that state's whole mass for eps within those ulps of ``cap`` (an under-estimate
+        # by up to e^13 measured). Losses within the rounding of ``lp - lq`` of ``cap`` are
+        # counted at ``cap`` (tolerance kept below the error margin that ``lower`` adds to eps).
+        tol = 1e-12 + 8.0 * 2.0**-52 * (np.abs(lp) + np.abs(lq))
+        loss = np.where(loss >= cap - tol, cap, loss)
     pos = loss > 0
     loss = loss[pos]
     lp = lp[pos]
