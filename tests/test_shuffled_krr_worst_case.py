@@ -246,3 +246,26 @@ def test_work_budget_is_reported_not_silently_wrong():
     # auto falls back to the (certified) blanket bound instead
     m = ShuffledKRR(2, 0.5, 10**5)
     assert m.epsilon(1e-6) == m.epsilon(1e-6, method="blanket")
+
+
+def test_interval_bounds_with_cells_dominate_brute_force():
+    # m > 32 free users: B is split into cells (left-endpoint sums, docstring F4)
+    eps0, n = 1.0, 300
+    for eps in (0.05, 0.3):
+        h = _brute_h(eps0, n, eps)
+        for c1, c2 in [(0, 299), (0, 99), (50, 250), (200, 299), (10, 60), (123, 124)]:
+            u = W.interval_log_bound(eps, eps0, n, c1, c2)
+            assert u >= math.log(h[c1 : c2 + 1].max())
+
+
+@pytest.mark.parametrize("eps0,n,c", [(1.0, 400, 0), (1.0, 400, 150), (2.0, 1000, 997), (0.3, 2000, 1000)])
+def test_threshold_localised_evaluation_matches_full_convolution(eps0, n, c):
+    # the O(window) bracket evaluation (used for large windows) against the full convolution
+    pr = W._Problem(eps0, n, -40.0)
+    x, y = W._binom(c, pr.pbar, pr.log_tol), W._binom(n - 1 - c, pr.p, pr.log_tol)
+    for eps in (0.0, 0.1, 0.3, 0.6):
+        up_p, lo_p = W._hockey_pair(x, y, eps, pr.p, eps0)
+        up_c, lo_c = W._hockey(W._conv(x, y), eps, pr.p, eps0)
+        assert lo_p <= up_c and lo_c <= up_p
+        if up_c > -700:
+            assert up_p == pytest.approx(up_c, abs=1e-7) and lo_p == pytest.approx(lo_c, abs=1e-7)
