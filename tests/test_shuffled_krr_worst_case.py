@@ -269,3 +269,12 @@ def test_threshold_localised_evaluation_matches_full_convolution(eps0, n, c):
         assert lo_p <= up_c and lo_c <= up_p
         if up_c > -700:
             assert up_p == pytest.approx(up_c, abs=1e-7) and lo_p == pytest.approx(lo_c, abs=1e-7)
+
+
+def test_report_section_uses_the_certificate_for_k2():
+    from shuffle_accounting.shuffled_krr.report import report_section
+    from shuffle_accounting.report import Deployment
+
+    rows = report_section(Deployment(k=2, eps0=2.0, n=1000, delta=1e-6)).rows
+    assert rows[0][1] == "0.323340" and "branch-and-bound" in rows[0][2]
+    assert rows[1][1] == "0.323324" and "witness" in rows[1][2]

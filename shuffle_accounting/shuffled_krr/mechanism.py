@@ -152,6 +152,17 @@ class ShuffledKRR:
 
     # -- certified exact worst case (k = 2) ------------------------------------------------
 
+    @property
+    def auto_method(self) -> str:
+        """What ``method="auto"`` certifies with: ``"worst-case"`` (k = 2, ``2 <= n <=``
+        :data:`AUTO_WORST_CASE_MAX_N`; the minimum with the blanket is taken) or ``"blanket"``.
+
+        Example:
+            >>> ShuffledKRR(2, 1.0, 100).auto_method, ShuffledKRR(3, 1.0, 100).auto_method
+            ('worst-case', 'blanket')
+        """
+        return "worst-case" if self._method("auto") == "auto" else "blanket"
+
     def _method(self, method: str) -> str:
         """Resolve ``method`` to ``"blanket"``, ``"worst-case"`` or ``"auto"`` (both, min)."""
         method = check_choice("method", method, _METHODS)
