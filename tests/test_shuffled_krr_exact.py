@@ -290,3 +290,23 @@ def test_within_ulps_of_eps0_the_maximal_loss_state_keeps_its_mass(eps0, ulps):
     p = 1.0 / (1.0 + math.exp(-eps0))
     want = 4 * math.log(p) + 3 * math.log1p(-p) + math.log(-math.expm1(e - eps0))
     assert dataset_log_delta(e, 2, eps0, [3, 3]) == pytest.approx(want, abs=1e-9)
+
+
+def test_binary_at_scale_matches_the_exact_count_path(monkeypatch):
+    # k = 2 above MAX_COUNT_WORK uses concentration windows (issue 11, item 5); force that path
+    # on a small dataset and compare with the exact convolution
+    import math
+
+    from shuffle_accounting.shuffled_krr import dataset_log_delta, exact
+
+    eps = [0.0, 0.1, 0.4, 0.9]
+    for others in ([300, 199], [0, 499], [499, 0], [7, 492]):
+        want = dataset_log_delta(eps, 2, 1.0, others)
+        monkeypatch.setattr(exact, "MAX_COUNT_WORK", -1)
+        got = dataset_log_delta(eps, 2, 1.0, others)
+        monkeypatch.undo()
+        for g, w in zip(got, want):
+            assert g <= w + 1e-9 and g == pytest.approx(w, abs=1e-6)
+    # a concrete n = 1e6 dataset, far above the exact path's limit
+    v = dataset_log_delta(0.005, 2, 1.0, [999_999, 0])
+    assert -40.0 < v < 0.0 and math.isfinite(v)
