@@ -371,7 +371,9 @@ class _Problem:
         self.gamma = 2.0 * self.pbar
         self.log_level = log_level
         self.log_tol = log_level - _DROP_MARGIN
-        self._leaf_cache: dict[int, _Dist] = {}
+        self._leaf_cache: dict[int, tuple[_Dist, ...]] = {}
+        self._half_cache: dict[int, _Dist] = {}  # Bin(s, 1/2): siblings share their cells
+        self._cell_cache: dict[int, list[tuple[int, float]]] = {}
         self.evaluations = 0
 
     def leaf_dist(self, c: int) -> tuple[_Dist, ...]:
@@ -398,7 +400,23 @@ class _Problem:
         self.evaluations += 1
         return self._h(self.leaf_dist(c), eps)
 
+    def _half(self, s: int, t: float) -> _Dist:
+        """``Bin(s, 1/2)`` at truncation ``t`` (cached; intervals of one depth share their cells)."""
+        if s not in self._half_cache:
+            if len(self._half_cache) > 512:
+                self._half_cache.pop(next(iter(self._half_cache)))
+            self._half_cache[s] = _binom(s, 0.5, t)
+        return self._half_cache[s]
+
     def cells(self, m: int) -> list[tuple[int, float]]:
+        """Cached :meth:`_cells`."""
+        if m not in self._cell_cache:
+            if len(self._cell_cache) > 512:
+                self._cell_cache.pop(next(iter(self._cell_cache)))
+            self._cell_cache[m] = self._cells(m)
+        return self._cell_cache[m]
+
+    def _cells(self, m: int) -> list[tuple[int, float]]:
         """Cells of ``B ~ Bin(m, gamma)``: ``(left end, log upper bound on the cell's mass)``.
 
         A left end of ``-1`` marks the lowest tail cell, bounded by ``g <= 1``.
@@ -445,7 +463,7 @@ class _Problem:
             if s < 0:
                 terms.append(lw)  # g <= 1 on the lowest tail cell
                 continue
-            cb = _binom(s, 0.5, t)
+            cb = self._half(s, t)
             pair = (base, cb) if shared else (_conv(small, cb), big)
             if float(pair[0].arr.size) * pair[1].arr.size <= _DIRECT_WORK:
                 pair = (_conv(*pair),)
