@@ -289,7 +289,9 @@ def _hockey_pair(x: _Dist, y: _Dist, eps: float, p: float, eps0: float) -> tuple
     cum_y = np.cumsum(y.arr)
     cum_x = np.cumsum(x.arr)
     Lsum = x.arr.size + y.arr.size
-    rel = x.rel + y.rel + x.rel * y.rel + 2.0 * (Lsum + 4) * _U
+    # computed = S'(1 + theta), |theta| <= x.rel + y.rel + x.rel y.rel + L u (S' the exact
+    # windowed sum), so true <= computed / (1 - rho) + d <= computed (1 + 2 rho) + d: doubled here
+    rel = 2.0 * (x.rel + y.rel + x.rel * y.rel + (Lsum + 4) * _U)
     scale = x.scale + y.scale
     log_drop = float(logsumexp([x.log_drop, y.log_drop, math.log(float(x.arr.size) * y.arr.size * _TINY) + scale]))
     ld = log_drop - scale
@@ -345,7 +347,7 @@ def _hockey_pair(x: _Dist, y: _Dist, eps: float, p: float, eps0: float) -> tuple
         if pos and neg:
             ts = np.arange(t_a, t_b)
             yv, fv = _pair_values(x, y, ts, cum_y, cum_x)
-            rel_f = rel + (Lsum + 4) * _U
+            rel_f = rel + 2.0 * (Lsum + 4) * _U
             y_up = yv * (1.0 + rel) + d
             e = 8.0 * _U * ((p + E * pbar) * y_up + (b + 2.0) * fv)
             up = float(np.max(a * y_up - b * fv * (1.0 - rel_f) + e))
