@@ -262,7 +262,8 @@ def test_interval_bounds_with_cells_dominate_brute_force():
 def test_threshold_localised_evaluation_matches_full_convolution(eps0, n, c):
     # the O(window) bracket evaluation (used for large windows) against the full convolution
     pr = W._Problem(eps0, n, -40.0)
-    x, y = W._binom(c, pr.pbar, pr.log_tol), W._binom(n - 1 - c, pr.p, pr.log_tol)
+    x = W._binom(c, pr.log_pbar, pr.log_p, pr.log_tol)
+    y = W._binom(n - 1 - c, pr.log_p, pr.log_pbar, pr.log_tol)
     for eps in (0.0, 0.1, 0.3, 0.6):
         up_p, lo_p = W._hockey_pair(x, y, eps, pr.p, eps0)
         up_c, lo_c = W._hockey(W._conv(x, y), eps, pr.p, eps0)
@@ -278,3 +279,19 @@ def test_report_section_uses_the_certificate_for_k2():
     rows = report_section(Deployment(k=2, eps0=2.0, n=1000, delta=1e-6)).rows
     assert rows[0][1] == "0.323340" and "branch-and-bound" in rows[0][2]
     assert rows[1][1] == "0.323324" and "witness" in rows[1][2]
+
+
+def test_extreme_eps0_worst_case_and_the_standing_invariant():
+    # eps0 = 300: p rounds to 1; the worst case is computed in logs. Every dataset reveals the
+    # target's bit, so epsilon(1e-6) is eps0 - O(1e-6).
+    m = ShuffledKRR(2, 300.0, 50)
+    cert = m.certificate(delta=1e-6)
+    assert cert.epsilon_lower > 299.99 and W.verify(cert)
+    assert m.epsilon(1e-6, method="worst-case") >= cert.epsilon_lower
+    assert W.certify(1e-6, 100, delta=1e-3).epsilon == 0.0  # TV <= tanh(eps0/2) < delta
+    # a certified value below an exhibited one is refused, never returned
+    from shuffle_accounting.shuffled_krr.mechanism import _no_certified_below_exhibited
+
+    with pytest.raises(RuntimeError, match="internal error"):
+        _no_certified_below_exhibited(31.5, 299.9, "epsilon(1e-06)")
+    _no_certified_below_exhibited(0.33, 0.32, "epsilon(1e-06)")

@@ -65,6 +65,15 @@ def _checked(cert: "_wc.WorstCaseCertificate") -> "_wc.WorstCaseCertificate":
     return cert
 
 
+def _no_certified_below_exhibited(certified: float, exhibited: float, what: str) -> None:
+    """Standing invariant (issue 10): a certified value below an exhibited one is a bug: raise."""
+    if certified < exhibited:
+        raise RuntimeError(
+            f"internal error: the certified blanket {what} = {certified!r} is below the value "
+            f"{exhibited!r} exhibited by a concrete dataset; refusing to return it"
+        )
+
+
 @dataclass(frozen=True)
 class ShuffledKRR:
     """Shuffled k-RR: ``n`` users, ``k`` categories, local privacy ``eps0``.
@@ -145,8 +154,12 @@ class ShuffledKRR:
         if use != "blanket":
             flat = np.array(out, dtype=float).ravel()
             for i, e in enumerate(arr.ravel().tolist()):
-                wc = self._worst_case_log_delta(float(e), strict=use == "worst-case")
-                flat[i] = min(flat[i], wc) if use == "auto" else wc
+                wc, shown = self._worst_case_log_delta(float(e), strict=use == "worst-case")
+                if use == "auto":
+                    _no_certified_below_exhibited(flat[i], shown, f"log_delta({e!r})")
+                    flat[i] = min(flat[i], wc)
+                else:
+                    flat[i] = wc
             out = flat.reshape(arr.shape)
         return float(out) if arr.ndim == 0 else out
 
@@ -178,14 +191,16 @@ class ShuffledKRR:
             return "auto"
         return "blanket"
 
-    def _worst_case_log_delta(self, eps: float, *, strict: bool) -> float:
+    def _worst_case_log_delta(self, eps: float, *, strict: bool) -> tuple[float, float]:
+        """``(certified, exhibited)`` log delta of the branch and bound (``(inf, -inf)`` if over budget)."""
         try:
             cert = _wc.certify(self.eps0, self.n, eps=eps)
         except _wc.WorkBudgetExceeded:
             if strict:
                 raise
-            return math.inf
-        return _checked(cert).log_delta
+            return math.inf, -math.inf
+        cert = _checked(cert)
+        return cert.log_delta, cert.exhibited_log_delta
 
     def certificate(self, *, delta=None, eps=None) -> "_wc.WorstCaseCertificate":
         """Re-checkable certificate of the exact worst case (``k = 2``): the cover and the witness.
@@ -271,14 +286,17 @@ class ShuffledKRR:
         use = self._method(method)
         if use != "blanket":
             try:
-                wc = _checked(_wc.certify(self.eps0, self.n, delta=delta)).epsilon
+                cert = _checked(_wc.certify(self.eps0, self.n, delta=delta))
+                wc, shown = cert.epsilon, cert.epsilon_lower
             except _wc.WorkBudgetExceeded:
                 if use == "worst-case":
                     raise
-                wc = math.inf
+                wc, shown = math.inf, 0.0
             if use == "worst-case":
                 return wc
-            return min(wc, self.epsilon(delta, method="blanket"))
+            bl = self.epsilon(delta, method="blanket")
+            _no_certified_below_exhibited(bl, shown, f"epsilon({delta!r})")
+            return min(wc, bl)
         lt = math.log(delta)
         if self.n == 1:
             evaluate = self._eval_n1
@@ -313,7 +331,7 @@ class ShuffledKRR:
             fx, sx = evaluate(x)
         # certify with the public evaluation (its truncation windows may differ slightly)
         for _ in range(60):
-            if hi >= self.eps0 or self.log_delta(hi) <= lt:
+            if hi >= self.eps0 or self.log_delta(hi, method="blanket") <= lt:
                 break
             hi = min(self.eps0, hi * (1.0 + 1e-9) + 1e-300)
         return float(min(hi, self.eps0))

@@ -160,11 +160,19 @@ class _Dist:
         self.lo, self.arr, self.scale, self.log_drop, self.rel = lo, arr, scale, log_drop, rel
 
 
-def _binom(N: int, pi: float, log_tol: float) -> _Dist:
-    """``Bin(N, pi)`` on a window whose dropped mass is at most about ``e^log_tol``."""
+def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> _Dist:
+    """``Bin(N, pi)`` on a window whose dropped mass is at most about ``e^log_tol``.
+
+    Given in logs (``pi`` may round to 0 or 1 in double precision, e.g. ``p`` at ``eps0 = 300``);
+    for ``pi > 1/2`` the law is the reflection ``N - Bin(N, 1 - pi)``, so every computation
+    works with the smaller probability. Tail bounds are doubled (covers their rounding).
+    """
     if N == 0:
         return _Dist(0, np.ones(1), 0.0, -math.inf, 0.0)
-    log_pi, log_1mpi = math.log(pi), math.log1p(-pi)
+    if log_pi > log_1mpi:
+        d = _binom(N, log_1mpi, log_pi, log_tol)
+        return _Dist(N - (d.lo + d.arr.size - 1), d.arr[::-1].copy(), d.scale, d.log_drop, d.rel)
+    pi = math.exp(log_pi)
     mean, sd = N * pi, math.sqrt(N * pi * (1.0 - pi))
     z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
     while True:
@@ -175,7 +183,7 @@ def _binom(N: int, pi: float, log_tol: float) -> _Dist:
             tails.append(float(_log_binom_cdf(lo - 1, N, pi)))
         if hi < N:
             tails.append(float(_log_binom_sf(hi + 1, N, pi)))
-        ltail = float(logsumexp(tails)) if tails else -math.inf
+        ltail = float(logsumexp(tails)) + math.log(2.0) if tails else -math.inf
         if ltail <= log_tol or (lo == 0 and hi == N):
             break
         z *= 1.5
@@ -368,9 +376,13 @@ class _Problem:
 
     def __init__(self, eps0: float, n: int, log_level: float) -> None:
         self.eps0, self.n = eps0, n
-        self.p = 1.0 / (1.0 + math.exp(-eps0))
-        self.pbar = 1.0 / (1.0 + math.exp(eps0))
+        self.log_p = -math.log1p(math.exp(-eps0))
+        self.log_pbar = self.log_p - eps0
+        self.p = math.exp(self.log_p)
+        self.pbar = math.exp(self.log_pbar)
         self.gamma = 2.0 * self.pbar
+        self.log_g = math.log(2.0) + self.log_pbar
+        self.log_1mg = math.log(math.tanh(0.5 * eps0))  # 1 - gamma = (e^eps0 - 1)/(e^eps0 + 1)
         self.log_level = log_level
         self.log_tol = log_level - _DROP_MARGIN
         self._leaf_cache: dict[int, tuple[_Dist, ...]] = {}
@@ -387,7 +399,7 @@ class _Problem:
             if len(self._leaf_cache) > 256:
                 self._leaf_cache.pop(next(iter(self._leaf_cache)))
             t = self.log_tol - math.log(2.0)
-            x, y = _binom(c, self.pbar, t), _binom(self.n - 1 - c, self.p, t)
+            x, y = _binom(c, self.log_pbar, self.log_p, t), _binom(self.n - 1 - c, self.log_p, self.log_pbar, t)
             small = float(x.arr.size) * y.arr.size <= _DIRECT_WORK
             self._leaf_cache[c] = (_conv(x, y),) if small else (x, y)
         return self._leaf_cache[c]
@@ -407,7 +419,7 @@ class _Problem:
         if s not in self._half_cache:
             if len(self._half_cache) > 512:
                 self._half_cache.pop(next(iter(self._half_cache)))
-            self._half_cache[s] = _binom(s, 0.5, t)
+            self._half_cache[s] = _binom(s, -math.log(2.0), -math.log(2.0), t)
         return self._half_cache[s]
 
     def cells(self, m: int) -> list[tuple[int, float]]:
@@ -423,25 +435,25 @@ class _Problem:
 
         A left end of ``-1`` marks the lowest tail cell, bounded by ``g <= 1``.
         """
-        g = self.gamma
+        g, lg, l1g = self.gamma, self.log_g, self.log_1mg
         if m <= _EXACT_CELLS:
             b = np.arange(m + 1, dtype=float)
-            lw = _log_binom_pmf(b, float(m), math.log(g), math.log1p(-g)) + math.log1p(1e-9)
+            lw = _log_binom_pmf(b, float(m), lg, l1g) + math.log1p(1e-9)
             return [(int(i), float(w)) for i, w in zip(b, lw)]
-        dist = _binom(m, g, self.log_tol - math.log(4.0))
+        dist = _binom(m, lg, l1g, self.log_tol - math.log(4.0))
         lo, hi = dist.lo, dist.lo + dist.arr.size - 1
         out: list[tuple[int, float]] = []
         if lo > 0:
-            out.append((-1, float(_log_binom_cdf(lo - 1, m, g))))
+            out.append((-1, float(_log_binom_cdf(lo - 1, m, g)) + math.log(2.0)))
         starts = sorted({int(round(x)) for x in np.linspace(lo, hi, _CELLS + 1)[:-1]})
         xs = np.arange(lo, hi + 1, dtype=float)
-        lp = _log_binom_pmf(xs, float(m), math.log(g), math.log1p(-g))
+        lp = _log_binom_pmf(xs, float(m), lg, l1g)
         for j, s in enumerate(starts):
             if j + 1 < len(starts):
                 e = starts[j + 1]
                 w = float(logsumexp(lp[s - lo : e - lo])) + math.log1p(1e-9)
             else:
-                w = float(_log_binom_sf(s, m, g))  # the top cell [s, m], exact tail bound
+                w = float(_log_binom_sf(s, m, g)) + math.log(2.0)  # top cell [s, m]: tail bound, doubled
             out.append((s, w))
         return out
 
@@ -454,7 +466,7 @@ class _Problem:
             return -math.inf, -math.inf
         m = c2 - c1
         t = self.log_tol - math.log(3.0)
-        a1, a2 = _binom(c1, self.pbar, t), _binom(self.n - 1 - c2, self.p, t)
+        a1, a2 = _binom(c1, self.log_pbar, self.log_p, t), _binom(self.n - 1 - c2, self.log_p, self.log_pbar, t)
         small, big = (a1, a2) if a1.arr.size <= a2.arr.size else (a2, a1)
         cells = self.cells(m)
         w_c = 20.0 * math.sqrt(m * 0.25) + 40.0  # rough window of Bin(s, 1/2)
