@@ -5,7 +5,8 @@ followed by a uniformly random shuffle; neighbouring datasets differ in one user
 ``delta(eps)`` is a certified upper bound on ``sup_{D ~ D'} H_{e^eps}(P_D || P_D')``: the exact
 privacy-blanket divergence of Balle, Bell, Gascón, Nissim (*The Privacy Blanket of the Shuffle
 Model*, CRYPTO 2019), computed by :func:`shuffle_accounting.shuffled_krr.blanket.certified_log_delta`
-with every truncation bounded and every rounding outward.
+with every truncation bounded and every rounding outward, and for ``k = 2`` also the certified
+exact worst case (:mod:`~shuffle_accounting.shuffled_krr.worst_case`), the smaller one returned.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from . import worst_case as _wc
 AUTO_WORST_CASE_MAX_N: int = 10_000
 _METHODS = ("auto", "blanket", "worst-case")
 
-__all__ = ["ShuffledKRR"]
+__all__ = ["ShuffledKRR", "AUTO_WORST_CASE_MAX_N"]
 
 
 def _gaussian_guess(mu: float, log_target: float) -> float:
@@ -84,6 +85,11 @@ class ShuffledKRR:
     adversary also learns which users drew from the uniform blanket. ``epsilon(delta)`` inverts it,
     rounding up. For ``n = 1`` there is no amplification: the curve is the exact k-RR curve
     ``(p - e^eps pbar)_+`` and ``epsilon`` never exceeds ``eps0`` (shuffled k-RR is ``eps0``-DP).
+    For ``k = 2`` (binary randomized response) ``method="auto"`` (the default) also certifies the
+    exact worst case over datasets by branch and bound
+    (:mod:`~shuffle_accounting.shuffled_krr.worst_case`, up to :data:`AUTO_WORST_CASE_MAX_N`
+    users) and returns the smaller certified value; :meth:`certificate` returns its re-checkable
+    cover and witness dataset.
 
     Args:
         k: Number of categories, an integer >= 2.
