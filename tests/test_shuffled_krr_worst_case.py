@@ -277,7 +277,7 @@ def test_report_section_uses_the_certificate_for_k2():
     from shuffle_accounting.report import Deployment
 
     rows = report_section(Deployment(k=2, eps0=2.0, n=1000, delta=1e-6)).rows
-    assert rows[0][1] == "0.323340" and "branch-and-bound" in rows[0][2]
+    assert rows[0][1] == "0.323324" and "branch-and-bound" in rows[0][2]
     assert rows[1][1] == "0.323324" and "witness" in rows[1][2]
 
 
