@@ -271,3 +271,42 @@ def test_histogram_bins_counts_sufficient_statistic():
     assert exact.histogram_bins(10, [0, 0, 6] + [0] * 7) == 4
     assert exact.histogram_bins(4, [1, 1, 1, 1]) == 4
     assert exact.histogram_bins(2, [3, 3]) == 2
+
+
+@pytest.mark.parametrize("eps0", [0.3, 1.0, 2.5, 7.0, 7.7, 7.9])
+@pytest.mark.parametrize("ulps", [1, 2, 3])
+def test_within_ulps_of_eps0_the_maximal_loss_state_keeps_its_mass(eps0, ulps):
+    # k = 2, others = [3, 3]: only "every report equal to the target's value" has loss eps0, so
+    # just below eps0 the exact delta is its mass p^4 pbar^3 times (1 - e^(eps - eps0)).
+    import math
+
+    import numpy as np
+
+    from shuffle_accounting.shuffled_krr import dataset_log_delta
+
+    e = eps0
+    for _ in range(ulps):
+        e = float(np.nextafter(e, 0.0))
+    p = 1.0 / (1.0 + math.exp(-eps0))
+    want = 4 * math.log(p) + 3 * math.log1p(-p) + math.log(-math.expm1(e - eps0))
+    assert dataset_log_delta(e, 2, eps0, [3, 3]) == pytest.approx(want, abs=1e-9)
+
+
+def test_binary_at_scale_matches_the_exact_count_path(monkeypatch):
+    # k = 2 above MAX_COUNT_WORK uses concentration windows (issue 11, item 5); force that path
+    # on a small dataset and compare with the exact convolution
+    import math
+
+    from shuffle_accounting.shuffled_krr import dataset_log_delta, exact
+
+    eps = [0.0, 0.1, 0.4, 0.9]
+    for others in ([300, 199], [0, 499], [499, 0], [7, 492]):
+        want = dataset_log_delta(eps, 2, 1.0, others)
+        monkeypatch.setattr(exact, "MAX_COUNT_WORK", -1)
+        got = dataset_log_delta(eps, 2, 1.0, others)
+        monkeypatch.undo()
+        for g, w in zip(got, want):
+            assert g <= w + 1e-9 and g == pytest.approx(w, abs=1e-6)
+    # a concrete n = 1e6 dataset, far above the exact path's limit
+    v = dataset_log_delta(0.005, 2, 1.0, [999_999, 0])
+    assert -40.0 < v < 0.0 and math.isfinite(v)

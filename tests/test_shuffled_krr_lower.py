@@ -265,3 +265,22 @@ def test_exhibited_lower_bound_is_tight_at_large_n(k, eps0, n):
     assert low <= upper < low * 1.001
     eps = np.array([0.5, 1.0, 1.5]) * upper
     assert np.all(lower_log_delta(eps, k, eps0, n) <= ShuffledKRR(k, eps0, n).log_delta(eps))
+
+
+def test_work_is_bounded_for_huge_n():
+    # issue 10: the lower-bound functions used to build full-support windows (np.arange(n)) and
+    # hang at n = 1e9; now the full support is replaced by a bounded window whose outside mass
+    # is subtracted, and above LARGE_N only the pure datasets are searched.
+    import math
+
+    from shuffle_accounting.shuffled_krr import lower as L
+
+    lo, hi, drop = L._window(10**9, 0.3, math.inf)
+    assert hi - lo + 1 <= L.MAX_WINDOW and drop < -300
+    assert L._window(1000, 0.3, math.inf) == (0, 1000, -math.inf)
+    n = 2 * L.LARGE_N
+    eps = 3e-4
+    low = float(L.lower_log_delta(eps, 2, 1.0, n))
+    from shuffle_accounting.shuffled_krr import certified_log_delta
+
+    assert -math.inf < low <= float(certified_log_delta(eps, 2, 1.0, n))

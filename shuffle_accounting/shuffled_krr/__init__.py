@@ -5,6 +5,9 @@
   ``delta_lower``/``epsilon_lower``/``worst_dataset`` and the ``gap`` between them.
 * :func:`certified_log_delta` (``blanket``) — the certified upper bound: the exact
   privacy-blanket divergence of Balle, Bell, Gascon, Nissim (CRYPTO 2019), vectorised over eps.
+* :func:`~shuffle_accounting.shuffled_krr.worst_case.certify` (``worst_case``) — the certified
+  exact worst case for ``k = 2`` by branch and bound over datasets, with a re-checkable
+  :class:`WorstCaseCertificate` (:func:`verify`); ``ShuffledKRR(..., method="auto")`` uses it.
 * :func:`dataset_delta` (``exact``) — the exact delta(eps) of one concrete neighbouring pair,
   for the shuffled histogram or the count-only release of Biswas, Jung, Palamidessi.
 * ``lower`` — the search over concrete datasets that exhibits a lower bound.
@@ -24,9 +27,12 @@ from .calibration import calibrate_eps0, min_users
 from .exact import dataset_delta, dataset_log_delta, histogram_bins
 from .lower import WorstDataset, lower_delta, lower_epsilon, lower_log_delta, worst_dataset
 from .mechanism import ShuffledKRR
+from .worst_case import WorstCaseCertificate, verify
 
 __all__ = [
     "ShuffledKRR",
+    "WorstCaseCertificate",
+    "verify",
     "certified_log_delta",
     "dataset_delta",
     "dataset_log_delta",

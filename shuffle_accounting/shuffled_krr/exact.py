@@ -35,7 +35,9 @@ about ``n * B * (n + 1)^(B - 1)``; inputs above :data:`MAX_HISTOGRAM_WORK` raise
 :class:`~shuffle_accounting._validation.ParameterError` rather than run for minutes. Feasible
 examples: all others at one value ``>= 2`` (``B = 4`` for ``k >= 4``) up to ``n ~ 65``; ``k = 3``
 or others at values ``{0, 1}`` only (``B <= 3``) up to ``n ~ 270``. For ``k = 2`` the histogram
-is ``h0`` itself and the count path below is used (up to ``n ~ 20000``). The count output is a convolution of two binomials, ``O(n^2)`` in log space, up to
+is ``h0`` itself and the count path below is used (exactly up to ``n ~ 20000``; above it from
+concentration windows with bounded dropped mass, returning the lower end of a certified bracket
+about 1e-8 relative wide, up to ``n ~ 1e7``). The count output is a convolution of two binomials, ``O(n^2)`` in log space, up to
 ``n ~ 20000`` (:data:`MAX_COUNT_WORK`).
 """
 
@@ -137,7 +139,9 @@ def _pld(log_p: np.ndarray, log_q: np.ndarray, cap: float = np.inf) -> tuple[np.
 
     ``cap`` is a proven upper bound on the true loss (``eps0`` for shuffled k-RR: the release is
     a post-processing of ``eps0``-LDP reports); rounding above it is clipped to it, so that
-    ``delta(eps) = 0`` exactly for ``eps >= eps0``. Returns ``(loss, log_p)``; states where ``P = 0`` are dropped; ``Q = 0 < P`` would give an
+    ``delta(eps) = 0`` exactly for ``eps >= eps0``, and computed losses within ``1e-12 + 8u
+    (|log P| + |log Q|)`` below it are set to it (the states at the maximal loss, e.g. every
+    report equal to the target's value, keep their mass for eps just below ``eps0``). Returns ``(loss, log_p)``; states where ``P = 0`` are dropped; ``Q = 0 < P`` would give an
     infinite loss, which cannot happen for k-RR (full support) and is rejected.
     """
     log_p = np.asarray(log_p, dtype=float).ravel()
@@ -146,7 +150,15 @@ def _pld(log_p: np.ndarray, log_q: np.ndarray, cap: float = np.inf) -> tuple[np.
     if np.any(keep & ~np.isfinite(log_q)):  # pragma: no cover - k-RR has full support
         raise ParameterError("Q has zero mass where P is positive; the divergence is not finite")
     lp = log_p[keep]
-    loss = np.minimum(lp - log_q[keep], cap)
+    lq = log_q[keep]
+    loss = np.minimum(lp - lq, cap)
+    if math.isfinite(cap):
+        # A state whose true loss is the maximum ``cap`` can come out a few ulps below it, which
+        # loses that state's whole mass for eps within those ulps of ``cap`` (an under-estimate
+        # by up to e^13 measured). Losses within the rounding of ``lp - lq`` of ``cap`` are
+        # counted at ``cap`` (tolerance kept below the error margin that ``lower`` adds to eps).
+        tol = 1e-12 + 8.0 * 2.0**-52 * (np.abs(lp) + np.abs(lq))
+        loss = np.where(loss >= cap - tol, cap, loss)
     pos = loss > 0
     loss = loss[pos]
     lp = lp[pos]
@@ -303,6 +315,31 @@ def _count_log_pq(k: int, eps0: float, counts: tuple[int, ...]) -> tuple[np.ndar
 _LOG_PQ = {"histogram": _histogram_log_pq, "count": _count_log_pq}
 
 
+def _binary_at_scale(eps: float, eps0: float, counts: tuple[int, ...]) -> float:
+    """``k = 2`` above :data:`MAX_COUNT_WORK`: concentration windows with bounded dropped mass.
+
+    ``delta = max(h_c, h_{n-1-c})`` with ``c = others[0]`` (mirror symmetry, see
+    :mod:`~shuffle_accounting.shuffled_krr.worst_case`); each direction comes as a certified
+    bracket (:func:`~shuffle_accounting.shuffled_krr.worst_case.leaf_log_delta`: windows whose
+    dropped mass is bounded and counted, typically 1e-8 relative wide) and its *lower* end is
+    returned, so the value stays a lower bound on the worst case. The truncation level follows
+    the value (re-run once when the value is far below the first level).
+    """
+    from .worst_case import leaf_log_delta
+
+    n = counts[0] + counts[1] + 1
+    level = -60.0
+    low = -math.inf
+    for _ in range(7):
+        pairs = [leaf_log_delta(eps, eps0, n, c, log_level=level) for c in (counts[0], counts[1])]
+        up, low = max(u for u, _ in pairs), max(lo for _, lo in pairs)
+        if up == -math.inf or (low > -math.inf and low >= level - 1.0):
+            break
+        # the value is far below the level (or hidden by the dropped mass): go deeper
+        level = min(up, 2.0 * level) if low == -math.inf else low
+    return low
+
+
 # ---------------------------------------------------------------------------------------------
 # public API
 # ---------------------------------------------------------------------------------------------
@@ -342,6 +379,10 @@ def dataset_log_delta(eps: Any, k: Any, eps0: Any, others: Any, output: str = "h
     eps_arr, k, eps0, counts, output = _check_common(eps, k, eps0, others, output)
     if k == 2:  # h1 = n - h0: the count is the full histogram
         output = "count"
+        if counts[0] * counts[1] > MAX_COUNT_WORK:
+            out = np.array([_binary_at_scale(float(e), eps0, counts) for e in eps_arr.ravel()])
+            out = out.reshape(eps_arr.shape)
+            return float(out) if out.ndim == 0 else out
     log_p, log_q = _LOG_PQ[output](k, eps0, counts)
     out = _log_delta_both(log_p, log_q, eps_arr, eps0)
     return float(out) if out.ndim == 0 else out

@@ -63,6 +63,14 @@ CONVOLUTION_BUDGET: int = 3_000_000
 MARGINAL_CELLS: int = 4_000_000
 #: Default window half-width in standard deviations for the windowed marginals.
 DEFAULT_WINDOW_SD: float = 12.0
+#: Largest full-support window (points); wider requests use :data:`WIDE_WINDOW_SD` instead.
+MAX_WINDOW: int = 1_000_000
+#: Window half-width (standard deviations) used in place of a full support above MAX_WINDOW.
+WIDE_WINDOW_SD: float = 40.0
+#: Above this many users only the pure datasets (all others at one value) are searched: each
+#: mixture costs O(sqrt(n)) memory and time, and at this size the pure "all at x2" marginal is
+#: already within ~1e-6 of the certified value for k >= 3 (a weaker but valid lower bound for k = 2).
+LARGE_N: int = 10_000_000
 
 _U = 2.0**-52
 _TINY = 2.3e-308  # bound on a flushed-to-zero product of two scaled values <= 1
@@ -194,13 +202,21 @@ def _log_chernoff_tail(c: int, pi: float, x: float, upper: bool) -> float:
 
 
 def _window(c: int, pi: float, w: float) -> tuple[int, int, float]:
-    """Window ``[lo, hi]`` of ``Bin(c, pi)`` and log of a bound on its outside mass."""
+    """Window ``[lo, hi]`` of ``Bin(c, pi)`` and log of a bound on its outside mass.
+
+    ``w = inf`` asks for the full support; above :data:`MAX_WINDOW` points the window is
+    :data:`WIDE_WINDOW_SD` standard deviations instead (the outside mass is bounded and
+    subtracted by the caller, so the result stays a lower bound; memory and time stay bounded).
+    """
     if not math.isfinite(w):
-        return 0, c, -np.inf
+        if c + 1 <= MAX_WINDOW:
+            return 0, c, -np.inf
+        w = WIDE_WINDOW_SD
     mean = c * pi
     sd = math.sqrt(c * pi * (1 - pi))
-    lo = max(0, int(math.floor(mean - w * sd)) - 1)
-    hi = min(c, int(math.ceil(mean + w * sd)) + 1)
+    half = min(w * sd, MAX_WINDOW / 2 - 2)  # bounded memory; the outside mass is subtracted
+    lo = max(0, int(math.floor(mean - half)) - 1)
+    hi = min(c, int(math.ceil(mean + half)) + 1)
     tails = [_log_chernoff_tail(c, pi, lo - 1, False), _log_chernoff_tail(c, pi, hi + 1, True)]
     return lo, hi, float(np.logaddexp(*tails))
 
@@ -282,6 +298,9 @@ def _h01_candidate(k, eps0, others, family, w) -> _Candidate | None:
 
 #: Half-width (standard deviations of ``T``) of the ``T`` range summed by the O(n) marginal.
 _T_WINDOW_SD: float = 25.0
+#: At most this many ``T`` values on each side of the mean (bounds the work at n ~ 1e9, where
+#: it is 1.3 standard deviations, 13 at n = 1e7; dropping ``T`` values only lowers the value).
+_T_MAX_HALF: float = 20_000.0
 #: Relative error allowed for each log binomial tail / pmf (incomplete beta, Loader's pmf).
 _TAIL_REL: float = 1e-10
 
@@ -322,8 +341,9 @@ class _SplitCandidate:
         N = self.n - 1
         q = 2.0 * KRR(self.k, self.eps0).pbar
         mean, sd = N * q, math.sqrt(N * q * (1.0 - q))
-        t_lo = max(1, int(math.floor(mean - _T_WINDOW_SD * sd)))
-        t_hi = min(self.n, int(math.ceil(mean + _T_WINDOW_SD * sd)) + 1)
+        half = min(_T_WINDOW_SD * sd, _T_MAX_HALF)  # any T subset is valid (see class doc)
+        t_lo = max(1, int(math.floor(mean - half)))
+        t_hi = min(self.n, int(math.ceil(mean + half)) + 1)
         T = np.arange(t_lo, t_hi + 1, dtype=float)
         lB1 = _log_binom_pmf(T - 1.0, float(N), math.log(q), math.log1p(-q))
         lB0 = np.where(T <= N, _log_binom_pmf(np.minimum(T, N), float(N), math.log(q), math.log1p(-q)), -np.inf)
@@ -453,7 +473,7 @@ def _search(k, eps0, n, eps, w) -> list[_Candidate]:
         c = _candidate(k, eps0, others, fam, w, cache)
         if c is not None:
             cands.append(c)
-    if n < 3:
+    if n < 3 or n > LARGE_N:
         return cands
     js_all = range(1, n - 1)
     for u, v in _pairs(k):
@@ -666,7 +686,7 @@ def lower_epsilon(delta: Any, k: Any, eps0: Any, n: Any) -> float:
             continue
         lo, hi = best, eps0  # delta_D(eps0) = 0 <= delta
         for _ in range(60):
-            if hi - lo <= 1e-12 * max(1.0, hi):
+            if hi - lo <= 1e-10 * hi:
                 break
             mid = 0.5 * (lo + hi)
             if f(mid):

@@ -5,7 +5,8 @@ followed by a uniformly random shuffle; neighbouring datasets differ in one user
 ``delta(eps)`` is a certified upper bound on ``sup_{D ~ D'} H_{e^eps}(P_D || P_D')``: the exact
 privacy-blanket divergence of Balle, Bell, Gascón, Nissim (*The Privacy Blanket of the Shuffle
 Model*, CRYPTO 2019), computed by :func:`shuffle_accounting.shuffled_krr.blanket.certified_log_delta`
-with every truncation bounded and every rounding outward.
+with every truncation bounded and every rounding outward, and for ``k = 2`` also the certified
+exact worst case (:mod:`~shuffle_accounting.shuffled_krr.worst_case`), the smaller one returned.
 """
 
 from __future__ import annotations
@@ -16,12 +17,19 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr
 
-from .._validation import check_delta, check_int, check_real, check_real_array
+from .._validation import ParameterError, check_choice, check_delta, check_int, check_real, check_real_array
 from ..randomizers import KRR
 from .blanket import _Blanket, certified_log_delta
 from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
+from . import worst_case as _wc
 
-__all__ = ["ShuffledKRR"]
+#: ``method="auto"`` uses the certified worst case (k = 2) up to this many users; above it the
+#: branch and bound costs seconds per call and ``auto`` returns the blanket bound (pass
+#: ``method="worst-case"`` to force it).
+AUTO_WORST_CASE_MAX_N: int = 10_000
+_METHODS = ("auto", "blanket", "worst-case")
+
+__all__ = ["ShuffledKRR", "AUTO_WORST_CASE_MAX_N"]
 
 
 def _gaussian_guess(mu: float, log_target: float) -> float:
@@ -47,6 +55,26 @@ def _gaussian_guess(mu: float, log_target: float) -> float:
     return hi
 
 
+def _checked(cert: "_wc.WorstCaseCertificate") -> "_wc.WorstCaseCertificate":
+    """Standing invariant: a certified value below its own exhibited value is an internal error."""
+    if cert.query == "delta":
+        bad = cert.log_delta < cert.exhibited_log_delta
+    else:
+        bad = cert.epsilon < cert.epsilon_lower
+    if bad:  # pragma: no cover - would be a bug in the certificate
+        raise RuntimeError(f"internal error: certified value below the exhibited one in {cert!r}")
+    return cert
+
+
+def _no_certified_below_exhibited(certified: float, exhibited: float, what: str) -> None:
+    """Standing invariant (issue 10): a certified value below an exhibited one is a bug: raise."""
+    if certified < exhibited:
+        raise RuntimeError(
+            f"internal error: the certified blanket {what} = {certified!r} is below the value "
+            f"{exhibited!r} exhibited by a concrete dataset; refusing to return it"
+        )
+
+
 @dataclass(frozen=True)
 class ShuffledKRR:
     """Shuffled k-RR: ``n`` users, ``k`` categories, local privacy ``eps0``.
@@ -57,6 +85,11 @@ class ShuffledKRR:
     adversary also learns which users drew from the uniform blanket. ``epsilon(delta)`` inverts it,
     rounding up. For ``n = 1`` there is no amplification: the curve is the exact k-RR curve
     ``(p - e^eps pbar)_+`` and ``epsilon`` never exceeds ``eps0`` (shuffled k-RR is ``eps0``-DP).
+    For ``k = 2`` (binary randomized response) ``method="auto"`` (the default) also certifies the
+    exact worst case over datasets by branch and bound
+    (:mod:`~shuffle_accounting.shuffled_krr.worst_case`, up to :data:`AUTO_WORST_CASE_MAX_N`
+    users) and returns the smaller certified value; :meth:`certificate` returns its re-checkable
+    cover and witness dataset.
 
     Args:
         k: Number of categories, an integer >= 2.
@@ -91,35 +124,126 @@ class ShuffledKRR:
         """The local randomizer."""
         return KRR(self.k, self.eps0)
 
-    def log_delta(self, eps):
+    def log_delta(self, eps, *, method: str = "auto"):
         """Certified upper bound on ``log delta(eps)`` (``-inf`` where delta is exactly 0).
+
+        ``method`` (keyword only): ``"blanket"`` (the privacy-blanket divergence),
+        ``"worst-case"`` (the certified exact worst case by branch and bound over datasets,
+        :mod:`~shuffle_accounting.shuffled_krr.worst_case`; ``k = 2`` only) or ``"auto"`` (the
+        smaller of both where the worst case is implemented and ``n <=``
+        :data:`AUTO_WORST_CASE_MAX_N`, else the blanket). Every choice is certified.
 
         Args:
             eps: Scalar or array of ``eps >= 0`` (finite).
+            method: ``"auto"``, ``"blanket"`` or ``"worst-case"``.
 
         Returns:
             A ``float`` for scalar input, else an ``ndarray`` of the same shape.
 
         Raises:
-            ParameterError: If ``eps`` is negative, NaN, infinite or not numeric.
+            ParameterError: If ``eps`` is negative, NaN, infinite or not numeric, or ``method``
+                is unknown or ``"worst-case"`` for ``k >= 3``.
+            WorkBudgetExceeded: ``method="worst-case"`` only, when the branch and bound exceeds
+                its work budget.
 
         Example:
             >>> ld = ShuffledKRR(3, 1.0, 1000).log_delta([0.2, 1.0])
             >>> round(float(ld[0]), 4), float(ld[1])
             (-23.7058, -inf)
+            >>> m = ShuffledKRR(2, 2.0, 1000)
+            >>> bool(m.log_delta(0.3) < m.log_delta(0.3, method="blanket"))
+            True
         """
         arr = check_real_array("eps", eps, low=0.0)
+        use = self._method(method)
         out = certified_log_delta(arr, self.k, self.eps0, self.n)
+        if use != "blanket":
+            flat = np.array(out, dtype=float).ravel()
+            for i, e in enumerate(arr.ravel().tolist()):
+                wc, shown = self._worst_case_log_delta(float(e), strict=use == "worst-case")
+                if use == "auto":
+                    _no_certified_below_exhibited(flat[i], shown, f"log_delta({e!r})")
+                    flat[i] = min(flat[i], wc)
+                else:
+                    flat[i] = wc
+            out = flat.reshape(arr.shape)
         return float(out) if arr.ndim == 0 else out
 
-    def delta(self, eps):
+    # -- certified exact worst case (k = 2) ------------------------------------------------
+
+    @property
+    def auto_method(self) -> str:
+        """What ``method="auto"`` certifies with: ``"worst-case"`` (k = 2, ``2 <= n <=``
+        :data:`AUTO_WORST_CASE_MAX_N`; the minimum with the blanket is taken) or ``"blanket"``.
+
+        Example:
+            >>> ShuffledKRR(2, 1.0, 100).auto_method, ShuffledKRR(3, 1.0, 100).auto_method
+            ('worst-case', 'blanket')
+        """
+        return "worst-case" if self._method("auto") == "auto" else "blanket"
+
+    def _method(self, method: str) -> str:
+        """Resolve ``method`` to ``"blanket"``, ``"worst-case"`` or ``"auto"`` (both, min)."""
+        method = check_choice("method", method, _METHODS)
+        implemented = self.k == 2 and self.n >= 2
+        if method == "worst-case":
+            if not implemented:
+                raise ParameterError(
+                    "method='worst-case' is implemented for k = 2 and n >= 2 only, got "
+                    f"k = {self.k}, n = {self.n}; use method='blanket' or 'auto'"
+                )
+            return method
+        if method == "auto" and implemented and self.n <= AUTO_WORST_CASE_MAX_N:
+            return "auto"
+        return "blanket"
+
+    def _worst_case_log_delta(self, eps: float, *, strict: bool) -> tuple[float, float]:
+        """``(certified, exhibited)`` log delta of the branch and bound (``(inf, -inf)`` if over budget)."""
+        try:
+            cert = _wc.certify(self.eps0, self.n, eps=eps)
+        except _wc.WorkBudgetExceeded:
+            if strict:
+                raise
+            return math.inf, -math.inf
+        cert = _checked(cert)
+        return cert.log_delta, cert.exhibited_log_delta
+
+    def certificate(self, *, delta=None, eps=None) -> "_wc.WorstCaseCertificate":
+        """Re-checkable certificate of the exact worst case (``k = 2``): the cover and the witness.
+
+        Exactly one of ``eps`` (certifies ``delta(eps)``) or ``delta`` (certifies
+        ``epsilon(delta)``); see :func:`shuffle_accounting.shuffled_krr.worst_case.certify` and
+        :func:`~shuffle_accounting.shuffled_krr.worst_case.verify`.
+
+        Args:
+            delta: Target delta in ``(0, 1)`` (keyword only).
+            eps: ``eps >= 0`` (keyword only).
+
+        Returns:
+            A :class:`~shuffle_accounting.shuffled_krr.worst_case.WorstCaseCertificate`.
+
+        Raises:
+            ParameterError: If ``k >= 3`` or ``n = 1`` (not implemented), or on invalid input.
+            WorkBudgetExceeded: If the branch and bound exceeds its work budget.
+
+        Example:
+            >>> from shuffle_accounting.shuffled_krr.worst_case import verify
+            >>> c = ShuffledKRR(2, 2.0, 1000).certificate(delta=1e-6)
+            >>> c.worst_others in ((2, 997), (997, 2)), round(c.epsilon_lower, 8), verify(c)
+            (True, 0.32332355, True)
+        """
+        self._method("worst-case")
+        return _checked(_wc.certify(self.eps0, self.n, eps=eps, delta=delta))
+
+    def delta(self, eps, *, method: str = "auto"):
         """Certified upper bound on ``delta(eps) = sup_{D ~ D'} H_{e^eps}(P_D || P_D')``.
 
-        ``exp(log_delta(eps))``; values below the double range underflow to 0 here, use
-        :meth:`log_delta` for them.
+        ``exp(log_delta(eps, method=method))``; values below the double range underflow to 0
+        here, use :meth:`log_delta` for them.
 
         Args:
             eps: Scalar or array of ``eps >= 0`` (finite).
+            method: ``"auto"``, ``"blanket"`` or ``"worst-case"`` (see :meth:`log_delta`).
 
         Returns:
             A ``float`` for scalar input, else an ``ndarray`` of the same shape.
@@ -131,12 +255,12 @@ class ShuffledKRR:
             >>> round(ShuffledKRR(2, 1.0, 1).delta(0.0), 9)  # k-RR: p - pbar = tanh(1/2)
             0.462117157
         """
-        ld = self.log_delta(eps)
+        ld = self.log_delta(eps, method=method)
         with np.errstate(under="ignore"):
             out = np.exp(ld)
         return float(out) if np.ndim(out) == 0 else out
 
-    def epsilon(self, delta: float) -> float:
+    def epsilon(self, delta: float, *, method: str = "auto") -> float:
         """Smallest ``eps`` (rounded up) whose certified ``delta(eps)`` is ``<= delta``.
 
         Safeguarded Newton iteration on ``log delta(eps)`` (smooth and decreasing; its slope
@@ -144,14 +268,20 @@ class ShuffledKRR:
         kept inside a bracket; the returned value is certified by a final evaluation. Returns 0
         when ``delta(0) <= delta`` and never more than ``eps0`` (the mechanism is ``eps0``-DP).
 
+        With ``method="worst-case"`` (``k = 2``) the value is the branch-and-bound certificate's
+        epsilon (about ``1e-7`` relative above the exhibited worst dataset's), stepped up if
+        needed so that ``delta(epsilon(d)) <= d`` also holds for the delta query; ``"auto"``
+        returns the smaller certified value of both methods (see :meth:`log_delta`).
+
         Args:
             delta: Target in ``(0, 1)``.
+            method: ``"auto"``, ``"blanket"`` or ``"worst-case"`` (keyword only).
 
         Returns:
             The certified epsilon.
 
         Raises:
-            ParameterError: If ``delta`` is not in ``(0, 1)``.
+            ParameterError: If ``delta`` is not in ``(0, 1)`` or ``method`` is invalid.
 
         Example:
             >>> m = ShuffledKRR(4, math.log(13), 1000)
@@ -160,6 +290,28 @@ class ShuffledKRR:
             (0.3891, True)
         """
         delta = check_delta("delta", delta)
+        use = self._method(method)
+        if use != "blanket":
+            try:
+                cert = _checked(_wc.certify(self.eps0, self.n, delta=delta))
+                wc, shown = cert.epsilon, cert.epsilon_lower
+            except _wc.WorkBudgetExceeded:
+                if use == "worst-case":
+                    raise
+                wc, shown = math.inf, 0.0
+            if use == "auto":
+                bl = self.epsilon(delta, method="blanket")
+                _no_certified_below_exhibited(bl, shown, f"epsilon({delta!r})")
+                if bl <= wc:
+                    return bl  # delta(bl) <= delta_blanket(bl) <= delta: the round trip holds
+            # round trip: the delta-query certificate at the returned eps must be <= delta too
+            # (both are certified, but they stop at different covers); step up until it is
+            lt = math.log(delta)
+            step = 1e-7
+            while wc < self.eps0 and self.log_delta(wc, method=use) > lt:
+                wc = min(self.eps0, wc * (1.0 + step) + 1e-300)
+                step *= 2.0
+            return wc
         lt = math.log(delta)
         if self.n == 1:
             evaluate = self._eval_n1
@@ -194,7 +346,7 @@ class ShuffledKRR:
             fx, sx = evaluate(x)
         # certify with the public evaluation (its truncation windows may differ slightly)
         for _ in range(60):
-            if hi >= self.eps0 or self.log_delta(hi) <= lt:
+            if hi >= self.eps0 or self.log_delta(hi, method="blanket") <= lt:
                 break
             hi = min(self.eps0, hi * (1.0 + 1e-9) + 1e-300)
         return float(min(hi, self.eps0))
@@ -241,7 +393,10 @@ class ShuffledKRR:
             >>> bool(m.epsilon_lower(1e-6) <= m.epsilon(1e-6))
             True
         """
-        return lower_epsilon(check_delta("delta", delta), self.k, self.eps0, self.n)
+        delta = check_delta("delta", delta)
+        if self._method("auto") == "auto":  # k = 2: the certificate's witness cannot be missed
+            return self.certificate(delta=delta).epsilon_lower
+        return lower_epsilon(delta, self.k, self.eps0, self.n)
 
     def worst_dataset(self, eps: float) -> WorstDataset:
         """The searched concrete dataset with the largest exact delta at ``eps``.
@@ -250,7 +405,15 @@ class ShuffledKRR:
             >>> ShuffledKRR(3, 2.0, 5).worst_dataset(1.5).others
             (3, 0, 1)
         """
-        return worst_dataset(check_real("eps", eps, low=0.0), self.k, self.eps0, self.n)
+        eps = check_real("eps", eps, low=0.0)
+        if self._method("auto") == "auto":  # k = 2: the certificate's witness
+            c = self.certificate(eps=eps)
+            ld = c.exhibited_log_delta
+            return WorstDataset(
+                eps=eps, others=c.worst_others, log_delta=ld, delta=math.exp(ld) if ld > -745 else 0.0,
+                family="certified worst case (branch and bound)", statistic="histogram",
+            )
+        return worst_dataset(eps, self.k, self.eps0, self.n)
 
     def gap(self, delta: float) -> float:
         """``epsilon(delta) / epsilon_lower(delta)`` (>= 1; ``inf`` if the lower bound is 0).

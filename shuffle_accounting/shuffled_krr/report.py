@@ -39,15 +39,18 @@ def report_section(dep: Deployment, *, lower: bool = True) -> ReportSection:
     """
     mech = ShuffledKRR(dep.k, dep.eps0, dep.n)
     upper = mech.epsilon(dep.delta)
+    wc = mech.auto_method == "worst-case"
+    how = "exact worst case (branch-and-bound certificate)" if wc else "privacy blanket, exact"
+    who = "witness dataset of the certificate" if wc else "worst of the searched concrete datasets"
     rows = [
-        ("certified eps (upper bound)", format_bound(upper, "upper"), "privacy blanket, exact, rounded up; one round",
+        ("certified eps (upper bound)", format_bound(upper, "upper"), f"{how}, rounded up; one round",
          ReportValue(upper, "upper")),
     ]
     if lower:
-        low = lower_epsilon(dep.delta, dep.k, dep.eps0, dep.n)
+        low = mech.epsilon_lower(dep.delta) if wc else lower_epsilon(dep.delta, dep.k, dep.eps0, dep.n)
         gap = upper / low if low > 0 else math.inf
         rows += [
-            ("exhibited eps (lower bound)", format_bound(low, "lower"), "worst of the searched concrete datasets, rounded down",
+            ("exhibited eps (lower bound)", format_bound(low, "lower"), f"{who}, rounded down",
              ReportValue(low, "lower")),
             ("gap upper / lower", "inf" if math.isinf(gap) else f"{gap:.4f}", "1.0 would be exactly tight",
              ReportValue(gap, "estimate")),
