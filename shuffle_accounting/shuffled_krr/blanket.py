@@ -148,6 +148,9 @@ MAX_PAIRS = 1.5e6
 _SMALL_PAIRS = 3e4
 #: First window half-width in standard deviations (widened when the dropped-mass bound is too big).
 _Z_START = 6.0
+#: Widest window in standard deviations (where the blanket is extremely thin, e.g. eps0 = 300,
+#: the windows never cover the whole range; the dropped mass beyond it is bounded and added).
+_Z_MAX = 1e6
 
 
 # ---------------------------------------------------------------------------------------------
@@ -479,8 +482,8 @@ class _Blanket:
             return z_min
         lo, hi = z_min, z_min * 2.0
         while self._pairs_estimate(eps, self._bounds(hi)) <= max_pairs:
-            if self._is_full(self._bounds(hi)):
-                return hi
+            if self._is_full(self._bounds(hi)) or hi >= _Z_MAX:
+                return min(hi, _Z_MAX)
             lo, hi = hi, hi * 2.0
         while hi - lo > 0.05:
             mid = 0.5 * (lo + hi)
