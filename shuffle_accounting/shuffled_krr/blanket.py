@@ -308,6 +308,7 @@ class _Blanket:
         self._cache: dict[float, dict] = {}
         self._chernoff: dict[tuple[float, str, float], float] = {}
         self.last_z = 0.0  # window (in standard deviations) of the latest certified() call
+        self._smaller: dict[int, _Blanket] = {}  # blankets of fewer users (see _within_budget)
 
     # -- windows ---------------------------------------------------------------------------
     def _bounds(self, z: float) -> tuple[int, int, int, int]:
@@ -796,6 +797,10 @@ class _Blanket:
         (Sterbenz); the two ``expm1`` and the division are within 3 ulp, covered by the factor
         ``1 + 1e-12``.
         """
+        budget = max_pairs if max_pairs > 0 else MAX_PAIRS
+        smaller = self._within_budget(eps, budget)
+        if smaller is not self:
+            return smaller.certified(eps, log_floor, max_pairs, z_hint)
         direct, slope = self._certified_direct(eps, log_floor, max_pairs, z_hint)
         g = min(1e-4, -0.5 * math.expm1(-0.5 * self.eps0))
         eps1 = self.eps0 + math.log1p(-g)
@@ -811,6 +816,35 @@ class _Blanket:
                 f"internal: NaN certified log delta at k={self.k}, eps0={self.eps0}, n={self.n}, eps={eps}"
             )
         return min(direct, 0.0), slope
+
+    def _within_budget(self, eps: float, budget: float) -> "_Blanket":
+        """``self``, or the blanket of the largest ``n' < n`` whose narrowest window fits the budget.
+
+        The work (and memory) of one evaluation grows about linearly in ``n``; when even the
+        narrowest window (``z = 4``) would need more than ``budget`` pairs (``n`` around
+        ``1e7`` and more, depending on ``eps``), the bound is evaluated at a smaller ``n'``
+        instead. That is sound because the blanket divergence is non-increasing in ``n``: the
+        sufficient statistic ``(h0, h1, S)`` of ``n + 1`` users is that of ``n`` users plus an
+        independent increment whose law does not depend on the dataset pair (the extra user's
+        blanket draw, or nothing), a common Markov kernel applied to both ``P_D`` and ``P_D'``,
+        so the data-processing inequality gives ``B_{n+1}(E) <= B_n(E)``. The value is then
+        certified but looser than the exact divergence at ``n``; memory stays bounded.
+        """
+        limit = budget
+        if self.n <= 2 or self._pairs_estimate(eps, self._bounds(4.0)) <= limit:
+            return self
+        n_small = self.n
+        while n_small > 2:
+            n_small = max(2, n_small // 2)
+            bl = self._smaller.get(n_small)
+            if bl is None:
+                bl = _Blanket(self.k, self.eps0, n_small)
+            if bl._pairs_estimate(eps, bl._bounds(4.0)) <= limit:
+                if len(self._smaller) > 8:
+                    self._smaller.clear()
+                self._smaller[n_small] = bl
+                return bl
+        return _Blanket(self.k, self.eps0, 2)  # pragma: no cover - n = 2 is always small
 
     def _certified_direct(
         self, eps: float, log_floor: float = -math.inf, max_pairs: float = 0.0, z_hint: float = 0.0
