@@ -8,6 +8,10 @@
 * The one-outcome closed form at large ``n``: all other users at ``x0``, outcome "every report is
   ``x0``", privacy loss exactly ``eps0``, so ``delta(eps) >= p^n (1 - e^(eps - eps0))``.
 
+Size: 242 datasets over the 21 pairs ``(k, n)``, each at 7 values of ``eps0`` and 7 or 8 of ``eps``
+(about 13,000 (dataset, eps0, eps) checks of the certified value and 11,000 of the exhibited one);
+the one-outcome bound at 114 settings ``(k, eps0, n)`` with 5 or 6 ``eps`` each.
+
 Exactness. With ``r = e^eps0`` each user's report has weight ``r`` on its own value and ``1``
 elsewhere, so ``P_D(h) = c_h(r) / (r + k - 1)^n`` with ``c_h`` a polynomial with non-negative
 integer coefficients (``d_h`` likewise for ``D'``). The polynomials are computed once per
