@@ -22,7 +22,7 @@ the number of them at ``x0`` is Bin(a, 1/2). The target outputs ``x0`` w.p. ``p`
 ``pbar`` and a third value w.p. ``(k-2) pbar`` (under ``D``; ``p`` and ``pbar`` swap under ``D'``).
 With ``T = h0 + h1``, the event ``L > e^eps`` is ``S < sigma(h0, T)`` with
 
-    sigma(h0, T) = (e^eps0 - 1) ((1 + e^eps) h0 - e^eps T) / (e^eps - 1),
+    sigma(h0, T) = (e^eps0 - 1) (h0 - e^eps h1) / (e^eps - 1),   h1 = T - h0,
 
 so for each ``(T, h0)`` the sum over ``S`` is a binomial CDF of ``B``:
 
@@ -43,8 +43,18 @@ Rigour (every step rounds outward):
   below ``1e-10`` of the result, so tiny deltas (far below ``1e-300``) stay accurate in log space.
   A work budget (:data:`MAX_PAIRS`) stops the widening; past it the value is still certified but
   may be looser (this needs deltas far below ``1e-300`` at ``n >= 1e6``).
-* A boundary ``S = sigma`` whose side is uncertain in floating point is counted on the positive
-  side and excluded on the negative side.
+* A boundary ``S = sigma`` whose side is uncertain in floating point (a provable error band,
+  relative to ``|sigma|``: see ``_Blanket._sigma_band``) is left out of the sum and charged to
+  the error budget with its full bound ``min(1, |log L - eps|) P_D``; every budget is always
+  added, also when no outcome lies certainly inside the region.
+* Close to ``eps0`` the value is also bounded by the chord of the convex curve ``E -> delta``
+  between a point where the direct evaluation is accurate and ``delta(e^eps0) = 0``
+  (``_Blanket.certified``); every value is capped at 1.
+* When even the narrowest window exceeds the work budget (``n`` around ``1e7`` and more) the
+  bound is evaluated at fewer users, which is sound because the blanket divergence is
+  non-increasing in ``n`` (``_Blanket._within_budget``); memory stays bounded.
+* Supported parameters (:func:`check_krr_parameters`): ``eps0`` in ``[EPS0_MIN, EPS0_MAX] =
+  [1e-250, 700]``, ``k <= 2^53``, ``n <= 1e15``.
 * Positive and negative parts are accumulated separately in log space (log-pmfs by Loader's
   saddle-point method, accurate to ~1e-13 relative for any ``n``; CDFs by the regularised
   incomplete beta function or, in underflowing tails, by a bounded series) and the result is
