@@ -85,6 +85,7 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 
 from .._validation import ParameterError, check_delta, check_int, check_real
+from .blanket import check_krr_parameters
 
 __all__ = [
     "ShuffledKRRDpEvent",
@@ -92,12 +93,16 @@ __all__ = [
     "UnsupportedShuffleEventError",
     "shuffled_krr_pld",
     "DEFAULT_VALUE_DISCRETIZATION_INTERVAL",
+    "MAX_LOSS_GRID",
 ]
 
 NeighboringRelation = privacy_accountant.NeighboringRelation
 
 #: dp_accounting's default loss-grid step.
 DEFAULT_VALUE_DISCRETIZATION_INTERVAL: float = 1e-4
+#: Largest number of loss-grid steps ``eps0 / value_discretization_interval`` of one release's PLD
+#: (its dense PMF has twice as many entries, 32 MB; composition works on arrays of that size).
+MAX_LOSS_GRID: int = 2**21
 
 _RELATIVE_INFLATION = 1e-9  # outward rounding of delta_c before the hull, and of returned eps/delta
 _LOG_FLOOR = -700.0  # log(delta_c) below this is clamped UP to it (keeps exp() representable)
@@ -115,15 +120,15 @@ _MAX_STEP_FRACTION = 1.0 / 256.0  # max grid gap as a fraction of eps0
 
 
 def _convert_k(value: Any) -> int:
-    return check_int("k", value, minimum=2)
+    return check_krr_parameters(value, 1.0, 1)[0]
 
 
 def _convert_eps0(value: Any) -> float:
-    return check_real("eps0", value, low=0.0, low_open=True)
+    return check_krr_parameters(2, value, 1)[1]
 
 
 def _convert_n(value: Any) -> int:
-    return check_int("n", value, minimum=1)
+    return check_krr_parameters(2, 1.0, value)[2]
 
 
 @attr.s(frozen=True, slots=True)
@@ -149,7 +154,7 @@ class ShuffledKRRDpEvent(dp_event.DpEvent):
         >>> ShuffledKRRDpEvent(k=3, eps0=1.0, n=0)
         Traceback (most recent call last):
         ...
-        shuffle_accounting._validation.ParameterError: n must be an integer >= 1, got 0
+        shuffle_accounting._validation.ParameterError: n must be an integer in [1, 1000000000000000], got 0
     """
 
     k: int = attr.ib(converter=_convert_k)
@@ -422,12 +427,15 @@ def shuffled_krr_pld(
         >>> 0 < eps < 2.0
         True
     """
-    k = check_int("k", k, minimum=2)
-    eps0 = check_real("eps0", eps0, low=0.0, low_open=True)
-    n = check_int("n", n, minimum=1)
+    k, eps0, n = check_krr_parameters(k, eps0, n)
     h = check_real(
         "value_discretization_interval", value_discretization_interval, low=0.0, high=1.0, low_open=True
     )
+    if eps0 / h > MAX_LOSS_GRID:
+        raise ParameterError(
+            f"value_discretization_interval must be >= eps0 / {MAX_LOSS_GRID} = {eps0 / MAX_LOSS_GRID!r} "
+            f"for eps0 = {eps0!r} (the dense loss grid has 2 eps0 / h + 1 entries), got {h!r}"
+        )
     return pld_lib.PrivacyLossDistribution(_shuffled_krr_pmf(k, eps0, n, h))
 
 

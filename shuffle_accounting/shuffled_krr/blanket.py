@@ -22,7 +22,7 @@ the number of them at ``x0`` is Bin(a, 1/2). The target outputs ``x0`` w.p. ``p`
 ``pbar`` and a third value w.p. ``(k-2) pbar`` (under ``D``; ``p`` and ``pbar`` swap under ``D'``).
 With ``T = h0 + h1``, the event ``L > e^eps`` is ``S < sigma(h0, T)`` with
 
-    sigma(h0, T) = (e^eps0 - 1) ((1 + e^eps) h0 - e^eps T) / (e^eps - 1),
+    sigma(h0, T) = (e^eps0 - 1) (h0 - e^eps h1) / (e^eps - 1),   h1 = T - h0,
 
 so for each ``(T, h0)`` the sum over ``S`` is a binomial CDF of ``B``:
 
@@ -43,8 +43,18 @@ Rigour (every step rounds outward):
   below ``1e-10`` of the result, so tiny deltas (far below ``1e-300``) stay accurate in log space.
   A work budget (:data:`MAX_PAIRS`) stops the widening; past it the value is still certified but
   may be looser (this needs deltas far below ``1e-300`` at ``n >= 1e6``).
-* A boundary ``S = sigma`` whose side is uncertain in floating point is counted on the positive
-  side and excluded on the negative side.
+* A boundary ``S = sigma`` whose side is uncertain in floating point (a provable error band,
+  relative to ``|sigma|``: see ``_Blanket._sigma_band``) is left out of the sum and charged to
+  the error budget with its full bound ``min(1, |log L - eps|) P_D``; every budget is always
+  added, also when no outcome lies certainly inside the region.
+* Close to ``eps0`` the value is also bounded by the chord of the convex curve ``E -> delta``
+  between a point where the direct evaluation is accurate and ``delta(e^eps0) = 0``
+  (``_Blanket.certified``); every value is capped at 1.
+* When even the narrowest window exceeds the work budget (``n`` around ``1e7`` and more) the
+  bound is evaluated at fewer users, which is sound because the blanket divergence is
+  non-increasing in ``n`` (``_Blanket._within_budget``); memory stays bounded.
+* Supported parameters (:func:`check_krr_parameters`): ``eps0`` in ``[EPS0_MIN, EPS0_MAX] =
+  [1e-250, 700]``, ``k <= 2^53``, ``n <= 1e15``.
 * Positive and negative parts are accumulated separately in log space (log-pmfs by Loader's
   saddle-point method, accurate to ~1e-13 relative for any ``n``; CDFs by the regularised
   incomplete beta function or, in underflowing tails, by a bounded series) and the result is
@@ -64,7 +74,60 @@ from scipy.special import betainc, gammaln
 from .._logmath import log_sub
 from .._validation import check_int, check_real, check_real_array
 
-__all__ = ["MAX_PAIRS", "certified_log_delta", "blanket_log_delta_bruteforce"]
+__all__ = [
+    "MAX_PAIRS",
+    "EPS0_MIN",
+    "EPS0_MAX",
+    "K_MAX",
+    "N_MAX",
+    "SoundnessError",
+    "check_krr_parameters",
+    "certified_log_delta",
+    "blanket_log_delta_bruteforce",
+]
+
+#: Supported range of the local privacy parameter. Above ``EPS0_MAX`` the blanket probability
+#: ``pbar = 1 / (e^eps0 + k - 1)`` approaches the subnormal range (``e^-708``) and ``e^eps0``
+#: overflows at 709.78; below ``EPS0_MIN`` ``e^eps0 - 1`` is subnormal. Shuffled k-RR with such an
+#: ``eps0`` is rejected rather than accounted with lost precision.
+EPS0_MAX: float = 700.0
+EPS0_MIN: float = 1e-250
+#: Largest number of categories and of users: counts are carried exactly as doubles, and the
+#: threshold band of the blanket sum stays narrower than one step in ``h0`` (see ``_sigma_band``).
+K_MAX: int = 2**53
+N_MAX: int = 10**15
+
+
+class SoundnessError(RuntimeError):
+    """Internal error: a certified value failed a soundness check (NaN, or below an exhibited value).
+
+    Never raised for valid input unless the library has a bug; raised instead of returning a
+    number that could under-state the privacy loss.
+    """
+
+
+def check_krr_parameters(k, eps0, n) -> tuple[int, float, int]:
+    """Validate and normalise the ``(k, eps0, n)`` of shuffled k-RR (shared by every entry point).
+
+    Args:
+        k: Number of categories, an integer in ``[2, K_MAX]``.
+        eps0: Local privacy parameter, finite, in ``[EPS0_MIN, EPS0_MAX]``.
+        n: Number of users, an integer in ``[1, N_MAX]``.
+
+    Returns:
+        ``(k, eps0, n)`` as ``(int, float, int)``.
+
+    Raises:
+        ParameterError: Naming the parameter, the allowed range and the value.
+
+    Example:
+        >>> check_krr_parameters(3, 1, 10.0)
+        (3, 1.0, 10)
+    """
+    k = check_int("k", k, minimum=2, maximum=K_MAX)
+    eps0 = check_real("eps0", eps0, low=EPS0_MIN, high=EPS0_MAX)
+    n = check_int("n", n, minimum=1, maximum=N_MAX)
+    return k, eps0, n
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -95,6 +158,9 @@ MAX_PAIRS = 1.5e6
 _SMALL_PAIRS = 3e4
 #: First window half-width in standard deviations (widened when the dropped-mass bound is too big).
 _Z_START = 6.0
+#: Widest window in standard deviations (where the blanket is extremely thin, e.g. eps0 = 300,
+#: the windows never cover the whole range; the dropped mass beyond it is bounded and added).
+_Z_MAX = 1e6
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,6 +318,7 @@ class _Blanket:
         self._cache: dict[float, dict] = {}
         self._chernoff: dict[tuple[float, str, float], float] = {}
         self.last_z = 0.0  # window (in standard deviations) of the latest certified() call
+        self._smaller: dict[int, _Blanket] = {}  # blankets of fewer users (see _within_budget)
 
     # -- windows ---------------------------------------------------------------------------
     def _bounds(self, z: float) -> tuple[int, int, int, int]:
@@ -363,17 +430,25 @@ class _Blanket:
         return t_lo <= 1 and t_hi >= self.n and s_lo <= 1 and s_hi >= self.n
 
     def _pairs_estimate(self, eps: float, bounds: tuple[int, int, int, int]) -> float:
-        """Approximate number of ``(T, h0)`` pairs :meth:`log_delta_at` evaluates (work estimate)."""
+        """Approximate number of ``(T, h0)`` pairs :meth:`log_delta_at` evaluates (work estimate).
+
+        O(1) memory and time: the per-row count ``H(T) - h_a(T)`` is a clipped linear function of
+        ``T``, averaged over at most 2049 evenly spaced rows of the window.
+        """
         t_lo, t_hi, s_lo, s_hi = bounds
-        v = math.expm1(eps)
+        rows = float(t_hi - t_lo + 1)
+        if self._tail_only(eps, float(s_hi), float(t_hi)):
+            return rows
         u = self.em1
-        if eps == 0.0 or v * (2.0 * s_hi + u * float(t_hi)) < 0.5 * u:
-            return float(t_hi - t_lo + 1)
+        v = math.expm1(eps)
         a, E = u / v, math.exp(eps)
-        T = np.arange(t_lo, t_hi + 1, dtype=float)
-        H = np.clip((s_hi / a + E * T) / (1.0 + E) + 1.0, 0.0, T + 1.0)
-        h_a = np.clip((s_lo / a + E * T) / (1.0 + E) - 2.0, 0.0, H)
-        return float(np.sum(H - h_a)) + T.size
+        with np.errstate(over="ignore"):
+            c1 = 1.0 / (a * (1.0 + E))
+        r1 = E / (1.0 + E)
+        T = np.linspace(float(t_lo), float(t_hi), int(min(rows, 2049.0)))
+        H = np.clip(s_hi * c1 + T * r1 + 1.0, 0.0, T + 1.0)
+        h_a = np.clip(s_lo * c1 + T * r1 - 2.0, 0.0, H)
+        return float(np.mean(H - h_a)) * rows + rows
 
     def _z_for_drop(self, log_level: float, z_min: float, eps: float) -> float:
         """A ``z >= z_min`` whose dropped-mass bound is ``<= exp(log_level)`` (not much above the least).
@@ -418,8 +493,8 @@ class _Blanket:
             return z_min
         lo, hi = z_min, z_min * 2.0
         while self._pairs_estimate(eps, self._bounds(hi)) <= max_pairs:
-            if self._is_full(self._bounds(hi)):
-                return hi
+            if self._is_full(self._bounds(hi)) or hi >= _Z_MAX:
+                return min(hi, _Z_MAX)
             lo, hi = hi, hi * 2.0
         while hi - lo > 0.05:
             mid = 0.5 * (lo + hi)
@@ -466,16 +541,112 @@ class _Blanket:
         lpm = _log_binom_pmf(b + 1, nb, math.log(self.qB), math.log1p(-self.qB))
         return l0, np.logaddexp(l0, math.log1p(-self.qB) + lpm)
 
+    # -- the threshold sigma and its floating-point band ------------------------------------
+    def _sigma_band(self, a: float, E: float, h0: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``(s_dn, s_up, lo, hi)``: certain and possible ends of the region ``S < sigma`` for each ``(T, h0)``.
+
+        ``sigma = a (h0 - E h1)`` with ``h1 = T - h0`` (integers, exact in floating point up to
+        2^53), ``a = u / v``, ``E = e^eps``: ``L > e^eps`` is ``S < sigma`` (module docstring).
+        Computed as ``fl(a fl(h0 - fl(E h1)))`` with ``a``, ``E`` each within 2 ulp (libm ``exp``
+        / ``expm1`` are within 1 ulp, one division): with unit roundoff ``r = 2^-53`` the result is
+        within ``12 r a (h0 + E h1)`` of the exact ``sigma`` (first order: ``9 r`` from ``a``, ``5 r``
+        from ``E h1``, ``r`` each from the subtraction and the product). Since ``a (h0 + E h1)
+        <= |sigma| + 2 a h0``, ``err = 1e-14 (|sig| + 2 a h0)`` (seven times ``12 r``, also
+        covering ``sig - err`` rounding) bounds the error, and the exact ``sigma`` lies in
+        ``[lo, hi] = [sig - err, sig + err]``. Hence ``S <= s_dn = ceil(lo) - 1`` is certainly in
+        the region and ``S > s_up = ceil(hi) - 1`` certainly not. There is no cancellation: the
+        error is relative to ``|sigma| + 2 a h0``, not to ``E T`` as in the expanded form
+        ``a ((1 + E) h0 - E T)``.
+
+        An overflowing ``E h1`` (only when ``E h1 > 1e308 > n``) makes ``sig = -inf``, which is
+        the correct side (``sigma < -1e300``): the band is then empty. A NaN (``a`` overflowing on
+        ``h0 = E h1``) gives the widest band ``(-1, n + 1)``, the conservative choice. Both ends
+        are clipped to ``[-1, n + 1]`` (``S`` is in ``[1, n]``).
+        """
+        h1 = T - h0
+        with np.errstate(over="ignore", invalid="ignore"):
+            sig = a * (h0 - E * h1)
+            err = 1e-14 * (np.abs(sig) + 2.0 * a * h0)
+            inf = np.isinf(sig)
+            lo = np.where(inf, sig, sig - err)
+            hi = np.where(inf, sig, sig + err)
+            s_dn = np.ceil(lo) - 1.0
+            s_up = np.ceil(hi) - 1.0
+        top = float(self.n + 1)
+        s_dn = np.where(np.isnan(s_dn), -1.0, np.clip(s_dn, -1.0, top))
+        s_up = np.where(np.isnan(s_up), top, np.clip(s_up, -1.0, top))
+        lo = np.where(np.isnan(lo), -math.inf, lo)
+        hi = np.where(np.isnan(hi), math.inf, hi)
+        return s_dn, s_up, lo, hi
+
+    def _first_h0(self, a: float, E: float, T: np.ndarray, s: float, which: str, guess: np.ndarray):
+        """Smallest ``h0`` in ``[1, T + 1]`` with ``s_dn(h0) >= s`` (``which="dn"``) or ``s_up(h0) >= s``.
+
+        Both ends of the band are non-decreasing in ``h0`` (``sigma`` grows by ``a (1 + E) >= 2``
+        per step while ``err`` grows by at most ``1e-14 (a (1 + E) + 2 a)``), so the predicate is
+        monotone. A few steps from the closed-form ``guess``, then a vectorised bisection for any
+        row where the answer is not certified by checking both ``h0`` and ``h0 - 1``.
+        """
+
+        def ok(h: np.ndarray, Tv: np.ndarray) -> np.ndarray:
+            s_dn, s_up, _, _ = self._sigma_band(a, E, h, Tv)
+            return ((s_dn if which == "dn" else s_up) >= s) | (h > Tv)
+
+        top = T + 1.0
+        h = np.clip(np.where(np.isfinite(guess), guess, 1.0), 1.0, top)
+        for _ in range(6):
+            h = np.where(ok(h, T), h, np.minimum(h + 1.0, top))
+        # certify: ok(h) and (h == 1 or not ok(h - 1)); otherwise bisect on [1, T + 1]
+        bad = ~ok(h, T) | ((h > 1.0) & ok(np.maximum(h - 1.0, 1.0), T))
+        if np.any(bad):
+            Tb = T[bad]
+            lo = np.zeros(Tb.shape)  # predicate false (h = 0 is below the range)
+            hi = Tb + 1.0  # predicate true
+            while True:
+                act = hi - lo > 1.0
+                if not np.any(act):
+                    break
+                mid = np.floor(0.5 * (lo + hi))
+                good = ok(np.maximum(mid, 1.0), Tb)
+                hi = np.where(act & good, mid, hi)
+                lo = np.where(act & ~good, mid, lo)
+            h = h.copy()
+            h[bad] = np.maximum(hi, 1.0)
+        return h
+
     # -- one eps ---------------------------------------------------------------------------
+    def _tail_only(self, eps: float, s_hi: float, t_hi: float) -> bool:
+        """True if ``v (2 s_hi + u t_hi) < u / 2`` (then the whole region is in the tail group).
+
+        Evaluated in log space (no overflow for any supported ``eps0``).
+        """
+        if eps == 0.0:
+            return True
+        lhs = math.log(math.expm1(eps)) + float(
+            np.logaddexp(math.log(2.0 * max(s_hi, 1.0)), math.log(self.em1) + math.log(max(t_hi, 1.0)))
+        )
+        return lhs < math.log(self.em1) - math.log(2.0)
+
     def log_delta_at(self, eps: float, w: dict) -> tuple[float, float, float, float]:
         """One ``0 <= eps < eps0`` on window ``w``.
 
         Each ``(T, h0)`` term ``P_D - e^eps P_D'`` is formed as ``X - Y`` with the common factors
         pulled out, so the large cancellation between ``P_D`` and ``e^eps P_D'`` happens inside
-        exactly computed coefficients (``u = e^eps0 - 1``, ``v = e^eps - 1``):
+        exactly computed coefficients (``u = e^eps0 - 1``, ``v = e^eps - 1``, ``h1 = T - h0``):
 
-            P(A=T-1) F1 pbar b_{T-1}(h0-1) [u (2 h0 - T) - v T - (T - h0) u v] / h0
+            P(A=T-1) F1 pbar b_{T-1}(h0-1) [u (h0 - h1) - v T - h1 u v] / h0
               - v (k-2) pbar P(A=T) b_T(h0) F0.
+
+        The coefficient is evaluated scaled by ``u max(1, v)`` (no overflow up to
+        :data:`EPS0_MAX`) with a rounding bound ``16 eps_m`` times the sum of the magnitudes of
+        its terms. Outcomes whose side of ``S = sigma`` is uncertain in floating point (see
+        :meth:`_sigma_band`) are left out of the core and charged to the error budget: for such
+        an ``S``, ``|S - sigma| <= hi - lo = 2 err`` and ``|d log L / dS'| = u |h0 - h1| /
+        ((S' + u h0)(S' + u h1)) <= min(1, u T / S') / S'`` for every ``S'`` between ``S`` and
+        ``sigma`` (``|h0 - h1| <= T``; ``u h / (S' + u h) <= 1``), ``S' >= min(max(1, T), lo)``;
+        so ``|log L - eps| <= errL`` and the term ``P_D (1 - e^eps / L)_+`` is at most
+        ``min(1, errL) P_D``. Every budget (band, coefficient rounding, relative inflation,
+        dropped mass) is **always** added, also when no term lies certainly inside the region.
 
         Returns:
             ``(log core, log error budget, log e^eps Q(region), log dropped mass)``; the certified
@@ -486,70 +657,60 @@ class _Blanket:
         E = math.exp(eps)
         u = self.em1
         v = math.expm1(eps)
+        lu = math.log(u)
+        lv = math.log(v) if v > 0 else -math.inf
         lp, lpb = self.log_p, self.log_pbar
         lh = math.log(0.5)
         eps_m = 2.3e-16
         xs, ys, errs, negs = [], [], [], []  # log-magnitudes; xs carry signs separately
         sx = []
-        if eps == 0.0 or v * (2.0 * s_hi + u * float(T[-1])) < 0.5 * u:
-            # region h0 > T/2; for eps this small sigma(h0) >= u/v - u T/2 >= s_hi for every
-            # h0 > T/2 (and sigma < 0 at h0 = T/2), so all of it is in the tail group
+        if self._tail_only(eps, float(s_hi), float(T[-1])):
+            # for eps this small sigma(h0) >= u/v - u T/2 >= s_hi for every h0 > T/2 (h0 - h1 >= 1,
+            # so sigma >= a (1 - v h1) >= u/v - u T / 2), and L <= 1 for h0 <= T/2: all of the
+            # region is in the tail group
             H = np.floor(T / 2.0) + 1.0
         else:
-            a = u / v  # sigma = a ((1+E) h0 - E T)
-
-            def sig_err(h0, Tv):
-                """sigma and a bound on its floating-point error (generous)."""
-                sig = a * ((1.0 + E) * h0 - E * Tv)
-                # a handful of roundings, each <= 2^-52 relative to the largest operand; 10x margin
-                return 1e-14 * (abs(a) * ((1.0 + E) * h0 + E * Tv) + np.abs(sig)) + 1e-12
-
-            def smax(h0, Tv, sign):
-                sig = a * ((1.0 + E) * h0 - E * Tv)
-                return np.ceil(sig + sign * sig_err(h0, Tv)) - 1.0
-
-            # smallest h0 with smax_lo >= s_hi (tail group start), clamped to T+1
-            H = np.floor((s_hi / a + E * T) / (1.0 + E)) - 1.0
-            for _ in range(6):
-                H = np.where((H <= T) & (smax(H, T, -1.0) < s_hi), H + 1.0, H)
-            H = np.minimum(H, T + 1.0)
-            # smallest h0 with smax_hi >= s_lo (middle group start)
-            h_a = np.floor((s_lo / a + E * T) / (1.0 + E)) - 2.0
-            for _ in range(6):
-                h_a = np.where(smax(h_a, T, +1.0) < s_lo, h_a + 1.0, h_a)
-            h_a = np.clip(h_a, 0.0, H)
+            a = u / v  # <= 4 s_hi + 2 u T, finite (the tail-only test failed)
+            with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+                c1 = 1.0 / (a * (1.0 + E))
+                r1 = E / (1.0 + E)
+            # sigma(h0) = s at h0 = s / (a (1 + E)) + T E / (1 + E)
+            H = self._first_h0(a, E, T, float(s_hi), "dn", np.floor(s_hi * c1 + T * r1) - 1.0)
+            h_a = self._first_h0(a, E, T, float(s_lo), "up", np.floor(s_lo * c1 + T * r1) - 2.0)
+            h_a = np.minimum(h_a, H)
             cnt = (H - h_a).astype(np.int64)
             if cnt.sum() > 0:
                 rows = np.repeat(np.arange(T.size), cnt)
                 starts = np.repeat(np.cumsum(cnt) - cnt, cnt)
                 h0 = h_a[rows] + (np.arange(rows.size) - starts)
                 Tm = T[rows]
-                s_up = smax(h0, Tm, +1.0)
-                s_dn = smax(h0, Tm, -1.0)
+                h1 = Tm - h0
+                s_dn, s_up, lo, hi = self._sigma_band(a, E, h0, Tm)
                 # b_{T-1}(h0) = b_{T-1}(h0-1) (T-h0)/h0 and b_T(h0) = b_{T-1}(h0-1) T/(2 h0), h0 >= 1
                 lb1m = _log_binom_pmf(h0 - 1, Tm - 1, lh, lh)
                 with np.errstate(divide="ignore"):
-                    lb1 = lb1m + np.log((Tm - h0) / h0)
+                    lb1 = lb1m + np.log(h1 / h0)
                 lb0 = lb1m + np.log(Tm / (2.0 * h0))
                 lA1, lA0 = w["lA1"][rows], w["lA0"][rows]
                 nB0 = self.N1 - Tm
                 # S <= s_dn is certainly inside the region {L > e^eps}
                 lF0, lF1 = self._cdf_pair(s_dn - Tm - 1, nB0)
                 third = self.log_km2pbar + lA0 + lb0
-                coef = (u * (2.0 * h0 - Tm) - v * Tm - (Tm - h0) * u * v) / h0
-                cmag = (u * np.abs(2.0 * h0 - Tm) + v * Tm + (Tm - h0) * u * v) / h0
-                t1 = lA1 + lF1 + lpb + lb1m
-                t3 = third + lF0 + math.log(v)
+                # coefficient / (u sc): (h0 - h1) / sc - (v/u) T / sc - h1 (v / sc), sc = max(1, v)
+                sc = max(1.0, v)
+                wv = v / u
+                coef = (h0 - h1) / sc - wv * Tm / sc - h1 * (v / sc)
+                cmag = (np.abs(h0 - h1) + wv * Tm) / sc + h1 * (v / sc)
+                t1 = lA1 + lF1 + lpb + lb1m + lu + math.log(sc) - np.log(h0)
+                t3 = third + lF0 + lv
                 with np.errstate(divide="ignore"):
                     xs.append(t1 + np.log(np.abs(coef)))
-                    errs.append(t1 + np.log(8 * eps_m * cmag))
+                    errs.append(t1 + np.log(16 * eps_m * cmag))
                 sx.append(np.sign(coef))
                 ys.append(t3)
                 negs.append(np.logaddexp(lA1 + lF1 + np.logaddexp(lpb + lb1m, lp + lb1), third + lF0) + eps)
-                d = s_up != s_dn
+                d = s_up > s_dn
                 if np.any(d):
-                    # the boundary S = s_up has |log L - eps| <= err (|d log L / dS| <= 1/S <= 1),
-                    # so its term is at most 2 err P_D(S = s_up) <= 2 err P_D(S <= s_up)
                     lF0u, lF1u = self._cdf_pair(s_up[d] - Tm[d] - 1, nB0[d])
                     pos_u = np.logaddexp(
                         lA1[d] + lF1u + np.logaddexp(lp + lb1m[d], lpb + lb1[d]), third[d] + lF0u
@@ -557,10 +718,17 @@ class _Blanket:
                     pos_d = np.logaddexp(
                         lA1[d] + lF1[d] + np.logaddexp(lp + lb1m[d], lpb + lb1[d]), third[d] + lF0[d]
                     )
-                    with np.errstate(under="ignore", divide="ignore"):
+                    # P_D(s_dn < S <= s_up) (the CDFs are within 1e-13 relative: 1e-11 covers it)
+                    with np.errstate(under="ignore", divide="ignore", invalid="ignore"):
                         mass = np.maximum(np.exp(pos_u) - np.exp(pos_d), 0.0) + 1e-11 * np.exp(pos_u)
                         lmass = np.where(mass > 0, np.log(mass), pos_u)  # pos_u if underflow
-                    errs.append(lmass + np.log(2.0 * np.minimum(sig_err(h0[d], Tm[d]), 1.0)))
+                    # |log L - eps| <= errL on the band (see above)
+                    Td = Tm[d]
+                    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                        s_min = np.minimum(np.maximum(Td, 1.0), lo[d])
+                        err_l = (hi[d] - lo[d]) * np.minimum(1.0, u * Td / s_min) / s_min
+                        err_l = np.where((s_min > 0) & np.isfinite(err_l), err_l, 1.0)
+                    errs.append(lmass + np.log(np.minimum(err_l, 1.0)))
         # tail group: h0 >= H and S <= s_hi for all of them:
         # pbar (u - v) b_{T-1}(H-1) P(A=T-1) F1 - v [(p + pbar) P(A=T-1) F1 Tail_{T-1}(H)
         #                                            + (k-2) pbar P(A=T) F0 Tail_T(H)]
@@ -572,50 +740,126 @@ class _Blanket:
             lbH = _log_binom_pmf(Ht - 1, Tt - 1, lh, lh)
             t1 = _log_binom_sf(Ht, Tt - 1, 0.5)
             t0 = _log_binom_sf(Ht, Tt, 0.5)
-            l_ppb = math.log(math.exp(lp) + math.exp(lpb))
+            l_ppb = float(np.logaddexp(lp, lpb))
+            # log(u - v): direct when v <= u/2 (no cancellation); else v > u/2 forces eps > eps0/2,
+            # so eps0 - eps is exact (Sterbenz) and u - v = e^eps expm1(eps0 - eps); within 8 eps_m
+            l_umv = math.log(u - v) if v <= 0.5 * u else eps + math.log(math.expm1(self.eps0 - eps))
             with np.errstate(divide="ignore"):
-                xpart = lA1 + lF1 + lpb + lbH + math.log(u - v)
-                lv = math.log(v) if v > 0 else -math.inf
+                xpart = lA1 + lF1 + lpb + lbH + l_umv
                 ypart = np.logaddexp(lA1 + lF1 + l_ppb + t1, self.log_km2pbar + lA0 + lF0 + t0) + lv
             xs.append(xpart)
             sx.append(np.ones(xpart.shape))
             ys.append(ypart)
-            # coefficient error of (u - v): 4 eps_m u relative to the factor
-            errs.append(xpart + math.log(4 * eps_m * u / (u - v)))
+            errs.append(xpart + math.log(8 * eps_m))
             t1m = _log_binom_sf(Ht - 1, Tt - 1, 0.5)
             negs.append(
                 np.logaddexp(lA1 + lF1 + np.logaddexp(lpb + t1m, lp + t1), self.log_km2pbar + lA0 + lF0 + t0) + eps
             )
-        if not xs:
-            return -math.inf, -math.inf, -math.inf, self._log_drop(w["bounds"], eps)
-        X = np.concatenate(xs)
-        SX = np.concatenate(sx)
-        Y = np.concatenate(ys)
-        M = float(max(np.max(X), np.max(Y)))
-        if M == -math.inf:
-            return -math.inf, -math.inf, -math.inf, self._log_drop(w["bounds"], eps)
-        with np.errstate(under="ignore"):
-            total = float(np.sum(SX * np.exp(X - M)) - np.sum(np.exp(Y - M)))
-        core = math.log(total) + M if total > 0 else -math.inf
-        # error budget: relative _REL_INFLATION on every |X|, |Y| (log-term and special-function
-        # errors), the coefficient rounding, and 1e-300 per term for underflow in the scaled sum
-        lerr = float(
-            logsumexp(
-                [
-                    math.log(_REL_INFLATION) + float(logsumexp(np.concatenate([X, Y]))),
-                    float(logsumexp(np.concatenate(errs))) if errs else -math.inf,
-                    M + math.log(1e-300 * (X.size + Y.size)),
-                ]
-            )
-        )
+        l_budget = float(logsumexp(np.concatenate(errs))) if errs else -math.inf
+        core = -math.inf
+        if xs:
+            X = np.concatenate(xs)
+            SX = np.concatenate(sx)
+            Y = np.concatenate(ys)
+            M = float(max(np.max(X), np.max(Y)))
+            if M > -math.inf:
+                with np.errstate(under="ignore"):
+                    total = float(np.sum(SX * np.exp(X - M)) - np.sum(np.exp(Y - M)))
+                core = math.log(total) + M if total > 0 else -math.inf
+                # relative _REL_INFLATION on every |X|, |Y| (log-term and special-function errors)
+                # and 1e-300 per term for underflow in the scaled sum
+                l_budget = float(
+                    logsumexp(
+                        [
+                            l_budget,
+                            math.log(_REL_INFLATION) + float(logsumexp(np.concatenate([X, Y]))),
+                            M + math.log(1e-300 * (X.size + Y.size)),
+                        ]
+                    )
+                )
+        if math.isnan(core) or math.isnan(l_budget):
+            raise SoundnessError(f"internal: NaN in the blanket sum at k={self.k}, eps0={self.eps0}, n={self.n}, eps={eps}")
         lneg = float(logsumexp(np.concatenate(negs))) if negs else -math.inf
-        good = max(core, lerr) + math.log(_TAIL_FRACTION)  # plain tails below this suffice
-        return core, lerr, lneg, self._log_drop(w["bounds"], eps, good)
+        good = max(core, l_budget) + math.log(_TAIL_FRACTION)  # plain tails below this suffice
+        return core, l_budget, lneg, self._log_drop(w["bounds"], eps, good)
 
     def certified(
         self, eps: float, log_floor: float = -math.inf, max_pairs: float = 0.0, z_hint: float = 0.0
     ) -> tuple[float, float]:
         """Certified upper bound on log delta(eps) for ``0 <= eps < eps0``, and d log delta / d eps.
+
+        The smaller of the direct evaluation (:meth:`_certified_direct`) and, for ``eps`` close to
+        ``eps0``, the chord bound below; capped at ``log 1 = 0`` (every delta is at most 1).
+
+        Chord bound. Write ``B(E)`` for the blanket divergence at ``E = e^eps``. For one pair of
+        distributions ``B(E) = sum_x (P(x) - E Q(x))_+`` is a sum of convex functions of ``E``,
+        hence convex, and non-increasing; ``B(E0) = 0`` at ``E0 = e^eps0`` because every
+        likelihood ratio ``L = (S + u h0) / (S + u h1) <= (S + u S) / S = E0`` (``h0 <= S``). So
+        for ``E1 <= E <= E0`` convexity gives ``B(E) <= B(E1) (E0 - E) / (E0 - E1)``, i.e.
+
+            delta(eps) <= delta_c(eps1) * expm1(eps - eps0) / expm1(eps1 - eps0),
+
+        with ``delta_c(eps1) >= B(E1)`` the certified direct value at ``eps1``. Near ``eps0`` the
+        direct evaluation loses its relative accuracy (its coefficients ``u - v`` and the
+        threshold band cancel), while the chord from ``eps1 = eps0 + log(1 - g)``,
+        ``g = min(1e-4, (1 - e^(-eps0/2)) / 2)``, uses an ``eps1`` where it is accurate. Both
+        ``eps``, ``eps1 >= eps0 / 2`` here, so ``eps - eps0`` and ``eps1 - eps0`` are exact
+        (Sterbenz); the two ``expm1`` and the division are within 3 ulp, covered by the factor
+        ``1 + 1e-12``.
+        """
+        budget = max_pairs if max_pairs > 0 else MAX_PAIRS
+        smaller = self._within_budget(eps, budget)
+        if smaller is not self:
+            return smaller.certified(eps, log_floor, max_pairs, z_hint)
+        direct, slope = self._certified_direct(eps, log_floor, max_pairs, z_hint)
+        g = min(1e-4, -0.5 * math.expm1(-0.5 * self.eps0))
+        eps1 = self.eps0 + math.log1p(-g)
+        if eps1 < eps and eps1 >= 0.5 * self.eps0:
+            d1, _ = self._certified_direct(eps1, log_floor, max_pairs, z_hint)
+            ratio = math.expm1(eps - self.eps0) / math.expm1(eps1 - self.eps0)
+            chord = d1 + math.log(ratio) + math.log1p(1e-12)
+            if chord < direct:
+                # d log(chord) / d eps = -e^(eps - eps0) / (1 - e^(eps - eps0))
+                direct, slope = chord, -1.0 / math.expm1(self.eps0 - eps)
+        if math.isnan(direct):
+            raise SoundnessError(
+                f"internal: NaN certified log delta at k={self.k}, eps0={self.eps0}, n={self.n}, eps={eps}"
+            )
+        return min(direct, 0.0), slope
+
+    def _within_budget(self, eps: float, budget: float) -> "_Blanket":
+        """``self``, or the blanket of the largest ``n' < n`` whose narrowest window fits the budget.
+
+        The work (and memory) of one evaluation grows about linearly in ``n``; when even the
+        narrowest window (``z = 4``) would need more than ``budget`` pairs (``n`` around
+        ``1e7`` and more, depending on ``eps``), the bound is evaluated at a smaller ``n'``
+        instead. That is sound because the blanket divergence is non-increasing in ``n``: the
+        sufficient statistic ``(h0, h1, S)`` of ``n + 1`` users is that of ``n`` users plus an
+        independent increment whose law does not depend on the dataset pair (the extra user's
+        blanket draw, or nothing), a common Markov kernel applied to both ``P_D`` and ``P_D'``,
+        so the data-processing inequality gives ``B_{n+1}(E) <= B_n(E)``. The value is then
+        certified but looser than the exact divergence at ``n``; memory stays bounded.
+        """
+        limit = budget
+        if self.n <= 2 or self._pairs_estimate(eps, self._bounds(4.0)) <= limit:
+            return self
+        n_small = self.n
+        while n_small > 2:
+            n_small = max(2, n_small // 2)
+            bl = self._smaller.get(n_small)
+            if bl is None:
+                bl = _Blanket(self.k, self.eps0, n_small)
+            if bl._pairs_estimate(eps, bl._bounds(4.0)) <= limit:
+                if len(self._smaller) > 8:
+                    self._smaller.clear()
+                self._smaller[n_small] = bl
+                return bl
+        return _Blanket(self.k, self.eps0, 2)  # pragma: no cover - n = 2 is always small
+
+    def _certified_direct(
+        self, eps: float, log_floor: float = -math.inf, max_pairs: float = 0.0, z_hint: float = 0.0
+    ) -> tuple[float, float]:
+        """The direct certified evaluation at one ``eps`` (see :meth:`certified`).
 
         Windows widen until the dropped mass is below ``1e-10`` of ``max(result, exp(log_floor))``,
         or until the work estimate would exceed ``max_pairs`` (default :data:`MAX_PAIRS`); in the
@@ -692,9 +936,7 @@ def certified_log_delta(
         array([-inf, -inf])
     """
     e = check_real_array("eps", eps, low=0.0)
-    k = check_int("k", k, minimum=2)
-    eps0 = check_real("eps0", eps0, low=0.0, low_open=True)
-    n = check_int("n", n, minimum=1)
+    k, eps0, n = check_krr_parameters(k, eps0, n)
     floor = check_real("log_delta_floor", log_delta_floor, high=0.0, allow_inf=True)
     budget = MAX_PAIRS if max_pairs is None else check_real("max_pairs", max_pairs, low=1.0)
     flat = e.ravel()
@@ -706,8 +948,8 @@ def certified_log_delta(
         log_pbar = log_p - eps0
         x = flat[live]
         val = log_pbar + eps0 + np.log(-np.expm1(x - eps0))
-        # relative inflation for floating-point error
-        out[live] = val + math.log1p(_REL_INFLATION)
+        # relative inflation for floating-point error, then the cap delta <= 1
+        out[live] = np.minimum(val + math.log1p(_REL_INFLATION), 0.0)
         return out.reshape(e.shape)
     if np.any(live):
         bl = _Blanket(k, eps0, n)

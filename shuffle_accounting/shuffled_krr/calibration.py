@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from .._validation import ParameterError, check_delta, check_int, check_real
+from .blanket import EPS0_MIN, K_MAX, N_MAX, check_krr_parameters
 from .accountant import (
     DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
     ShuffleAccountant,
@@ -45,6 +46,7 @@ EPS0_CAP: float = 30.0
 #: Largest population :func:`min_users` searches.
 N_CAP: int = 10**8
 
+_MAX_BISECTIONS = 200  # more than the 64 halvings that exhaust any bracket of doubles
 _DELTA_MARGIN = 1e-9  # certify delta_c <= delta * (1 - 1e-9): outward against log/exp rounding
 
 
@@ -139,12 +141,14 @@ def calibrate_eps0(
         >>> _single_round_epsilon(2, eps0, 100, 1e-4) <= 0.5
         True
     """
-    k = check_int("k", k, minimum=2)
-    n = check_int("n", n, minimum=1)
+    k = check_int("k", k, minimum=2, maximum=K_MAX)
+    n = check_int("n", n, minimum=1, maximum=N_MAX)
     epsilon, delta, rounds, h = _check_common(epsilon, delta, rounds, value_discretization_interval)
     rtol = check_real("rtol", rtol, low=0.0, high=0.1, low_open=True)
 
     def feasible(e0: float) -> bool:
+        if e0 < EPS0_MIN:  # below the supported range: certified only by pure DP (checked first)
+            return rounds * e0 <= epsilon
         return _feasible(k, e0, n, epsilon, delta, rounds, h)
 
     lo = epsilon / rounds  # certified: rounds * lo <= epsilon
@@ -165,8 +169,14 @@ def calibrate_eps0(
             raise unbounded
         lo = trial
         trial = min(2.0 * trial, EPS0_CAP)
-    while hi - lo > rtol * lo:
+    # Bisection to relative width rtol; it also stops when the bracket holds no double strictly
+    # inside it (rtol below the float spacing) or after _MAX_BISECTIONS steps. lo stays certified.
+    for _ in range(_MAX_BISECTIONS):
+        if hi - lo <= rtol * lo:
+            break
         mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
         if feasible(mid):
             lo = mid
         else:
@@ -210,8 +220,7 @@ def min_users(
         >>> _single_round_epsilon(2, 1.0, n, 1e-3) <= 0.3 < _single_round_epsilon(2, 1.0, n - 1, 1e-3)
         True
     """
-    k = check_int("k", k, minimum=2)
-    eps0 = check_real("eps0", eps0, low=0.0, low_open=True)
+    k, eps0, _ = check_krr_parameters(k, eps0, 1)
     epsilon, delta, rounds, h = _check_common(epsilon, delta, rounds, value_discretization_interval)
 
     def feasible(n: int) -> bool:

@@ -193,6 +193,10 @@ def _log_chernoff_tail(c: int, pi: float, x: float, upper: bool) -> float:
     q = x / c
     if (upper and q <= pi) or (not upper and q >= pi):
         return 0.0
+    # here q lies strictly on the far side of pi, so pi = 1 (q < 1) or pi = 0 (q > 0) means the
+    # tail event is impossible (p rounds to 1 for k = 2 at eps0 >~ 37): the KL divergence is infinite
+    if (q > 0 and pi <= 0.0) or (q < 1 and pi >= 1.0):
+        return -np.inf
     kl = 0.0
     if q > 0:
         kl += q * math.log(q / pi)

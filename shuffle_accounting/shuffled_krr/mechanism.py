@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr
 
-from .._validation import ParameterError, check_choice, check_delta, check_int, check_real, check_real_array
+from .._validation import ParameterError, check_choice, check_delta, check_real, check_real_array
 from ..randomizers import KRR
-from .blanket import _Blanket, certified_log_delta
+from .blanket import SoundnessError, _Blanket, certified_log_delta, check_krr_parameters
 from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
 from . import worst_case as _wc
 
@@ -62,14 +62,14 @@ def _checked(cert: "_wc.WorstCaseCertificate") -> "_wc.WorstCaseCertificate":
     else:
         bad = cert.epsilon < cert.epsilon_lower
     if bad:  # pragma: no cover - would be a bug in the certificate
-        raise RuntimeError(f"internal error: certified value below the exhibited one in {cert!r}")
+        raise SoundnessError(f"internal error: certified value below the exhibited one in {cert!r}")
     return cert
 
 
 def _no_certified_below_exhibited(certified: float, exhibited: float, what: str) -> None:
     """Standing invariant (issue 10): a certified value below an exhibited one is a bug: raise."""
     if certified < exhibited:
-        raise RuntimeError(
+        raise SoundnessError(
             f"internal error: the certified blanket {what} = {certified!r} is below the value "
             f"{exhibited!r} exhibited by a concrete dataset; refusing to return it"
         )
@@ -115,9 +115,46 @@ class ShuffledKRR:
     n: int
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "k", check_int("k", self.k, minimum=2))
-        object.__setattr__(self, "eps0", check_real("eps0", self.eps0, low=0.0, low_open=True))
-        object.__setattr__(self, "n", check_int("n", self.n, minimum=1))
+        k, eps0, n = check_krr_parameters(self.k, self.eps0, self.n)
+        object.__setattr__(self, "k", k)
+        object.__setattr__(self, "eps0", eps0)
+        object.__setattr__(self, "n", n)
+
+    # ----- the standing soundness invariant ---------------------------------------------------
+    def _one_outcome_log_delta(self, eps: np.ndarray) -> np.ndarray:
+        """Closed-form exhibited lower bound on log delta(eps), rounded down.
+
+        Datasets: every other user holds ``x0``; the target holds ``x0`` in ``D`` and ``x1`` in
+        ``D'``. The outcome "every report is ``x0``" has ``P_D = p^n`` and ``P_D' = pbar p^(n-1)``,
+        privacy loss exactly ``eps0``, so ``delta(eps) >= p^n (1 - e^(eps - eps0))``. Rounded down
+        by ``1e-9`` (relative) against floating-point error.
+        """
+        log_p = -math.log1p((self.k - 1) * math.exp(-self.eps0))
+        with np.errstate(divide="ignore"):
+            val = self.n * log_p + np.log(-np.expm1(np.minimum(eps, self.eps0) - self.eps0))
+        return val - 1e-9 * (1.0 + np.abs(np.where(np.isfinite(val), val, 0.0)))
+
+    def _one_outcome_epsilon(self, delta: float) -> float:
+        """Exhibited lower bound on epsilon(delta) from the same outcome, rounded down (0 if none)."""
+        log_p = -math.log1p((self.k - 1) * math.exp(-self.eps0))
+        r = math.log(delta) - self.n * log_p  # log(delta / p^n)
+        if r >= 0.0:
+            return 0.0
+        # p^n (1 - e^(eps - eps0)) > delta  iff  eps < eps0 + log(1 - delta / p^n)
+        return max(0.0, (self.eps0 + math.log(-math.expm1(r))) * (1.0 - 1e-9) - 1e-12)
+
+    def _check_log_delta(self, eps: np.ndarray, certified: np.ndarray) -> np.ndarray:
+        """Raise :class:`SoundnessError` if a certified log delta is NaN or below the exhibited one."""
+        low = self._one_outcome_log_delta(eps)
+        bad = np.isnan(certified) | (certified < low) | (certified > 0.0)
+        if np.any(bad):
+            i = int(np.argmax(bad))
+            raise SoundnessError(
+                f"internal: certified log delta {float(np.ravel(certified)[i])!r} is not in "
+                f"[exhibited {float(np.ravel(low)[i])!r}, 0] at eps={float(np.ravel(eps)[i])!r} for "
+                f"k={self.k}, eps0={self.eps0!r}, n={self.n}; please report this bug"
+            )
+        return certified
 
     @property
     def krr(self) -> KRR:
@@ -156,7 +193,7 @@ class ShuffledKRR:
         """
         arr = check_real_array("eps", eps, low=0.0)
         use = self._method(method)
-        out = certified_log_delta(arr, self.k, self.eps0, self.n)
+        out = self._check_log_delta(arr, certified_log_delta(arr, self.k, self.eps0, self.n))
         if use != "blanket":
             flat = np.array(out, dtype=float).ravel()
             for i, e in enumerate(arr.ravel().tolist()):
@@ -166,7 +203,7 @@ class ShuffledKRR:
                     flat[i] = min(flat[i], wc)
                 else:
                     flat[i] = wc
-            out = flat.reshape(arr.shape)
+            out = self._check_log_delta(arr, flat.reshape(arr.shape))
         return float(out) if arr.ndim == 0 else out
 
     # -- certified exact worst case (k = 2) ------------------------------------------------
@@ -311,7 +348,7 @@ class ShuffledKRR:
             while wc < self.eps0 and self.log_delta(wc, method=use) > lt:
                 wc = min(self.eps0, wc * (1.0 + step) + 1e-300)
                 step *= 2.0
-            return wc
+            return self._checked_epsilon(wc, delta)
         lt = math.log(delta)
         if self.n == 1:
             evaluate = self._eval_n1
@@ -323,7 +360,7 @@ class ShuffledKRR:
 
         f0, s0 = evaluate(0.0)
         if f0 <= lt:
-            return 0.0
+            return self._checked_epsilon(0.0, delta)
         lo, hi = 0.0, self.eps0  # f(lo) > lt, f(hi) = -inf <= lt
         x = self._initial_guess(lt)
         fx, sx = evaluate(x)
@@ -344,12 +381,27 @@ class ShuffledKRR:
                 nx = min(x * (1.0 + 1e-9), 0.5 * (x + hi))  # step just above the root
             x = nx
             fx, sx = evaluate(x)
-        # certify with the public evaluation (its truncation windows may differ slightly)
+        # certify with the public evaluation (its truncation windows may differ slightly); only a
+        # certified value is returned: eps0 itself is always valid (shuffled k-RR is eps0-DP)
+        result = self.eps0
         for _ in range(60):
-            if hi >= self.eps0 or self.log_delta(hi, method="blanket") <= lt:
+            if hi >= self.eps0:
+                break
+            if self.log_delta(hi, method="blanket") <= lt:
+                result = hi
                 break
             hi = min(self.eps0, hi * (1.0 + 1e-9) + 1e-300)
-        return float(min(hi, self.eps0))
+        return self._checked_epsilon(result, delta)
+
+    def _checked_epsilon(self, result: float, delta: float) -> float:
+        """``result`` after the invariant check against the one-outcome exhibited epsilon."""
+        low = self._one_outcome_epsilon(delta)
+        if not low <= result <= self.eps0:
+            raise SoundnessError(
+                f"internal: certified epsilon {result!r} is not in [exhibited {low!r}, eps0] at "
+                f"delta={delta!r} for k={self.k}, eps0={self.eps0!r}, n={self.n}; please report this bug"
+            )
+        return float(result)
 
     # -- helpers -------------------------------------------------------------------------
 
