@@ -586,68 +586,83 @@ def certified_epsilon(delta: float, k: int, eps0: float, n: int, *, rtol: float 
 
     if f(0.0, rtol) <= lt:
         return 0.0
-    hi_cert = eps0  # smallest eps certified so far (f(hi_cert, .) <= lt)
-    x = _guess(k, eps0, n, lt)
-    for tol, stop in ((max(rtol, 1e-4), 1e-7), (rtol, 1e-9)):
-        lo, flo = 0.0, math.inf
-        hi, fhi = hi_cert, -math.inf
-        pts: list[tuple[float, float]] = []
-        for _ in range(100):
-            x = min(max(x, lo + 1e-3 * (hi - lo)), hi - 1e-3 * (hi - lo)) if hi - lo > 0 else hi
-            fx = f(x, tol)
-            pts.append((x, fx))
-            if fx > lt:
-                lo, flo = x, fx
-            else:
-                hi, fhi = x, fx
-                hi_cert = min(hi_cert, x)
-            if hi - lo <= stop * hi:
-                break
-            # secant through the last two finite points, else bisection
-            fin = [(a, b) for a, b in pts[-2:] if math.isfinite(b)]
+    approx = _approx_log_delta(k, eps0, n)
+    x = _guess(approx, eps0, lt)
+    hh = 1e-4 * x
+    slope = (approx(x + hh) - approx(x - hh)) / (2.0 * hh)  # only steers the steps
+    hi_cert = eps0  # smallest eps certified so far: f(hi_cert) <= lt
+    # phase 1: cheap evaluations (still certified upper bounds), to ~1e-6 relative
+    lo, hi = 0.0, eps0
+    prev = None
+    for _ in range(60):
+        fx = f(x, max(rtol, 1e-4))
+        if fx <= lt:
+            hi = x
+            hi_cert = min(hi_cert, x)
+        else:
+            lo = x
+        if prev is not None and math.isfinite(fx) and math.isfinite(prev[1]) and fx != prev[1]:
+            slope = (fx - prev[1]) / (x - prev[0])
+        nx = x - (fx - lt) / slope if (math.isfinite(fx) and slope < 0) else 0.5 * (lo + hi)
+        if not lo < nx < hi:
             nx = 0.5 * (lo + hi)
-            if len(fin) == 2 and fin[0][1] != fin[1][1]:
-                (x1, f1), (x2, f2) = fin
-                cand = x2 + (lt - f2) * (x2 - x1) / (f2 - f1)
-                if lo < cand < hi:
-                    nx = cand
-            elif len(fin) == 1 and fx > lt and math.isfinite(fx):
-                nx = x * (1.0 + min(0.5, 0.05 + (fx - lt) / 40.0))
-            if fx <= lt and x - nx <= stop * x:
-                break  # predicted root within `stop` (relative) below the certified x
-            if fx > lt and nx - x <= stop * x:
-                nx = x * (1.0 + stop)  # step just above the predicted root
-            x = nx
-        x = hi_cert * (1.0 - 2e-7)  # phase 2 starts just below the phase-1 answer
+        done = abs(nx - x) <= 1e-6 * x or hi - lo <= 1e-6 * hi
+        prev = (x, fx)
+        x = nx
+        if done:
+            break
+    # phase 2: rtol-tight evaluations from just above the phase-1 root; Newton/secant steps
+    x = min(x * (1.0 + 1e-7), hi_cert)
+    prev = None
+    for _ in range(40):
+        fx = f(x, rtol)
+        if prev is not None and math.isfinite(fx) and math.isfinite(prev[1]) and fx != prev[1]:
+            slope = (fx - prev[1]) / (x - prev[0])
+        if fx <= lt:
+            hi_cert = min(hi_cert, x)
+        if not (math.isfinite(fx) and slope < 0):
+            break
+        nx = x - (fx - lt) / slope
+        if fx <= lt:
+            if x - nx <= 1e-9 * x:
+                break  # the predicted root lies within 1e-9 (relative) below the certified x
+            nx = nx * (1.0 + 3e-10)  # aim just above the predicted root
+        else:
+            nx = max(nx * (1.0 + 3e-10), x * (1.0 + 1e-9))
+        if nx >= hi_cert:
+            break
+        prev = (x, fx)
+        x = nx
     return float(min(hi_cert, eps0))
 
 
-def _guess(k: int, eps0: float, n: int, lt: float) -> float:
-    """Starting point for :func:`certified_epsilon` (normal approximation of E[Z_+]; speed only)."""
-    log_p = -math.log1p((k - 1) * math.exp(-eps0))
-    pbar = math.exp(log_p - eps0)
+def _approx_log_delta(k: int, eps0: float, n: int):
+    """Normal approximation of ``log delta(eps)`` via (1) (speed only: starting point, slope)."""
+    pbar = math.exp(-math.log1p((k - 1) * math.exp(-eps0)) - eps0)
     u = math.expm1(eps0)
-    g = k * pbar
+    pr = (pbar, pbar, (k - 2) * pbar)
 
     def approx(e: float) -> float:
         E = math.exp(e)
         r = math.expm1(e) / u
-        w = ((1 - r), (-E - r), (-r))
-        pr = (pbar, pbar, (k - 2) * pbar)
-        mu = n * sum(a * b for a, b in zip(w, pr))
-        var = n * (sum(a * a * b for a, b in zip(w, pr)) - (mu / n) ** 2)
-        s = math.sqrt(max(var, 1e-300))
+        w = (1 - r, -E - r, -r)
+        m1 = sum(a * b for a, b in zip(w, pr))
+        mu = n * m1
+        s = math.sqrt(max(n * (sum(a * a * b for a, b in zip(w, pr)) - m1 * m1), 1e-300))
         a = mu / s
-        # E[(X)_+] for X ~ N(mu, s^2) = s phi(a) + mu Phi(a)
         val = s * math.exp(-a * a / 2) / math.sqrt(2 * math.pi) + mu * 0.5 * math.erfc(-a / math.sqrt(2))
         return math.log(max(val, 1e-300)) + math.log(u / n)
 
+    return approx
+
+
+def _guess(approx, eps0: float, lt: float) -> float:
+    """eps where the approximation crosses ``lt`` (bisection; speed only)."""
     lo, hi = 0.0, eps0
-    for _ in range(80):
+    for _ in range(60):
         mid = 0.5 * (lo + hi)
         if approx(mid) > lt:
             lo = mid
         else:
             hi = mid
-    _ = g
     return hi
