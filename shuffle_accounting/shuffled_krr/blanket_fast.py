@@ -293,7 +293,9 @@ class _FastBlanket:
             lwm = lbh
             if q > 0:
                 lpm = _log_binom_pmf(b, Nm - 1.0, lq, l1q)
-                lpn1 = _log_binom_pmf(b + 1.0, Nm, lq, l1q)  # P(R = b + 1), for the slope bound
+                # P(Bin(N, q) = b + 1) = P(Bin(N-1, q) = b) N q / (b + 1), for the slope bound
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    lpn1 = np.where(b >= 0.0, lpm + np.log(Nm * q / (b + 1.0)), -np.inf)
             else:
                 lpm = np.full(b.shape, -np.inf)
                 lpn1 = np.full(b.shape, -np.inf)
