@@ -125,6 +125,7 @@ class _FastBlanket:
         self._parts: dict = {}
         self.trace: list | None = None  # diagnostics (tests and benchmarks only)
         self._last_bnd = -math.inf
+        self._w_scale = 1.0  # block-width scale that the last evaluation needed (speed only)
 
     # -- blocks of T ---------------------------------------------------------------------
     def _window(self, zT: float) -> tuple[int, int]:
@@ -435,7 +436,9 @@ class _FastBlanket:
         # first-order block error rate per unit of T (heuristic; the loop below certifies)
         t = max(self.mT, 1.0)
         e1 = (zD * zD + 1.0) / (2.0 * t) + (ev["c_t"] + ev["c_r"] * self.qB) * (zD + 1.0) / math.sqrt(t)
-        w0 = 2.0 ** max(-30, math.floor(math.log2(rtol / e1)))
+        # start from the model, scaled by what the previous evaluation of this instance needed
+        w_model = 2.0 ** max(-30, math.floor(math.log2(rtol / e1)))
+        w0 = max(2.0**-30, w_model * self._w_scale)
         # work cap: at most _MAX_MIDDLE middle terms per row (binds only for deltas far below
         # 1e-100); past it the result stays certified but may be looser than rtol
         cap = max(8.0, _MAX_MIDDLE / max(ev["c_r"] * math.sqrt(self.n * self.qB * (1.0 - self.qB)), 1e-300))
@@ -460,6 +463,8 @@ class _FastBlanket:
                 w0 = w0 / max(2.0, 2.0 ** math.ceil(math.log2(1.2 * ratio)))
             if w0 < 2.0**-30:
                 w0 = 0.0
+        if w0 > 0.0:
+            self._w_scale = w0 / w_model
         lp = ev["log_pref"]
         return up + lp, (lo + lp if lo > -math.inf else -math.inf)
 
