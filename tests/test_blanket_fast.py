@@ -53,17 +53,17 @@ def mp_blanket_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
 )
 def test_bracket_contains_bruteforce(eps, k, eps0, n):
     bf = blanket_log_delta_bruteforce(eps, k, eps0, n)
-    up, lo = certified_log_delta_bounds(eps, k, eps0, n)
+    up, lo = certified_log_delta_bounds(eps, k, eps0, n, rtol=1e-8)
     assert float(lo) <= bf + 1e-12 <= float(up) + 2e-12
-    assert float(up) - bf < 1e-8
+    assert float(up) - bf < 1.1e-8
 
 
 @pytest.mark.parametrize("eps, k, eps0, n", [(0.8, 10, 2.0, 40), (0.45, 3, 1.0, 30), (0.05, 2, 1.0, 40)])
 def test_bracket_contains_mpmath_reference(eps, k, eps0, n):
     ref = mp_blanket_log_delta(eps, k, eps0, n)
-    up, lo = certified_log_delta_bounds(eps, k, eps0, n)
+    up, lo = certified_log_delta_bounds(eps, k, eps0, n, rtol=1e-8)
     assert float(lo) <= ref <= float(up)
-    assert float(up) - ref < 1e-8
+    assert float(up) - ref < 1.1e-8
 
 
 # (k, eps0, n) and eps giving delta from ~1e-2 down to ~1e-40; the exact (reference) evaluator

@@ -437,7 +437,7 @@ class _FastBlanket:
         t = max(self.mT, 1.0)
         e1 = (zD * zD + 1.0) / (2.0 * t) + (ev["c_t"] + ev["c_r"] * self.qB) * (zD + 1.0) / math.sqrt(t)
         # start from the model, scaled by what the previous evaluation of this instance needed
-        w_model = 2.0 ** max(-30, math.floor(math.log2(rtol / e1)))
+        w_model = _model_w0(rtol, e1)
         w0 = max(2.0**-30, w_model * self._w_scale)
         # work cap: at most _MAX_MIDDLE middle terms per row (binds only for deltas far below
         # 1e-100); past it the result stays certified but may be looser than rtol
@@ -465,8 +465,28 @@ class _FastBlanket:
                 w0 = 0.0
         if w0 > 0.0:
             self._w_scale = w0 / w_model
+            if lo > -math.inf and up - lo < math.log1p(rtol / 16.0):
+                self._w_scale *= 4.0  # far inside the tolerance: try wider blocks next time
         lp = ev["log_pref"]
         return up + lp, (lo + lp if lo > -math.inf else -math.inf)
+
+
+def _model_w0(rtol: float, e1: float) -> float:
+    """Block-width scale ``w0`` (a power of 2) whose predicted relative gap is about ``rtol``.
+
+    Predicted gap ``e1 sum_blocks P(block) (w_block - 1)`` with ``w(x) = w0 e^(x^2/4)`` rounded
+    down: ``e1 w0 sqrt(2) erfc(x1 / 2)``, ``x1 = 2 sqrt(ln(2 / w0))`` the edge of the exact rows
+    (``x1 = 0`` for ``w0 >= 2``). A heuristic for speed only: the caller certifies the gap.
+    """
+
+    def gap(w0: float) -> float:
+        x1 = 2.0 * math.sqrt(math.log(2.0 / w0)) if w0 < 2.0 else 0.0
+        return e1 * w0 * math.sqrt(2.0) * math.erfc(x1 / 2.0)
+
+    w0 = 2.0**40
+    while w0 > 2.0**-30 and gap(w0) > rtol:
+        w0 /= 2.0
+    return w0
 
 
 def _check_common(k, eps0, n, rtol):
