@@ -7,6 +7,8 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shuffle_accounting import ParameterError
 from shuffle_accounting.literature import fmt2021_clone_delta, fmt2023_krr_clone_delta
@@ -176,3 +178,22 @@ def test_bad_rtol(rtol):
 def test_bad_delta(delta):
     with pytest.raises(ParameterError, match="delta"):
         certified_epsilon(delta, 3, 1.0, 100)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    k=st.integers(2, 6),
+    eps0=st.floats(0.2, 4.0),
+    n=st.integers(2, 9),
+    frac=st.floats(0.0, 0.999),
+    rtol=st.sampled_from([1e-8, 1e-6, 1e-3]),
+)
+def test_bracket_contains_bruteforce_random(k, eps0, n, frac, rtol):
+    eps = frac * eps0
+    bf = blanket_log_delta_bruteforce(eps, k, eps0, n)
+    up, lo = certified_log_delta_bounds(eps, k, eps0, n, rtol=rtol)
+    if bf == -math.inf:
+        assert float(lo) == -math.inf
+        return
+    assert float(lo) <= bf + 1e-11 <= float(up) + 2e-11  # brute force: plain double precision
+    assert float(up) - bf <= math.log1p(rtol) + 1e-10
