@@ -63,8 +63,14 @@ bound. Block widths grow like ``w0 exp(x^2/4)`` with ``x`` the standardised ``T`
 reduced until the certified gap ``(upper - lower) / lower`` is at most ``rtol``. Because both
 bounds are certified, the returned upper bound is within ``rtol`` (relative) of the exact
 blanket divergence. The block error is first order in the width (relative ``~ w z^2 / n`` for
-a ``z``-standard-deviation threshold), so the number of rows is ``O(sqrt(n) z^2 / (n rtol))``
-plus a few per ``z``, i.e. it *falls* with ``n`` at fixed ``rtol`` once ``n`` is large.
+a ``z``-standard-deviation threshold), so the number of rows is ``O(z^2 / (sqrt(n) rtol))``
+(plus the exact central rows while that is below ``sqrt(n)``): it *falls* with ``n`` at fixed
+``rtol`` once ``n`` is large; each row costs ``O(z)`` incomplete-beta values.
+
+A work cap (at most 4096 middle terms per row, i.e. a capped ``R``-window) binds only for deltas
+far below ``1e-100``; then the bounded remainders may dominate, the refinement stops, and the
+upper bound is still certified but the bracket can be wider than ``rtol`` (the returned lower
+bound shows the achieved gap).
 
 **4. Rounding (outward).** Log-pmfs (Loader) and log-CDFs (incomplete beta) from
 :mod:`~shuffle_accounting.shuffled_krr.blanket` (relative error ~1e-13). Positive and negative
@@ -76,6 +82,9 @@ to the upper bound (and subtracted from the lower bound). ``beta`` is a floating
 ``P_N(b+1) <= P_{N-1}(b)(1 + rho_+)`` with the pmf ratio ``rho_+``. Block masses are sums of
 pmfs (narrow blocks, by exact pmf-ratio recursion from a Loader anchor) or tail differences
 (wide outer blocks, where no cancellation occurs).
+
+Numeric helpers shared with ``blanket``: ``_log_binom_pmf``, ``_log_binom_cdf``,
+``_log_binom_sf`` and ``logsumexp``.
 """
 
 from __future__ import annotations
@@ -504,7 +513,8 @@ def certified_log_delta_bounds(eps, k, eps0, n, *, rtol: float = DEFAULT_RTOL) -
     (Balle, Bell, Gascón, Nissim, CRYPTO 2019, Sec. 4.1 blanket decomposition, exact on the
     sufficient statistic), evaluated by one row per block of ``T`` (module docstring, eq. (4)).
     Both ends are certified: ``lower <= exact <= upper``, and ``upper <= exact (1 + rtol)``
-    (the blocks are refined until ``upper - lower <= rtol * lower``). For ``n = 1`` both are the
+    (the blocks are refined until ``upper - lower <= rtol * lower``; only past the work cap of
+    the module docstring, for deltas far below 1e-100, can the gap stay wider). For ``n = 1`` both are the
     exact k-RR curve ``pbar (e^eps0 - e^eps)`` (inflated / deflated by 1e-10 relative); for
     ``eps >= eps0`` both are ``-inf`` (delta = 0).
 
@@ -550,8 +560,10 @@ def certified_log_delta_grid(eps, k, eps0, n, *, rtol: float = DEFAULT_RTOL) -> 
     """Certified upper bound on log delta(eps) of shuffled k-RR for a whole grid of eps at once.
 
     Same quantity and guarantees as the upper end of :func:`certified_log_delta_bounds` (never
-    below the exact privacy-blanket divergence, at most ``rtol`` above it, relatively); the block
-    tables (masses of the blocks of ``T``) are shared by all eps of the grid.
+    below the exact privacy-blanket divergence, at most ``rtol`` above it, relatively, except
+    past the work cap for deltas far below 1e-100); the block tables (pmf of ``T``, block masses)
+    and the learnt block widths are shared by all eps of the grid, but every eps needs its own
+    rows, so the cost grows linearly with the number of eps.
 
     Args:
         eps: Scalar or array of ``eps >= 0`` (finite).
