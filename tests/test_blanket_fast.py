@@ -11,7 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shuffle_accounting import ParameterError
-from shuffle_accounting.literature import fmt2021_clone_delta, fmt2023_krr_clone_delta
+from shuffle_accounting.literature import (
+    balle2019_bennett_delta,
+    balle2019_hoeffding_delta,
+    balle2019_krr_delta,
+    fmt2021_clone_delta,
+    fmt2021_closed_form_delta,
+    fmt2023_krr_clone_delta,
+    fmt2023_krr_closed_form_delta,
+)
 from shuffle_accounting.shuffled_krr import ShuffledKRR, certified_log_delta
 from shuffle_accounting.shuffled_krr.blanket import blanket_log_delta_bruteforce
 from shuffle_accounting.shuffled_krr.blanket_fast import (
@@ -146,8 +154,12 @@ def test_billion_users():
     assert math.isfinite(float(up9)) and float(up9) - float(lo9) <= math.log1p(rtol) + 1e-12
     assert float(up9) < float(lo8)  # more users, smaller delta (certified on both sides)
     # never above the literature bounds that hold for shuffled k-RR at the same point
-    for bound in (fmt2023_krr_clone_delta, fmt2021_clone_delta):
-        assert float(np.exp(up9)) <= bound(eps, eps0, 10**9)
+    d9 = float(np.exp(up9))
+    for bound in (fmt2023_krr_clone_delta, fmt2021_clone_delta, fmt2023_krr_closed_form_delta,
+                  fmt2021_closed_form_delta):
+        assert d9 <= bound(eps, eps0, 10**9)
+    for bound in (balle2019_krr_delta, balle2019_hoeffding_delta, balle2019_bennett_delta):
+        assert d9 <= bound(eps, k, eps0, 10**9)
 
 
 @pytest.mark.parametrize("kwargs, name", BAD_K_EPS0_N)
