@@ -83,8 +83,9 @@ to the upper bound (and subtracted from the lower bound). ``beta`` is a floating
 pmfs (narrow blocks, by exact pmf-ratio recursion from a Loader anchor) or tail differences
 (wide outer blocks, where no cancellation occurs).
 
-Numeric helpers shared with ``blanket``: ``_log_binom_pmf``, ``_log_binom_cdf``,
-``_log_binom_sf`` and ``logsumexp``.
+Numeric helpers shared with ``blanket``: ``_log_binom_pmf``, ``_log_binom_cdf`` (wrapped here:
+deep lower tails below 1e-200 by ``_log_lower_tail_series``, because ``betainc`` was found off
+by 0.8 % at ``exp(-624.8)``), ``_log_lower_tail_series`` and ``logsumexp``.
 """
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ import math
 import numpy as np
 
 from .._validation import check_delta, check_int, check_real, check_real_array
-from .blanket import _log_binom_cdf, _log_binom_pmf, _log_binom_sf, logsumexp
+from .blanket import _log_binom_cdf as _log_binom_cdf_beta
+from .blanket import _log_binom_pmf, _log_lower_tail_series, logsumexp
 
 __all__ = ["DEFAULT_RTOL", "certified_log_delta_grid", "certified_log_delta_bounds", "certified_epsilon"]
 
@@ -107,6 +109,34 @@ _TAIL_FRACTION = 1e-11
 _LH = math.log(0.5)
 #: Work cap on the number of middle terms per row (see :meth:`_FastBlanket.bounds`).
 _MAX_MIDDLE = 4096.0
+
+
+#: Below this value the incomplete beta function is not trusted (see :func:`_log_binom_cdf`).
+_LOG_BETA_FLOOR = math.log(1e-200)
+
+
+def _log_binom_cdf(b, n, q: float) -> np.ndarray:
+    """``blanket._log_binom_cdf`` with deep lower tails (value below 1e-200) by the pmf series.
+
+    ``scipy.special.betainc`` loses accuracy when its power prefix ``x^a (1-x)^b`` is subnormal
+    although the result is not: e.g. ``P(Bin(359, 0.897) <= 36) = exp(-624.8250)`` came back as
+    ``exp(-624.8172)`` (0.8 % too large; found by comparing with a 40-digit reference). Values
+    below 1e-200 are therefore recomputed by ``blanket._log_lower_tail_series`` (log-space pmf
+    times a summed ratio series with a bounded remainder), which converges fast that deep.
+    """
+    out = _log_binom_cdf_beta(b, n, q)
+    b, n = np.broadcast_arrays(np.asarray(b, float), np.asarray(n, float))
+    deep = (out < _LOG_BETA_FLOOR) & (b >= 0) & (b < n) & (0.0 < q < 1.0)
+    if np.any(deep):
+        out = np.array(out, dtype=float)
+        out[deep] = _log_lower_tail_series(b[deep], n[deep], q)
+    return out
+
+
+def _log_binom_sf(j, n, q: float) -> np.ndarray:
+    """Upper bound on ``log P(Bin(n, q) >= j)`` (mirrored lower tail, as in ``blanket``)."""
+    j, n = np.broadcast_arrays(np.asarray(j, float), np.asarray(n, float))
+    return _log_binom_cdf(n - j, n, 1.0 - q)
 
 
 def _lse(parts) -> float:
@@ -462,7 +492,13 @@ class _FastBlanket:
             if self.trace is not None:
                 self.trace.append((eps, zT, zR, w0, len(self.partition(t_lo, t_hi, w0)[0]), up, lo, l_out))
             if l_out > math.log(_TAIL_FRACTION) + up and (t_lo > 0 or t_hi < self.n):
-                zT += 2.0  # the crude outer blocks are not negligible: widen the window
+                zT = 2.0 * math.ceil(0.65 * zT)  # the crude outer blocks matter: widen (x1.3)
+                continue
+            if self._last_bnd > math.log(0.1 * rtol) + up and zR < cap:
+                # the bounded remainders of the rows matter (a large-deviation regime that the
+                # normal-scale window misses): widen the R-window, up to the work cap
+                zR = min(cap, 1.3 * zR + 1.0)
+                zT = max(zT, 2.0 * math.ceil(zR / 2.0))
                 continue
             gap_ok = lo > -math.inf and up - lo <= math.log1p(rtol)
             if gap_ok or w0 == 0.0:
