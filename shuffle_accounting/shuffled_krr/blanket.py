@@ -69,9 +69,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import betainc, gammaln
 
-from .._logmath import log_sub
+from .._binomial import log_binom_cdf as _log_binom_cdf
+from .._binomial import log_binom_pmf as _log_binom_pmf
+from .._binomial import log_binom_sf as _log_binom_sf
+from .._binomial import logsumexp
 from .._validation import check_int, check_real, check_real_array
 
 __all__ = [
@@ -129,23 +131,6 @@ def check_krr_parameters(k, eps0, n) -> tuple[int, float, int]:
     n = check_int("n", n, minimum=1, maximum=N_MAX)
     return k, eps0, n
 
-_LOG_2PI = math.log(2.0 * math.pi)
-
-
-def logsumexp(a) -> float:
-    """``log(sum(exp(a)))`` of a 1-d array-like (``-inf`` if empty or all ``-inf``).
-
-    A light replacement for ``scipy.special.logsumexp`` on the hot path (same accuracy: the
-    maximum is factored out, so the sum of the scaled terms lies in ``[1, size]``).
-    """
-    x = np.asarray(a, dtype=float).ravel()
-    if x.size == 0:
-        return -math.inf
-    m = float(np.max(x))
-    if m == -math.inf or m == math.inf:
-        return m
-    with np.errstate(under="ignore"):
-        return m + math.log(float(np.sum(np.exp(x - m))))
 #: Relative inflation of the positive and negative parts (covers floating-point error).
 _REL_INFLATION = 1e-10
 #: Windows are widened until the dropped mass is below this fraction of the result.
@@ -161,142 +146,6 @@ _Z_START = 6.0
 #: Widest window in standard deviations (where the blanket is extremely thin, e.g. eps0 = 300,
 #: the windows never cover the whole range; the dropped mass beyond it is bounded and added).
 _Z_MAX = 1e6
-
-
-# ---------------------------------------------------------------------------------------------
-# Accurate log binomial pmf (Loader, "Fast and accurate computation of binomial probabilities").
-# ---------------------------------------------------------------------------------------------
-
-_SFE = None  # lazily built table of stirlerr(0..15)
-
-
-def _stirlerr(x: np.ndarray) -> np.ndarray:
-    """``log(x!) - log(sqrt(2 pi x) (x/e)^x)`` for integer-valued ``x >= 0`` (0 at ``x = 0``)."""
-    global _SFE
-    if _SFE is None:
-        m = np.arange(16, dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = gammaln(m + 1.0) - (m + 0.5) * np.log(m) + m - 0.5 * _LOG_2PI
-        t[0] = 0.0
-        _SFE = t
-    x = np.asarray(x, dtype=float)
-    xs = np.maximum(x, 16.0)
-    x2 = xs * xs
-    s0, s1, s2, s3, s4 = 1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188
-    big = (s0 - (s1 - (s2 - (s3 - s4 / x2) / x2) / x2) / x2) / xs
-    return np.where(x <= 15, _SFE[np.clip(x, 0, 15).astype(np.int64)], big)
-
-
-def _bd0(x: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """``x log(x/m) + m - x`` without cancellation (x > 0, m > 0)."""
-    x = np.asarray(x, float)
-    m = np.asarray(m, float)
-    d = x - m
-    v = d / (x + m)
-    close = np.abs(v) < 0.1
-    vc = np.where(close, v, 0.0)
-    s = d * vc
-    ej = 2.0 * x * vc
-    v2 = vc * vc
-    for j in range(1, 10):  # |v| < 0.1: each step gains two decimal digits
-        ej = ej * v2
-        s = s + ej / (2 * j + 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        far = x * np.log(x / m) - d
-    return np.where(close, s, far)
-
-
-def _log_binom_pmf(x, n, log_p: float, log_q: float) -> np.ndarray:
-    """log P(Bin(n, p) = x), elementwise; ``-inf`` outside ``0..n``. ``q = 1 - p``, ``0 < p < 1``.
-
-    Loader's saddle-point form ``stirlerr(n) - stirlerr(x) - stirlerr(n-x) - bd0(x, np) -
-    bd0(n-x, nq) - log(2 pi x (n-x) / n) / 2``: relative error ~1e-13 for every ``n``.
-    """
-    x, n = np.broadcast_arrays(np.asarray(x, float), np.asarray(n, float))
-    mid = (x > 0) & (x < n)
-    xm = np.where(mid, x, 1.0)
-    nm = np.where(mid, n, 2.0)
-    p, q = math.exp(log_p), math.exp(log_q)
-    lc = _stirlerr(nm) - _stirlerr(xm) - _stirlerr(nm - xm) - _bd0(xm, nm * p) - _bd0(nm - xm, nm * q)
-    lf = _LOG_2PI + np.log(xm) + np.log1p(-xm / nm)
-    out = np.where(mid, lc - 0.5 * lf, -np.inf)
-    out = np.where((x == 0) & (n >= 0), n * log_q, out)
-    out = np.where((x == n) & (n > 0), n * log_p, out)
-    return out
-
-
-def _log_binom_cdf(b, n, q: float) -> np.ndarray:
-    """Upper bound (relative excess <= 1e-13) on log P(Bin(n, q) <= b), elementwise.
-
-    Uses the regularised incomplete beta function where the value is above 1e-200 and, in the
-    underflowing lower tail, ``pmf(b) * sum_i prod_j r(b - j)`` with the ratios
-    ``r(x) = pmf(x-1)/pmf(x)`` (decreasing as ``x`` decreases) summed until the geometric bound
-    on the remainder is below 1e-14 of the sum; the remainder bound is added.
-    """
-    b, n = np.broadcast_arrays(np.asarray(b, float), np.asarray(n, float))
-    out = np.full(b.shape, -np.inf)
-    if q <= 0.0:
-        out[b >= 0] = 0.0
-        return out
-    if q >= 1.0:
-        out[b >= n] = 0.0
-        return out
-    out[b >= n] = 0.0
-    mid = (b >= 0) & (b < n)
-    if not np.any(mid):
-        return out
-    bm, nm = b[mid], n[mid]
-    with np.errstate(divide="ignore"):
-        val = betainc(nm - bm, bm + 1.0, 1.0 - q)
-        res = np.log(val)
-    # below 1e-200 scipy's betainc is not trusted: its power prefix x^a (1-x)^b can be subnormal
-    # while the result is not, e.g. P(Bin(359, 0.897) <= 36) = exp(-623.823684) came back as
-    # exp(-623.824371) (0.07 % low, which made the certified delta 1.3 % too small at k = 20,
-    # eps0 = 1.1183, n = 592, eps = 1.0232). Such values lie in the lower tail, where the series
-    # below converges geometrically and is rigorous.
-    bad = ~(val > 1e-200)
-    if np.any(bad):
-        res[bad] = _log_lower_tail_series(bm[bad], nm[bad], q)
-    out[mid] = res
-    return out
-
-
-def _log_lower_tail_series(b: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
-    """Upper bound on log P(Bin(n, q) <= b) by summing pmf ratios (for deep lower tails)."""
-    log_q, log_1q = math.log(q), math.log1p(-q)
-    base = _log_binom_pmf(b, n, log_q, log_1q)
-    total = np.ones_like(b)
-    term = np.ones_like(b)
-    x = b.copy()
-    active = np.ones(b.shape, dtype=bool)
-    ratio_q = (1.0 - q) / q
-    for _ in range(200000):
-        idx = np.nonzero(active)[0]
-        if idx.size == 0:
-            break
-        xi = x[idx]
-        r = xi * ratio_q / (n[idx] - xi + 1.0)  # pmf(x-1)/pmf(x); 0 when x == 0
-        t = term[idx] * r
-        term[idx] = t
-        total[idx] += t
-        x[idx] = xi - 1.0
-        r_next = np.where(xi - 1.0 > 0, (xi - 1.0) * ratio_q / (n[idx] - xi + 2.0), 0.0)
-        with np.errstate(divide="ignore"):
-            rem = np.where(r_next < 1.0, t * r_next / (1.0 - r_next), np.inf)
-        done = (rem <= 1e-14 * total[idx]) | (xi - 1.0 <= 0)
-        total[idx[done]] += rem[done] * (xi[done] - 1.0 > 0)
-        active[idx[done]] = False
-    else:  # pragma: no cover - only for astronomically wide tails
-        idx = np.nonzero(active)[0]
-        r = np.minimum(x[idx] * ratio_q / (n[idx] - x[idx] + 1.0), 1.0 - 1e-16)
-        total[idx] += term[idx] * r / (1.0 - r)
-    return base + np.log(total)
-
-
-def _log_binom_sf(j, n, q: float) -> np.ndarray:
-    """Upper bound on log P(Bin(n, q) >= j) (through the mirrored lower tail)."""
-    j, n = np.broadcast_arrays(np.asarray(j, float), np.asarray(n, float))
-    return _log_binom_cdf(n - j, n, 1.0 - q)
 
 
 # ---------------------------------------------------------------------------------------------

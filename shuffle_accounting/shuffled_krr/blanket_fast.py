@@ -83,9 +83,9 @@ to the upper bound (and subtracted from the lower bound). ``beta`` is a floating
 pmfs (narrow blocks, by exact pmf-ratio recursion from a Loader anchor) or tail differences
 (wide outer blocks, where no cancellation occurs).
 
-Numeric helpers shared with ``blanket``: ``_log_binom_pmf``, ``_log_binom_cdf`` (wrapped here:
-deep lower tails below 1e-200 by ``_log_lower_tail_series``, because ``betainc`` was found off
-by 0.8 % at ``exp(-624.8)``), ``_log_lower_tail_series`` and ``logsumexp``.
+Numeric helpers (binomial log-pmf, CDF and survival upper bounds, logsumexp) come from the shared
+internal module :mod:`shuffle_accounting._binomial` (its CDF uses the rigorous pmf series below
+1e-200, where ``betainc`` was found 0.07 % low at ``exp(-624)``).
 """
 
 from __future__ import annotations
@@ -95,8 +95,10 @@ import math
 import numpy as np
 
 from .._validation import check_delta, check_int, check_real, check_real_array
-from .blanket import _log_binom_cdf as _log_binom_cdf_beta
-from .blanket import _log_binom_pmf, _log_lower_tail_series, logsumexp
+from .._binomial import log_binom_cdf as _log_binom_cdf
+from .._binomial import log_binom_pmf as _log_binom_pmf
+from .._binomial import log_binom_sf as _log_binom_sf
+from .._binomial import logsumexp
 
 __all__ = ["DEFAULT_RTOL", "certified_log_delta_grid", "certified_log_delta_bounds", "certified_epsilon"]
 
@@ -109,34 +111,6 @@ _TAIL_FRACTION = 1e-11
 _LH = math.log(0.5)
 #: Work cap on the number of middle terms per row (see :meth:`_FastBlanket.bounds`).
 _MAX_MIDDLE = 4096.0
-
-
-#: Below this value the incomplete beta function is not trusted (see :func:`_log_binom_cdf`).
-_LOG_BETA_FLOOR = math.log(1e-200)
-
-
-def _log_binom_cdf(b, n, q: float) -> np.ndarray:
-    """``blanket._log_binom_cdf`` with deep lower tails (value below 1e-200) by the pmf series.
-
-    ``scipy.special.betainc`` loses accuracy when its power prefix ``x^a (1-x)^b`` is subnormal
-    although the result is not: e.g. ``P(Bin(359, 0.897) <= 36) = exp(-624.8250)`` came back as
-    ``exp(-624.8172)`` (0.8 % too large; found by comparing with a 40-digit reference). Values
-    below 1e-200 are therefore recomputed by ``blanket._log_lower_tail_series`` (log-space pmf
-    times a summed ratio series with a bounded remainder), which converges fast that deep.
-    """
-    out = _log_binom_cdf_beta(b, n, q)
-    b, n = np.broadcast_arrays(np.asarray(b, float), np.asarray(n, float))
-    deep = (out < _LOG_BETA_FLOOR) & (b >= 0) & (b < n) & (0.0 < q < 1.0)
-    if np.any(deep):
-        out = np.array(out, dtype=float)
-        out[deep] = _log_lower_tail_series(b[deep], n[deep], q)
-    return out
-
-
-def _log_binom_sf(j, n, q: float) -> np.ndarray:
-    """Upper bound on ``log P(Bin(n, q) >= j)`` (mirrored lower tail, as in ``blanket``)."""
-    j, n = np.broadcast_arrays(np.asarray(j, float), np.asarray(n, float))
-    return _log_binom_cdf(n - j, n, 1.0 - q)
 
 
 def _lse(parts) -> float:

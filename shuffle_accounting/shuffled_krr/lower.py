@@ -51,7 +51,8 @@ from ..randomizers import KRR
 from .._logmath import log_sub
 from .._validation import check_delta, check_int, check_real, check_real_array
 from . import exact as _exact
-from .blanket import _log_binom_pmf, _log_binom_sf  # accurate (Loader) pmf and binomial tails
+from .._binomial import log_binom_pmf as _log_binom_pmf  # accurate (Loader) pmf
+from .._binomial import log_binom_sf as _log_binom_sf  # binomial tails (upper bounds)
 
 __all__ = ["WorstDataset", "worst_dataset", "lower_log_delta", "lower_delta", "lower_epsilon"]
 

@@ -105,7 +105,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import ParameterError, check_delta, check_int, check_real
-from .blanket import _log_binom_cdf, _log_binom_pmf, _log_binom_sf, logsumexp
+from .._binomial import log_binom_cdf as _log_binom_cdf
+from .._binomial import log_binom_pmf as _log_binom_pmf
+from .._binomial import log_binom_sf as _log_binom_sf
+from .._binomial import logsumexp
 
 __all__ = [
     "CoverInterval",
