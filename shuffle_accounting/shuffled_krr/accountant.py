@@ -154,7 +154,7 @@ class ShuffledKRRDpEvent(dp_event.DpEvent):
         >>> ShuffledKRRDpEvent(k=3, eps0=1.0, n=0)
         Traceback (most recent call last):
         ...
-        shuffle_accounting._validation.ParameterError: n must be an integer in [1, 1000000000000000], got 0
+        shuffle_accounting._validation.ParameterError: n must be an integer in [1, 10**15], got 0
     """
 
     k: int = attr.ib(converter=_convert_k)

@@ -21,6 +21,7 @@ from .._validation import ParameterError, check_choice, check_delta, check_real,
 from ..randomizers import KRR
 from .blanket import SoundnessError, _Blanket, certified_log_delta, check_krr_parameters
 from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
+from . import blanket_fast as _fast
 from . import worst_case as _wc
 
 #: ``method="auto"`` uses the certified worst case (k = 2) up to this many users; above it the
@@ -28,8 +29,14 @@ from . import worst_case as _wc
 #: ``method="worst-case"`` to force it).
 AUTO_WORST_CASE_MAX_N: int = 10_000
 _METHODS = ("auto", "blanket", "worst-case")
+#: From this many users on, the blanket bound is evaluated by the sub-linear certified evaluator
+#: :mod:`~shuffle_accounting.shuffled_krr.blanket_fast` (relative tolerance
+#: :data:`~shuffle_accounting.shuffled_krr.blanket_fast.DEFAULT_RTOL` above the exact blanket
+#: divergence, still an upper bound) instead of the O(n) exact sum of
+#: :mod:`~shuffle_accounting.shuffled_krr.blanket`.
+FAST_BLANKET_MIN_N: int = 100_000
 
-__all__ = ["ShuffledKRR", "AUTO_WORST_CASE_MAX_N"]
+__all__ = ["ShuffledKRR", "AUTO_WORST_CASE_MAX_N", "FAST_BLANKET_MIN_N"]
 
 
 def _gaussian_guess(mu: float, log_target: float) -> float:
@@ -193,7 +200,7 @@ class ShuffledKRR:
         """
         arr = check_real_array("eps", eps, low=0.0)
         use = self._method(method)
-        out = self._check_log_delta(arr, certified_log_delta(arr, self.k, self.eps0, self.n))
+        out = self._check_log_delta(arr, self._blanket_log_delta(arr))
         if use != "blanket":
             flat = np.array(out, dtype=float).ravel()
             for i, e in enumerate(arr.ravel().tolist()):
@@ -218,6 +225,12 @@ class ShuffledKRR:
             ('worst-case', 'blanket')
         """
         return "worst-case" if self._method("auto") == "auto" else "blanket"
+
+    def _blanket_log_delta(self, arr: np.ndarray) -> np.ndarray:
+        """Certified blanket log delta: exact O(n) sum below :data:`FAST_BLANKET_MIN_N`, else sub-linear."""
+        if self.n >= FAST_BLANKET_MIN_N:
+            return np.asarray(_fast.certified_log_delta_grid(arr, self.k, self.eps0, self.n), dtype=float)
+        return np.asarray(certified_log_delta(arr, self.k, self.eps0, self.n), dtype=float)
 
     def _method(self, method: str) -> str:
         """Resolve ``method`` to ``"blanket"``, ``"worst-case"`` or ``"auto"`` (both, min)."""
@@ -350,6 +363,15 @@ class ShuffledKRR:
                 step *= 2.0
             return self._checked_epsilon(wc, delta)
         lt = math.log(delta)
+        if self.n >= FAST_BLANKET_MIN_N:
+            # sub-linear certified root (upper bound of the rtol-tight bracket), then the same
+            # public evaluation must certify it (step up until it does; eps0 is always valid)
+            e = _fast.certified_epsilon(delta, self.k, self.eps0, self.n)
+            step = 1e-9
+            while e < self.eps0 and self.log_delta(e, method="blanket") > lt:
+                e = min(self.eps0, e * (1.0 + step) + 1e-300)
+                step *= 2.0
+            return self._checked_epsilon(e, delta)
         if self.n == 1:
             evaluate = self._eval_n1
         else:
