@@ -19,8 +19,9 @@ randomizer runs over ``k + 1`` values and the accounting uses ``k + 1``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

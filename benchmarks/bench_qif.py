@@ -36,7 +36,7 @@ def main() -> None:
     for p, counts in [(0.8, [0, 200]), (0.8, [100, 100]), (0.8, [2000, 3000]), (0.5, [100, 100, 100]),
                       (0.5, [1000, 0, 0]), (0.4, [20, 20, 20, 0])]:
         t, e = _time(all_but_one_vulnerability_bounds, p, counts)
-        print(f"{p:>5} {str(counts):>18} {e.value:>16.12f} {e.error:>12.1e} {t:>9.3f}")
+        print(f"{p:>5} {counts!s:>18} {e.value:>16.12f} {e.error:>12.1e} {t:>9.3f}")
     print()
     t, _ = _time(leakage_report, 10_000, 10, 2.0)
     print(f"leakage_report(n=10000, k=10, eps0=2) (the CLI section): {t:.3f} s")

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -126,7 +127,7 @@ def validate_groups(groups: Any, n: int | None = None) -> tuple[np.ndarray, ...]
     return _ValidGroups(_check_one_group(i, groups[i], size) for i in range(size))
 
 
-def _validate_fast(groups: Any, size: int) -> "_ValidGroups | None":
+def _validate_fast(groups: Any, size: int) -> _ValidGroups | None:
     """Vectorised validation; ``None`` if anything looks wrong (the slow path then explains)."""
     try:
         if any(isinstance(g, (str, bytes)) or (isinstance(g, np.ndarray) and g.ndim != 1) for g in groups):

@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import math
 import secrets
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import mpmath
 import numpy as np

@@ -34,8 +34,9 @@ import csv
 import functools
 import math
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.stats import norm
@@ -166,7 +167,7 @@ class CategoricalData:
         return len(self.categories)
 
     @classmethod
-    def from_labels(cls, values: Sequence[Any], categories: Sequence[Any] | None = None) -> "CategoricalData":
+    def from_labels(cls, values: Sequence[Any], categories: Sequence[Any] | None = None) -> CategoricalData:
         """Build from raw labels; categories default to the sorted distinct values.
 
         Raises:
