@@ -99,7 +99,7 @@ def _runtime_rng(random_state: Any, *, warn: bool = False) -> Any:
 def _build_classes():
     _, DPMechanism, _ = _diffprivlib()
 
-    class ShuffledKRR(DPMechanism):
+    class ShuffledKRR(DPMechanism):  # type: ignore[valid-type,misc]  # imported lazily
         """Shuffled k-ary randomized response as a diffprivlib mechanism.
 
         Each of the ``n`` users applies k-RR with local epsilon ``epsilon_local``; the reports are
@@ -210,7 +210,7 @@ def _build_classes():
 
             return ReidentificationRisk(self._randomizer.krr, self.n)
 
-    class MallowsShuffle(DPMechanism):
+    class MallowsShuffle(DPMechanism):  # type: ignore[valid-type,misc]  # imported lazily
         """The d_sigma-private Mallows shuffler as a diffprivlib mechanism.
 
         ``epsilon`` is the shuffler's d_sigma ``alpha`` w.r.t. ``groups`` (default: its own

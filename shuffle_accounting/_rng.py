@@ -107,7 +107,7 @@ def check_rng(rng: Any, *, name: str = "rng", stacklevel: int = 3) -> np.random.
         return None
     if isinstance(rng, np.random.Generator):
         gen = rng
-    elif isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)) and rng >= 0:
+    elif isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)) and int(rng) >= 0:
         gen = np.random.default_rng(int(rng))
     else:
         text = repr(rng)

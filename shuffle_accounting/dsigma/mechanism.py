@@ -96,6 +96,15 @@ class MallowsShuffler:
     """
 
     __slots__ = ("_groups", "_alpha", "_distance", "_order", "_pos", "_sens", "_theta", "_widths")
+    # Declared for type checkers only (slots set once in __init__ through object.__setattr__).
+    _groups: tuple[np.ndarray, ...]
+    _alpha: float
+    _distance: str
+    _order: np.ndarray
+    _pos: np.ndarray
+    _sens: int
+    _theta: float
+    _widths: np.ndarray
 
     def __init__(
         self,

@@ -266,7 +266,7 @@ def load_csv(path: str | os.PathLike, column: str | int = 0, *, header: bool = T
     """
     values = read_csv_column(path, column, header=header, strict=True)
     if len(set(values)) < 2:
-        raise ParameterError(f"column {column!r} must hold at least 2 distinct categories, got {sorted(set(values))}")
+        raise ParameterError(f"column {column!r} must hold at least 2 distinct categories, got {sorted(set(values), key=str)}")
     return CategoricalData.from_labels(values)
 
 
