@@ -191,7 +191,7 @@ def groups_from_points(points: Any, r: float, metric: str = "euclidean") -> tupl
     """Threshold groups ``G_i = {j : d(t_i, t_j) <= r}`` from public points.
 
     Paper: *Privacy Implications of Shuffling*, Sec. 4.2 (distance threshold on public auxiliary
-    information). Built with a scipy KD-tree (``query_ball_point``), memory O(sum |G_i|).
+    information). Built with a scipy KD-tree (``query_ball_point``), memory ``O(sum |G_i|)``.
 
     Args:
         points: ``(n, d)`` coordinates (``metric="euclidean"``) or ``(n, 2)`` latitude/longitude in
