@@ -1,6 +1,7 @@
 """Sphinx configuration of the shuffle_accounting documentation.
 
-Build:  python -m sphinx -W --keep-going -b html docs docs/_build/html   (what .ci/run does)
+Build:  python -m sphinx -W --keep-going -b html docs docs/_build/html   (what .ci/run does;
+needs the package installed, e.g. ``pip install -e ".[docs]"``).
 
 The API reference (docs/api/*.rst, not versioned) is generated here at every build by walking the
 package, so a new public module is documented without touching the docs: one page per
@@ -12,14 +13,12 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import pkgutil
-import sys
 from pathlib import Path
 
-DOCS = Path(__file__).resolve().parent
-ROOT = DOCS.parent
-sys.path.insert(0, str(ROOT))
+# The package must be installed (pip install -e ".[docs]"): adapters/ is mapped into it by setuptools.
+import shuffle_accounting
 
-import shuffle_accounting  # noqa: E402
+DOCS = Path(__file__).resolve().parent
 
 project = "shuffle_accounting"
 author = "shuffle_accounting contributors"
