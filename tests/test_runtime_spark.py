@@ -21,6 +21,7 @@ from shuffle_accounting.runtime import spark as rspark
 from shuffle_accounting.runtime.counts import collect_partitions
 
 pytestmark = [
+    pytest.mark.slow,  # a local Spark session starts in ~10 s
     pytest.mark.filterwarnings("ignore::shuffle_accounting._rng.PrivacyLeakWarning"),
     pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
 ]
