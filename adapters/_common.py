@@ -19,8 +19,9 @@ randomizer runs over ``k + 1`` values and the accounting uses ``k + 1``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -227,7 +228,7 @@ class ShuffledCollection:
             return float(self.single().epsilon(d))
         return float(self._composed().get_epsilon(d))
 
-    def encode(self, values: Sequence[Any]) -> np.ndarray:
+    def encode(self, values: Sequence[Any] | np.ndarray) -> np.ndarray:
         """Total encoding into codes ``0..k-1``: undeclared values follow the mapping rule.
 
         Never raises because of the values themselves (only if ``values`` is not a 1-D sequence).
@@ -239,7 +240,7 @@ class ShuffledCollection:
         codes[enc.positions] = enc.codes
         return codes
 
-    def release(self, values: Sequence[Any], *, rng: Any = None) -> list:
+    def release(self, values: Sequence[Any] | np.ndarray, *, rng: Any = None) -> list:
         """Run the collection on one batch: encode (total), randomize, shuffle, release histograms.
 
         Args:

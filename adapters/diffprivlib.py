@@ -46,7 +46,8 @@ import numpy as np
 from .._validation import ParameterError, check_delta, check_int, check_real
 from ._common import ShuffledCollection
 
-__all__ = ["MallowsShuffle", "ShuffledKRR", "mallows_shuffle", "reidentification_risk", "shuffled_histogram"]
+# MallowsShuffle and ShuffledKRR subclass diffprivlib classes: built on first access by __getattr__.
+__all__ = ["MallowsShuffle", "ShuffledKRR", "mallows_shuffle", "reidentification_risk", "shuffled_histogram"]  # noqa: F822
 
 _INSTALL_HINT = (
     "shuffle_accounting.adapters.diffprivlib needs diffprivlib 0.6.6 (with scikit-learn<1.9): "
@@ -98,7 +99,7 @@ def _runtime_rng(random_state: Any, *, warn: bool = False) -> Any:
 def _build_classes():
     _, DPMechanism, _ = _diffprivlib()
 
-    class ShuffledKRR(DPMechanism):
+    class ShuffledKRR(DPMechanism):  # type: ignore[valid-type,misc]  # imported lazily
         """Shuffled k-ary randomized response as a diffprivlib mechanism.
 
         Each of the ``n`` users applies k-RR with local epsilon ``epsilon_local``; the reports are
@@ -209,7 +210,7 @@ def _build_classes():
 
             return ReidentificationRisk(self._randomizer.krr, self.n)
 
-    class MallowsShuffle(DPMechanism):
+    class MallowsShuffle(DPMechanism):  # type: ignore[valid-type,misc]  # imported lazily
         """The d_sigma-private Mallows shuffler as a diffprivlib mechanism.
 
         ``epsilon`` is the shuffler's d_sigma ``alpha`` w.r.t. ``groups`` (default: its own
@@ -378,9 +379,9 @@ def _calibrated_collection(labels, n: int, epsilon: float, delta: float, rounds:
 
 def shuffled_histogram(
     sample,
-    epsilon: float = None,
+    epsilon: float | None = None,
     *,
-    delta: float = None,
+    delta: float | None = None,
     categories: Any = None,
     bins: Any = None,
     n_rounds: int = 1,

@@ -33,7 +33,8 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from dp_accounting import dp_event as _dp_event
@@ -44,7 +45,6 @@ from scipy.special import logsumexp
 
 from shuffle_accounting._validation import ParameterError, check_int, check_real, check_real_array
 from shuffle_accounting.shuffled_krr import certified_log_delta
-
 from shuffle_accounting.shuffled_krr.accountant import (
     DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
     ShuffleAccountant,

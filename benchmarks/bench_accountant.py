@@ -38,7 +38,10 @@ def main() -> None:
     ap.add_argument("--no-calibration", action="store_true")
     ap.add_argument("--calibration-n", type=int, default=2000, help="n of the calibration runs")
     ap.add_argument("--rtol", type=float, default=1e-3, help="calibrate_eps0's relative tolerance")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI: checks the script runs, no figures)")
     args = ap.parse_args()
+    if args.smoke:
+        args.n, args.k, args.eps0, args.calibration_n, args.rtol = [100], [3], [2.0], 100, 1e-1
     d = args.delta
     print(
         f"{'n':>8} {'k':>3} {'eps0':>5} {'grid':>5} {'build s':>8} {'eps R=1':>9} {'single':>9}"
@@ -62,12 +65,13 @@ def main() -> None:
     if args.no_calibration:
         return
     n, k = args.calibration_n, args.k[0]
+    cal_cases = ((1, 1.0), (2, 2.0)) if args.smoke else ((1, 1.0), (10, 3.0))
     print(f"\ncalibration at n={n}, k={k}, delta={d}, rtol={args.rtol:g}")
-    for rounds, eps in ((1, 1.0), (10, 3.0)):
+    for rounds, eps in cal_cases:
         _certified_grid.cache_clear()
         e0, t = _timed(lambda: calibrate_eps0(k, n, eps, d, rounds=rounds, rtol=args.rtol))
         print(f"  calibrate_eps0(epsilon={eps}, rounds={rounds}) = {e0:.6f}   {t:.2f} s")
-    for rounds, eps in ((1, 1.0), (10, 3.0)):
+    for rounds, eps in cal_cases[:1] if args.smoke else cal_cases:  # composed min_users is the slow one
         _certified_grid.cache_clear()
         m, t = _timed(lambda: min_users(k, 2.0, eps, d, rounds=rounds))
         print(f"  min_users(eps0=2, epsilon={eps}, rounds={rounds}) = {m}   {t:.2f} s")

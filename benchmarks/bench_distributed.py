@@ -113,7 +113,10 @@ def main() -> None:
     ap.add_argument("--n", type=float, default=1e7)
     ap.add_argument("--partitions", type=int, default=16)
     ap.add_argument("--backends", default="single,dask1,dask2,spark2")
+    ap.add_argument("--smoke", action="store_true", help="n = 1e4 on the single-process backend (CI: the script runs)")
     a = ap.parse_args()
+    if a.smoke:
+        a.n, a.partitions, a.backends = 1e4, 2, "single"
     n = int(a.n) // a.partitions * a.partitions
     warnings.simplefilter("ignore", FutureWarning)
     ref = _reference()

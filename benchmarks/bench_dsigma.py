@@ -1,11 +1,13 @@
 """Speed of the d_sigma pipeline: groups (n = 1e5 points), BFS sigma_0, exact sensitivity, samplers.
 
 Run: ``python benchmarks/bench_dsigma.py`` (prints a table; numbers are wall-clock seconds,
-best of ``repeat`` runs).
+best of ``repeat`` runs). ``--smoke``: n = 2000 points and 1e4-element permutations, one run
+each (CI checks that the script runs; no figures).
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
@@ -34,43 +36,49 @@ def best(fn, repeat=3):
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI: the script runs)")
+    smoke = ap.parse_args().smoke
     rows = []
     rng = np.random.default_rng(0)
-    n = 100_000
-    pts = rng.uniform(0, 316.0, (n, 2))  # density 1 per unit^2
+    n = 2_000 if smoke else 100_000
+    m = 10_000 if smoke else 1_000_000  # size of the sampled permutations
+    side = float(np.sqrt(n))
+    pts = rng.uniform(0, side, (n, 2))  # density 1 per unit^2
     t, groups = best(lambda: groups_from_points(pts, 2.0), repeat=1)
     sizes = np.array([g.size for g in groups])
-    rows.append((f"groups_from_points n=1e5 r=2 (mean |G|={sizes.mean():.1f})", t))
+    rows.append((f"groups_from_points n={n:.0e} r=2 (mean |G|={sizes.mean():.1f})", t))
     latlon = np.column_stack([rng.uniform(30, 50, n), rng.uniform(-120, -80, n)])
     t, _ = best(lambda: groups_from_points(latlon, 5.0, metric="haversine"), repeat=1)
-    rows.append(("groups_from_points haversine n=1e5 r=5 km", t))
+    rows.append((f"groups_from_points haversine n={n:.0e} r=5 km", t))
     t, _ = best(lambda: nearest_groups(pts, 10), repeat=1)
-    rows.append(("nearest_groups n=1e5 size=10", t))
+    rows.append((f"nearest_groups n={n:.0e} size=10", t))
     edges = rng.integers(0, n, (3 * n, 2))
     edges = edges[edges[:, 0] != edges[:, 1]]
     t, _ = best(lambda: groups_from_graph(edges.tolist(), 2, n=n), repeat=1)
-    rows.append(("groups_from_graph n=1e5, 3e5 edges, r=2 hops", t))
+    rows.append((f"groups_from_graph n={n:.0e}, {3 * n:.0e} edges, r=2 hops", t))
     t, order = best(lambda: reference_permutation(groups), repeat=1)
-    rows.append(("reference_permutation (BFS) n=1e5", t))
+    rows.append((f"reference_permutation (BFS) n={n:.0e}", t))
     t, sens = best(lambda: exact_sensitivity(groups, order), repeat=1)
-    rows.append((f"exact_sensitivity n=1e5 (Delta={sens}, paper bound={kendall_width_bound(groups, order)})", t))
+    rows.append((f"exact_sensitivity n={n:.0e} (Delta={sens}, paper bound={kendall_width_bound(groups, order)})", t))
     t, sh = best(lambda: MallowsShuffler(groups, alpha=4.0), repeat=1)
-    rows.append(("MallowsShuffler(groups, alpha=4) n=1e5 (all of the above)", t))
+    rows.append((f"MallowsShuffler(groups, alpha=4) n={n:.0e} (all of the above)", t))
     reports = rng.integers(0, 10, n)
-    t, _ = best(lambda: sh.shuffle(reports))
-    rows.append(("shuffle n=1e5, rng=None (secure)", t))
+    repeat = 1 if smoke else 3
+    t, _ = best(lambda: sh.shuffle(reports), repeat=repeat)
+    rows.append((f"shuffle n={n:.0e}, rng=None (secure)", t))
     for theta in (0.0, 1e-3, 1.0):
-        t, _ = best(lambda: sample_mallows(1_000_000, theta, rng=1))
-        rows.append((f"sample_mallows kendall n=1e6 theta={theta:g}, seeded", t))
-    t, _ = best(lambda: sample_mallows(1_000_000, 1e-3))
-    rows.append(("sample_mallows kendall n=1e6 theta=1e-3, rng=None (secure)", t))
+        t, _ = best(lambda: sample_mallows(m, theta, rng=1), repeat=repeat)
+        rows.append((f"sample_mallows kendall n={m:.0e} theta={theta:g}, seeded", t))
+    t, _ = best(lambda: sample_mallows(m, 1e-3), repeat=repeat)
+    rows.append((f"sample_mallows kendall n={m:.0e} theta=1e-3, rng=None (secure)", t))
     for theta in (1e-3, 1.0):
-        t, _ = best(lambda: sample_mallows(1_000_000, theta, distance="hamming", rng=1))
-        rows.append((f"sample_mallows hamming n=1e6 theta={theta:g}, seeded", t))
-    t, _ = best(lambda: sample_mallows(8, 0.5, size=100_000, rng=1), repeat=1)
-    rows.append(("sample_mallows kendall n=8, size=1e5 (batched)", t))
-    t, _ = best(lambda: hamming_preservation_delta(2000, 200, 0.8, 3.0), repeat=1)
-    rows.append(("hamming_preservation_delta n=2000 |S|=200", t))
+        t, _ = best(lambda: sample_mallows(m, theta, distance="hamming", rng=1), repeat=repeat)
+        rows.append((f"sample_mallows hamming n={m:.0e} theta={theta:g}, seeded", t))
+    t, _ = best(lambda: sample_mallows(8, 0.5, size=m // 10, rng=1), repeat=1)
+    rows.append((f"sample_mallows kendall n=8, size={m // 10:.0e} (batched)", t))
+    t, _ = best(lambda: hamming_preservation_delta(200 if smoke else 2000, 20 if smoke else 200, 0.8, 3.0), repeat=1)
+    rows.append(("hamming_preservation_delta n=2000 |S|=200" if not smoke else "hamming_preservation_delta n=200 |S|=20", t))
     width = max(len(r[0]) for r in rows)
     print(f"{'operation':<{width}}  seconds")
     for name, sec in rows:

@@ -1,6 +1,6 @@
 """Time every literature bound's epsilon(delta) (plain script; prints a markdown table).
 
-Usage: python benchmarks/bench_literature.py [--quick]
+Usage: python benchmarks/bench_literature.py [--quick | --smoke]   (--smoke: one row, for CI)
 """
 
 from __future__ import annotations
@@ -14,15 +14,17 @@ from shuffle_accounting.literature import LITERATURE_BOUNDS
 
 def main() -> None:
     quick = "--quick" in sys.argv
-    ns = [10**4, 10**5, 10**6] if quick else [10**4, 10**5, 10**6, 10**7]
+    smoke = "--smoke" in sys.argv
+    ns = [10**4] if smoke else [10**4, 10**5, 10**6] if quick else [10**4, 10**5, 10**6, 10**7]
+    ks, eps0s = ((3,), (2.0,)) if smoke else ((3, 10), (1.0, 2.0, 4.0))
     delta = 1e-6
     names = list(LITERATURE_BOUNDS)
     print(f"delta = {delta:g}; each cell: epsilon (seconds); '-' = not valid here")
     print("| n | k | eps0 | " + " | ".join(names) + " |")
     print("|---" * (3 + len(names)) + "|")
     for n in ns:
-        for k in (3, 10):
-            for eps0 in (1.0, 2.0, 4.0):
+        for k in ks:
+            for eps0 in eps0s:
                 cells = []
                 for name in names:
                     fn = LITERATURE_BOUNDS[name][1]

@@ -33,7 +33,10 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=15)
     ap.add_argument("--eps0", type=float, default=2.0)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true", help="1e4 reports, one run (CI: the script runs)")
     a = ap.parse_args()
+    if a.smoke:
+        a.n, a.private_n, a.repeat = 10_000, 10_000, 1
     r = KRRRandomizer(a.k, a.eps0)
     rows = []
 

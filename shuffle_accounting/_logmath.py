@@ -7,6 +7,7 @@ natural logarithms; ``-inf`` stands for an exact zero.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import gammaln, logsumexp
 
 __all__ = [
@@ -19,7 +20,7 @@ __all__ = [
 ]
 
 
-def log_binom(n, k):
+def log_binom(n: ArrayLike, k: ArrayLike) -> np.ndarray:
     """Natural log of the binomial coefficient C(n, k) = n! / (k! (n-k)!).
 
     Returns ``-inf`` where ``k < 0`` or ``k > n``.
@@ -36,7 +37,7 @@ def log_binom(n, k):
     return np.where(valid, out, -np.inf)
 
 
-def log1mexp(x):
+def log1mexp(x: ArrayLike) -> np.ndarray:
     """Compute log(1 - exp(x)) for x <= 0 accurately (Maechler's switch at -ln 2).
 
     Returns ``-inf`` at ``x == 0``.
@@ -51,7 +52,7 @@ def log1mexp(x):
     return np.where(x == 0, -np.inf, out)
 
 
-def log_sub(a, b):
+def log_sub(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Compute log(exp(a) - exp(b)) for a >= b; ``-inf`` when a == b.
 
     Example:
@@ -65,17 +66,17 @@ def log_sub(a, b):
     return np.where(np.isneginf(b), a, a + log1mexp(np.minimum(diff, 0.0)))
 
 
-def log_add(a, b):
+def log_add(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Compute log(exp(a) + exp(b)) elementwise.
 
     Example:
         >>> float(np.round(log_add(np.log(1.0), np.log(2.0)), 12)) == float(np.round(np.log(3.0), 12))
         True
     """
-    return np.logaddexp(a, b)
+    return np.asarray(np.logaddexp(a, b))
 
 
-def exp_or_zero(x):
+def exp_or_zero(x: ArrayLike) -> np.ndarray:
     """exp(x) with ``-inf`` mapped to exactly 0.0 (underflow stays 0, never NaN).
 
     Example:
@@ -84,4 +85,4 @@ def exp_or_zero(x):
     """
     x = np.asarray(x, dtype=float)
     with np.errstate(under="ignore"):
-        return np.exp(x)
+        return np.asarray(np.exp(x))

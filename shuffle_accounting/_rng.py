@@ -25,7 +25,7 @@ from __future__ import annotations
 import numbers
 import os
 import warnings
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 #: What ``rng=`` accepts: ``None`` (private), a seed, or a numpy Generator (simulation, NOT private).
-RngLike = Union[None, int, np.random.Generator]
+RngLike = int | np.random.Generator | None
 
 _MAX64 = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 _TWO32 = 1 << 32
@@ -107,7 +107,7 @@ def check_rng(rng: Any, *, name: str = "rng", stacklevel: int = 3) -> np.random.
         return None
     if isinstance(rng, np.random.Generator):
         gen = rng
-    elif isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)) and rng >= 0:
+    elif isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)) and int(rng) >= 0:
         gen = np.random.default_rng(int(rng))
     else:
         text = repr(rng)

@@ -110,7 +110,7 @@ def krr_frequency_variance(k: Any, eps0: Any, n: Any, *, frequency: Any = None) 
     else:
         f = check_probability("frequency", frequency)
         num = f * keep_var + (1.0 - f) * other_var
-    return num / (n * gap * gap)
+    return float(num / (n * gap * gap))
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import importlib
 import math
 import os
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
 
 __all__ = ["main", "build_parser", "SUBCOMMAND_MODULES"]
 

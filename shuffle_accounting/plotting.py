@@ -14,7 +14,8 @@ Every curve has its own colour and line style.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -222,7 +222,7 @@ class FiniteRandomizer:
         object.__setattr__(self, "matrix", m)
 
     @classmethod
-    def from_krr(cls, krr: KRR) -> "FiniteRandomizer":
+    def from_krr(cls, krr: KRR) -> FiniteRandomizer:
         """The channel matrix of a :class:`KRR`."""
         return cls(krr.matrix)
 

@@ -45,8 +45,9 @@ import io
 import json
 import math
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ._validation import ParameterError, check_delta, check_int, check_real
 

@@ -12,8 +12,9 @@ next to the central Gaussian baseline at the same ``(eps, delta)``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ._validation import ParameterError, check_int, check_real
 from .report import EPS0_MAX, N_MAX, Deployment, format_bound

@@ -9,18 +9,16 @@ import warnings
 
 import numpy as np
 import pytest
-
 from diffprivlib.accountant import BudgetAccountant
 from diffprivlib.utils import BudgetError, PrivacyLeakWarning
 
 from shuffle_accounting import KRR, ParameterError
 from shuffle_accounting.adapters import diffprivlib as adapter
-from shuffle_accounting.runtime import KRRRandomizer
 from shuffle_accounting.dsigma import DSigmaAccountant, MallowsShuffler
 from shuffle_accounting.reidentification import ReidentificationRisk
-from shuffle_accounting.shuffled_krr import ShuffleAccountant, ShuffledKRRDpEvent
+from shuffle_accounting.runtime import KRRRandomizer
+from shuffle_accounting.shuffled_krr import ShuffleAccountant, ShuffledKRRDpEvent, calibrate_eps0
 from shuffle_accounting.shuffled_krr import ShuffledKRR as Certified
-from shuffle_accounting.shuffled_krr import calibrate_eps0
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -9,9 +9,8 @@ import sys
 import warnings
 
 import numpy as np
-import pytest
-
 import opendp.prelude as dp
+import pytest
 from opendp.mod import GLOBAL_FEATURES
 
 from shuffle_accounting import KRR, ParameterError
@@ -111,7 +110,7 @@ def _krr_count_pmf(ones: int, zeros: int, eps0: float) -> np.ndarray:
 def test_group_profile_is_at_least_the_exact_delta_of_two_replacements(n, eps0):
     """Brute force, k = 2: every pair of datasets two replacements apart (all at 0 -> two at 1)."""
     single = ShuffledKRR(2, eps0, n)
-    for ones in range(0, n - 1):
+    for ones in range(n - 1):
         p = _krr_count_pmf(ones, n - ones, eps0)
         q = _krr_count_pmf(ones + 2, n - ones - 2, eps0)
         for eps in (0.0, 0.3, 0.8, 1.5):
@@ -380,7 +379,7 @@ def test_group_helpers_validate_and_handle_edges():
             group_epsilon_delta(**bad)
     # all d: the closed form equals the sum it replaces
     for eps, d in itertools.product((1e-9, 0.3, 2.0), (2, 7)):
-        e, dl = group_epsilon_delta(eps, 1e-8, d)
+        _, dl = group_epsilon_delta(eps, 1e-8, d)
         assert dl == pytest.approx(1e-8 * sum(math.exp(i * eps) for i in range(d)), rel=1e-9)
 
 

@@ -30,7 +30,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shuffle_accounting import KRR, FiniteRandomizer, dsigma, literature as lit, qif
+from shuffle_accounting import KRR, FiniteRandomizer, dsigma, qif
+from shuffle_accounting import literature as lit
 from shuffle_accounting import reidentification as reid
 from shuffle_accounting._validation import (
     ParameterError,

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import csv as _csv
+import io as _io
+import json as _json
 import subprocess
 import sys
 
+import pytest
+
 from shuffle_accounting.cli import main
+from shuffle_accounting.report import BOUNDS, SCHEMA_VERSION
 
 
 def test_report_defaults(capsys):
@@ -80,14 +86,6 @@ def test_report_prints_reidentification_and_qif_sections(capsys):
 
 
 # --- issue 16: formats, early and clear failures, fast start-up ---------------------------------
-
-import csv as _csv
-import io as _io
-import json as _json
-
-import pytest
-
-from shuffle_accounting.report import BOUNDS, SCHEMA_VERSION
 
 _FAST = ["--k", "3", "--n", "100", "--skip", "literature,reidentification,qif"]
 

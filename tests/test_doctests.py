@@ -51,3 +51,19 @@ def test_readme_examples():
     )
     assert result.attempted > 0, "README.md has no runnable examples"
     assert result.failed == 0
+
+
+DOC_PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md") if "_build" not in p.parts)
+
+
+def test_docs_pages_found():
+    assert "docs/getting-started.md" in DOC_PAGES
+
+
+@pytest.mark.parametrize("page", DOC_PAGES)
+def test_docs_examples(page):
+    """The ``>>>`` examples of the documentation site's pages (Markdown) run as doctests."""
+    result = doctest.testfile(
+        str(ROOT / page), module_relative=False, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    )
+    assert result.failed == 0

@@ -10,14 +10,14 @@ import pytest
 
 from shuffle_accounting.dsigma import (
     MallowsShuffler,
-    regrouped_alpha,
-    validate_groups,
     exact_sensitivity,
     group_sensitivities,
     group_widths,
     hamming_sensitivity,
     kendall_width_bound,
     reference_permutation,
+    regrouped_alpha,
+    validate_groups,
 )
 
 # App. A.10 of "Privacy Implications of Shuffling": n = 8, G5 = {5,2,3,8,4}, G8 = {8,3,5},

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
-import os
 import shutil
 import socket
 import subprocess
@@ -205,7 +203,7 @@ def page(server):
         targets = None
         for _ in range(200):
             try:
-                status, body = _get(f"http://127.0.0.1:{port}/json/list", timeout=1)
+                _status, body = _get(f"http://127.0.0.1:{port}/json/list", timeout=1)
                 targets = [t for t in json.loads(body) if t.get("type") == "page"]
                 if targets:
                     break

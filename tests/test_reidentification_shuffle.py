@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from shuffle_accounting import KRR, FiniteRandomizer, ParameterError
-from shuffle_accounting.report import Deployment, ReportSection
 from shuffle_accounting.reidentification import (
     ReidentificationRisk,
     clone_bound,
@@ -18,6 +17,7 @@ from shuffle_accounting.reidentification import (
     report_section,
     success_probability,
 )
+from shuffle_accounting.report import Deployment, ReportSection
 
 RANDOMIZERS = [
     KRR(2, math.log(3)),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import os
 import sys
-import threading
 
 import numpy as np
 import pytest
@@ -13,16 +12,16 @@ import pytest
 pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 
-import dask  # noqa: E402
-import dask.bag as db  # noqa: E402
-import dask.dataframe as dd  # noqa: E402
-import pandas as pd  # noqa: E402
-from distributed import Client  # noqa: E402
+import dask
+import dask.bag as db
+import dask.dataframe as dd
+import pandas as pd
+from distributed import Client
 
-from shuffle_accounting._validation import ParameterError  # noqa: E402
-from shuffle_accounting.runtime import BatchTooSmallError, BudgetExceededError, CollectionSession  # noqa: E402
-from shuffle_accounting.runtime import dask as rdask  # noqa: E402
-from shuffle_accounting.runtime.counts import collect_partitions  # noqa: E402
+from shuffle_accounting._validation import ParameterError
+from shuffle_accounting.runtime import BatchTooSmallError, BudgetExceededError, CollectionSession
+from shuffle_accounting.runtime import dask as rdask
+from shuffle_accounting.runtime.counts import collect_partitions
 
 pytestmark = pytest.mark.filterwarnings("ignore::shuffle_accounting._rng.PrivacyLeakWarning")
 

@@ -15,12 +15,13 @@ pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     pytest.skip("Spark needs Java (install a JDK, e.g. Debian's openjdk-17-jre-headless)", allow_module_level=True)
 
-from shuffle_accounting._validation import ParameterError  # noqa: E402
-from shuffle_accounting.runtime import BatchTooSmallError, BudgetExceededError, CollectionSession  # noqa: E402
-from shuffle_accounting.runtime import spark as rspark  # noqa: E402
-from shuffle_accounting.runtime.counts import collect_partitions  # noqa: E402
+from shuffle_accounting._validation import ParameterError
+from shuffle_accounting.runtime import BatchTooSmallError, BudgetExceededError, CollectionSession
+from shuffle_accounting.runtime import spark as rspark
+from shuffle_accounting.runtime.counts import collect_partitions
 
 pytestmark = [
+    pytest.mark.slow,  # a local Spark session starts in ~10 s
     pytest.mark.filterwarnings("ignore::shuffle_accounting._rng.PrivacyLeakWarning"),
     pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
 ]

@@ -19,7 +19,13 @@ Example:
     1
 """
 
-from .accounting import DSigmaAccountant, ReidentificationBound, Release, regrouped_alpha, reidentification_bound
+from .accounting import (
+    DSigmaAccountant,
+    ReidentificationBound,
+    Release,
+    regrouped_alpha,
+    reidentification_bound,
+)
 from .groups import EARTH_RADIUS_KM, groups_from_graph, groups_from_points, nearest_groups, validate_groups
 from .mallows import (
     decode_insertion_code,
@@ -35,7 +41,13 @@ from .mallows import (
 )
 from .mechanism import MallowsShuffler, theta_for_alpha
 from .reference import group_widths, inverse_order, reference_permutation, width
-from .sensitivity import exact_sensitivity, group_sensitivities, hamming_sensitivity, kendall_width_bound, sensitivity
+from .sensitivity import (
+    exact_sensitivity,
+    group_sensitivities,
+    hamming_sensitivity,
+    kendall_width_bound,
+    sensitivity,
+)
 from .utility import (
     PreservationEstimate,
     hamming_preservation_delta,

@@ -142,7 +142,7 @@ class DSigmaAccountant:
             return 0.0
         return _up(math.fsum(r.alpha for r in self._releases))
 
-    def add(self, alpha: float, *, label: str = "") -> "DSigmaAccountant":
+    def add(self, alpha: float, *, label: str = "") -> DSigmaAccountant:
         """Record a release known to be ``(alpha, G)``-d_sigma private for this grouping.
 
         Returns ``self`` so calls can be chained.
@@ -160,7 +160,7 @@ class DSigmaAccountant:
         self._releases.append(Release(alpha=alpha, label=label))
         return self
 
-    def add_shuffler(self, shuffler: Any, *, label: str = "") -> "DSigmaAccountant":
+    def add_shuffler(self, shuffler: Any, *, label: str = "") -> DSigmaAccountant:
         """Record one release of a :class:`~shuffle_accounting.dsigma.MallowsShuffler`.
 
         Its alpha w.r.t. this accountant's grouping is ``theta * Delta(sigma_0 : d, G)`` (Thm 4.4;
@@ -194,7 +194,7 @@ class DSigmaAccountant:
         self._releases.append(Release(alpha=alpha, label=label, theta=shuffler.theta, sensitivity=sens))
         return self
 
-    def reidentification_bound(self, eps: float, k: int, user: int) -> "ReidentificationBound":
+    def reidentification_bound(self, eps: float, k: int, user: int) -> ReidentificationBound:
         """Thm 4.2 for a subset of ``k`` members of ``G_user`` at the composed :attr:`alpha`.
 
         Example:

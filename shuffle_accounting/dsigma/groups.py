@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -126,7 +127,7 @@ def validate_groups(groups: Any, n: int | None = None) -> tuple[np.ndarray, ...]
     return _ValidGroups(_check_one_group(i, groups[i], size) for i in range(size))
 
 
-def _validate_fast(groups: Any, size: int) -> "_ValidGroups | None":
+def _validate_fast(groups: Any, size: int) -> _ValidGroups | None:
     """Vectorised validation; ``None`` if anything looks wrong (the slow path then explains)."""
     try:
         if any(isinstance(g, (str, bytes)) or (isinstance(g, np.ndarray) and g.ndim != 1) for g in groups):
@@ -190,7 +191,7 @@ def groups_from_points(points: Any, r: float, metric: str = "euclidean") -> tupl
     """Threshold groups ``G_i = {j : d(t_i, t_j) <= r}`` from public points.
 
     Paper: *Privacy Implications of Shuffling*, Sec. 4.2 (distance threshold on public auxiliary
-    information). Built with a scipy KD-tree (``query_ball_point``), memory O(sum |G_i|).
+    information). Built with a scipy KD-tree (``query_ball_point``), memory ``O(sum |G_i|)``.
 
     Args:
         points: ``(n, d)`` coordinates (``metric="euclidean"``) or ``(n, 2)`` latitude/longitude in

@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import math
 import secrets
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -115,10 +116,10 @@ def _threshold_bounds(F: np.ndarray, S: np.ndarray, tol: float) -> tuple[np.ndar
     return lo, hi
 
 
-def _resolve_lazy(u: int, nbits: int, kmax: int, cdf_hp: Callable[[int, int], Callable[[int], Any]], bits: _Bits) -> int:
+def _resolve_lazy(u: int, nbits: int, kmax: int, cdf_hp: Callable[[int], Callable[[int], Any]], bits: _Bits) -> int:
     """Decide X = min{k : U < F(k)} exactly by extending U's random bits and mpmath precision.
 
-    ``cdf_hp(prec, k)`` is built once per precision: ``cdf_hp(prec)`` returns ``F`` with
+    ``cdf_hp`` is called once per precision: ``cdf_hp(prec)`` returns ``F`` with
     ``F(k) = P(X <= k)`` evaluated at working precision ``prec`` bits (``F(kmax) == 1``).
     """
     while True:

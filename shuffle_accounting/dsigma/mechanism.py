@@ -26,9 +26,10 @@ import numpy as np
 
 from .._validation import ParameterError, check_choice, check_real
 from .groups import groups_from_points, validate_groups
-from .mallows import _Bits, _SAMPLERS
+from .mallows import _SAMPLERS, _Bits
 from .reference import group_widths, inverse_order, reference_permutation, validate_order
-from .sensitivity import kendall_width_bound, sensitivity as _sensitivity
+from .sensitivity import kendall_width_bound
+from .sensitivity import sensitivity as _sensitivity
 
 __all__ = ["MallowsShuffler", "theta_for_alpha"]
 
@@ -95,6 +96,15 @@ class MallowsShuffler:
     """
 
     __slots__ = ("_groups", "_alpha", "_distance", "_order", "_pos", "_sens", "_theta", "_widths")
+    # Declared for type checkers only (slots set once in __init__ through object.__setattr__).
+    _groups: tuple[np.ndarray, ...]
+    _alpha: float
+    _distance: str
+    _order: np.ndarray
+    _pos: np.ndarray
+    _sens: int
+    _theta: float
+    _widths: np.ndarray
 
     def __init__(
         self,

@@ -43,7 +43,7 @@ def _given_order(groups: Any, i: int) -> list[int]:
 def reference_permutation(groups: Any) -> np.ndarray:
     """BFS reference permutation sigma_0 of Alg. 1 (steps 2-4), as the list of users in order.
 
-    Runs in O(n + sum |G_i|) time after sorting the reverse adjacency.
+    Runs in ``O(n + sum |G_i|)`` time after sorting the reverse adjacency.
 
     Args:
         groups: Group assignment (see :func:`~shuffle_accounting.dsigma.groups.validate_groups`).

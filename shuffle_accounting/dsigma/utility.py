@@ -5,7 +5,7 @@ Def. A.4 and Thm A.4. A shuffle is (eta, delta)-preserving for a set ``S`` of po
 ``Pr[|delta(S) cap S| >= eta |S|] >= 1 - delta``. With ``l = |S|`` and ``j`` the number of elements
 of ``S`` sent outside ``S``, preservation fails iff ``j >= k + 1`` with
 ``k = floor((1 - eta) l)`` -- the **floor**, computed exactly in rationals from the float ``eta``
-(the paper prints a ceiling, which understates delta: n=7, |S|=4, eta=0.6, theta=0.5 gives
+(the paper prints a ceiling, which understates delta: ``n=7, |S|=4``, ``eta=0.6``, theta=0.5 gives
 0.0694 instead of the true 0.5139).
 
 Hamming (exact): counting permutations by ``j`` and by their fixed points,

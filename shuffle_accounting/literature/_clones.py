@@ -143,7 +143,6 @@ class ClonePair:
         order = np.argsort(width)
         start = 0
         while start < len(order):  # chunk rows so that rows * max_width stays bounded
-            w_max = int(width[order[start]])
             stop = start + 1
             while stop < len(order) and (stop - start + 1) * int(width[order[stop]]) <= _CHUNK:
                 stop += 1

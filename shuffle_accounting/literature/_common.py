@@ -8,7 +8,7 @@ cited theorems are enforced by raising :class:`BoundNotApplicable` (a
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from .._validation import ParameterError, check_delta, check_int, check_real
 

@@ -29,7 +29,6 @@ import math
 from scipy.optimize import brentq
 
 from .._validation import check_real
-
 from ._clones import ClonePair
 from ._common import BoundNotApplicable, _delta, _eps, _eps0, _n, log_clip_to_prob
 

@@ -26,7 +26,15 @@ from __future__ import annotations
 import math
 
 from ._common import _delta, _eps, _eps0, _n
-from .feldman2021 import _closed_delta, _closed_eps, _closed_log_delta, _closed_n, clone_pair_delta, clone_pair_epsilon, clone_pair_log_delta
+from .feldman2021 import (
+    _closed_delta,
+    _closed_eps,
+    _closed_log_delta,
+    _closed_n,
+    clone_pair_delta,
+    clone_pair_epsilon,
+    clone_pair_log_delta,
+)
 
 __all__ = [
     "krr_clone_probability",

@@ -6,8 +6,8 @@ one :class:`LiteratureBound` per bound, with either its epsilon or the reason it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .._validation import ParameterError
 from ._common import _delta, _eps0, _k, _n

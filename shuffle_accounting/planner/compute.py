@@ -7,7 +7,8 @@ field, its range and the value) before anything is computed.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .._validation import ParameterError, check_choice
 from ..report import N_MAX, Deployment

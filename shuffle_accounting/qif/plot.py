@@ -8,7 +8,8 @@ imported lazily; install the ``plot`` extra (``pip install "shuffle-accounting[p
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .._validation import ParameterError, check_int
 from ._common import check_p

@@ -18,12 +18,11 @@ are the ground truth against which the closed forms are tested. With a ``Fractio
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
-
-import math
 
 from .._validation import ParameterError, check_bool, check_int, check_work
 from ._common import check_nk, check_p

@@ -30,7 +30,8 @@ multinomial group. With every other user unknown this reduces to the uninformed 
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy.special import gammaln, xlogy

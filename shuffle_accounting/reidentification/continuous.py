@@ -14,8 +14,9 @@ integrand vanishes above ``M = sup L``, so ``M = inf`` is allowed when the integ
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from scipy import integrate

@@ -163,7 +163,7 @@ def zipf_claims(m: Any = None, alpha: Any = 0.7, threshold: Any = 0.2, n_max: An
     """Evaluate Example IV.2's claims exactly (finite ``m``) or for the Beta limit (``m=None``).
 
     ``beta_n`` is non-increasing in ``n`` (an adversary facing ``n`` samples can insert a fresh
-``Q`` sample at a random position and run an ``(n + 1)``-sample adversary), so the first ``n``
+    ``Q`` sample at a random position and run an ``(n + 1)``-sample adversary), so the first ``n``
     below ``threshold`` is found by doubling and bisection.
 
     Args:

@@ -36,9 +36,10 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import singledispatch
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -30,12 +30,12 @@ everywhere — reproducible, NOT private, warned with :class:`PrivacyLeakWarning
 threads.
 """
 
+from ._rng import PrivacyLeakWarning
 from .analyzer import estimate_frequencies, histogram, project_simplex, total_variation
-from .counts import CountsMerger, PartitionCounts, collect_partitions, randomize_partition
 from .baseline import HISTOGRAM_L2_SENSITIVITY, gaussian_histogram, gaussian_sigma
+from .counts import CountsMerger, PartitionCounts, collect_partitions, randomize_partition
 from .plot import plot_simulation
 from .randomizer import EncodedReports, KRRRandomizer, RejectedReport, exact_log_upper
-from ._rng import PrivacyLeakWarning
 from .session import (
     AccountingError,
     BudgetExceededError,

@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import numbers
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 

@@ -23,12 +23,18 @@ tie, so the permutation is exactly uniform.
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from .._validation import ParameterError, check_int
-from .counts import CountsMerger, PartitionCounts, check_counts_session, randomize_partition, simulation_entropy
+from .counts import (
+    CountsMerger,
+    PartitionCounts,
+    check_counts_session,
+    randomize_partition,
+    simulation_entropy,
+)
 from .randomizer import KRRRandomizer
 from .simulation import read_csv_column
 
@@ -49,7 +55,7 @@ def require_dask() -> Any:
     """
     try:
         import dask  # noqa: PLC0415
-        import dask.bag  # noqa: F401, PLC0415
+        import dask.bag  # noqa: PLC0415
         import distributed  # noqa: F401, PLC0415
     except ImportError as exc:  # pragma: no cover - exercised by monkeypatching in the tests
         raise ImportError(f"{_INSTALL} ({exc})") from exc

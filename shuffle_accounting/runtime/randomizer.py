@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Hashable, Sequence
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -499,7 +500,7 @@ def randomize_codes_checked(
     """
     if gen is not None and not isinstance(gen, np.random.Generator):
         raise ParameterError(f"gen must be None or a numpy.random.Generator, got {gen!r}")
-    c = randomizer._check_codes(codes, keep_dtype=True)  # noqa: SLF001 - same module
+    c = randomizer._check_codes(codes, keep_dtype=True)
     keep = below_threshold(randomizer.keep_threshold, c.size, gen)
     out = c.copy()
     redo = ~keep

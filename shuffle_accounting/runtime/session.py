@@ -15,12 +15,12 @@ spend never exceeds the budget, whatever the interleaving.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
-
 import math
 import numbers
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 

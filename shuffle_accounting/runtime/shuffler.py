@@ -193,6 +193,7 @@ class Shuffler:
 def _as_reports(reports: Any) -> np.ndarray:
     if isinstance(reports, (str, bytes)):
         raise ParameterError(f"reports must be a 1-D sequence, got the string {reports!r}")
+    arr: np.ndarray | None
     if isinstance(reports, np.ndarray):
         arr = reports
     else:

@@ -34,8 +34,9 @@ import csv
 import functools
 import math
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.stats import norm
@@ -166,7 +167,7 @@ class CategoricalData:
         return len(self.categories)
 
     @classmethod
-    def from_labels(cls, values: Sequence[Any], categories: Sequence[Any] | None = None) -> "CategoricalData":
+    def from_labels(cls, values: Sequence[Any], categories: Sequence[Any] | None = None) -> CategoricalData:
         """Build from raw labels; categories default to the sorted distinct values.
 
         Raises:
@@ -265,7 +266,7 @@ def load_csv(path: str | os.PathLike, column: str | int = 0, *, header: bool = T
     """
     values = read_csv_column(path, column, header=header, strict=True)
     if len(set(values)) < 2:
-        raise ParameterError(f"column {column!r} must hold at least 2 distinct categories, got {sorted(set(values))}")
+        raise ParameterError(f"column {column!r} must hold at least 2 distinct categories, got {sorted(set(values), key=str)}")
     return CategoricalData.from_labels(values)
 
 

@@ -23,12 +23,19 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
 from .._validation import ParameterError, check_int
-from .counts import CountsMerger, PartitionCounts, check_counts_session, randomize_partition, simulation_entropy
+from .counts import (
+    CountsMerger,
+    PartitionCounts,
+    check_counts_session,
+    randomize_partition,
+    simulation_entropy,
+)
 from .randomizer import KRRRandomizer
 
 __all__ = ["collect", "local_spark", "require_spark"]
@@ -48,7 +55,7 @@ def require_spark() -> Any:
     """
     try:
         import pyspark  # noqa: PLC0415
-        import pyspark.sql  # noqa: F401, PLC0415
+        import pyspark.sql  # noqa: PLC0415
     except ImportError as exc:
         raise ImportError(f"{_INSTALL} ({exc})") from exc
     return pyspark
