@@ -31,9 +31,9 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from test_shuffled_krr_exact import compositions
 
 from shuffle_accounting.shuffled_krr import ShuffledKRR
-from test_shuffled_krr_exact import compositions
 
 _BITS = 256
 _ONE = 1 << _BITS
@@ -62,7 +62,7 @@ def _hist_polys(k: int, values: list[int]) -> dict[tuple[int, ...], np.ndarray]:
     return dist
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _all_pairs(k: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Stacked ``(C, D, starts, count)``: per dataset, one row per histogram of ``c_h`` and ``d_h``."""
     cs, ds, sizes = [], [], []

@@ -15,7 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shuffle_accounting import ParameterError, ShuffleAccountant, ShuffledKRR, ShuffledKRRDpEvent, dataset_delta
+from shuffle_accounting import (
+    ParameterError,
+    ShuffleAccountant,
+    ShuffledKRR,
+    ShuffledKRRDpEvent,
+    dataset_delta,
+)
 from shuffle_accounting import literature as lit
 from shuffle_accounting.shuffled_krr import lower_log_delta
 

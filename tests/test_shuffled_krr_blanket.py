@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shuffle_accounting import ParameterError
-from shuffle_accounting.shuffled_krr import ShuffledKRR, certified_log_delta
-from shuffle_accounting.shuffled_krr import blanket
+from shuffle_accounting.shuffled_krr import ShuffledKRR, blanket, certified_log_delta
 from shuffle_accounting.shuffled_krr.blanket import _Blanket, blanket_log_delta_bruteforce
 
 from _bad_inputs import BAD_K_EPS0_N

@@ -16,7 +16,6 @@ from shuffle_accounting._validation import ParameterError
 from shuffle_accounting.shuffled_krr import exact
 from shuffle_accounting.shuffled_krr.exact import dataset_delta, dataset_log_delta
 
-
 # ------------------------------------------------------------------------------------------
 # brute-force oracle: per-user convolution of exact output distributions over histograms
 # ------------------------------------------------------------------------------------------

@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 
 from shuffle_accounting import ParameterError
-from shuffle_accounting.shuffled_krr import ShuffledKRR, calibrate_eps0, shuffled_krr_pld
-from shuffle_accounting.shuffled_krr import blanket, mechanism
+from shuffle_accounting.shuffled_krr import ShuffledKRR, blanket, calibrate_eps0, mechanism, shuffled_krr_pld
 from shuffle_accounting.shuffled_krr.accountant import MAX_LOSS_GRID
 from shuffle_accounting.shuffled_krr.blanket import SoundnessError, _Blanket, certified_log_delta
 

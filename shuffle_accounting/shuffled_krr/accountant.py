@@ -74,12 +74,12 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import attr
 import numpy as np
-from dp_accounting import dp_event
-from dp_accounting import privacy_accountant
+from dp_accounting import dp_event, privacy_accountant
 from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
@@ -452,7 +452,7 @@ class UnsupportedShuffleEventError(ParameterError, privacy_accountant.Unsupporte
     """
 
 
-_Handler = Callable[["ShuffleAccountant", Any, int, bool], Optional[Any]]
+_Handler = Callable[["ShuffleAccountant", Any, int, bool], Any | None]
 _HANDLERS: dict[type, _Handler] = {}
 
 
@@ -557,7 +557,7 @@ class ShuffleAccountant(PLDAccountant):
             return
         self._pld = self._pld.compose(pld if count == 1 else pld.self_compose(count))
 
-    def compose(self, event: dp_event.DpEvent, count: int = 1) -> "ShuffleAccountant":
+    def compose(self, event: dp_event.DpEvent, count: int = 1) -> ShuffleAccountant:
         """Account for ``count`` (adaptive) applications of ``event``; returns ``self``.
 
         Args:

@@ -681,7 +681,7 @@ class _Blanket:
             )
         return min(direct, 0.0), slope
 
-    def _within_budget(self, eps: float, budget: float) -> "_Blanket":
+    def _within_budget(self, eps: float, budget: float) -> _Blanket:
         """``self``, or the blanket of the largest ``n' < n`` whose narrowest window fits the budget.
 
         The work (and memory) of one evaluation grows about linearly in ``n``; when even the

@@ -94,11 +94,11 @@ import math
 
 import numpy as np
 
-from .._validation import check_delta, check_int, check_real, check_real_array
 from .._binomial import log_binom_cdf as _log_binom_cdf
 from .._binomial import log_binom_pmf as _log_binom_pmf
 from .._binomial import log_binom_sf as _log_binom_sf
 from .._binomial import logsumexp
+from .._validation import check_delta, check_int, check_real, check_real_array
 
 __all__ = ["DEFAULT_RTOL", "certified_log_delta_grid", "certified_log_delta_bounds", "certified_epsilon"]
 
@@ -204,15 +204,15 @@ class _FastBlanket:
             blocks.insert(0, (0, t_lo - 1))
         if t_hi < self.n:
             blocks.append((t_hi + 1, self.n))
-        t1 = np.array([b[0] for b in blocks], dtype=float)
-        t2 = np.array([b[1] for b in blocks], dtype=float)
-        lm_up, lm_lo = self._log_masses(t1, t2)
+        t1s = np.array([b[0] for b in blocks], dtype=float)
+        t2s = np.array([b[1] for b in blocks], dtype=float)
+        lm_up, lm_lo = self._log_masses(t1s, t2s)
         if len(self._parts) > 24:
             pmf = self._parts.get("pmf")
             self._parts.clear()
             if pmf is not None:
                 self._parts["pmf"] = pmf
-        self._parts[key] = (t1, t2, lm_up, lm_lo)
+        self._parts[key] = (t1s, t2s, lm_up, lm_lo)
         return self._parts[key]
 
     def _log_masses(self, t1: np.ndarray, t2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -31,13 +31,13 @@ import math
 import numpy as np
 
 from .._validation import ParameterError, check_delta, check_int, check_real
-from .blanket import EPS0_MIN, K_MAX, N_MAX, check_krr_parameters
 from .accountant import (
     DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
     ShuffleAccountant,
     ShuffledKRRDpEvent,
     _certified_log_delta,
 )
+from .blanket import EPS0_MIN, K_MAX, N_MAX, check_krr_parameters
 
 __all__ = ["calibrate_eps0", "min_users", "EPS0_CAP", "N_CAP"]
 

@@ -50,8 +50,8 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from ..randomizers import KRR
 from .._validation import ParameterError, check_choice, check_int, check_real, check_real_array
+from ..randomizers import KRR
 
 __all__ = [
     "dataset_delta",

@@ -41,18 +41,18 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from scipy.signal import convolve
 from scipy.special import gammaln
 
-from ..randomizers import KRR
-from .._logmath import log_sub
-from .._validation import check_delta, check_int, check_real, check_real_array
-from . import exact as _exact
 from .._binomial import log_binom_pmf as _log_binom_pmf  # accurate (Loader) pmf
 from .._binomial import log_binom_sf as _log_binom_sf  # binomial tails (upper bounds)
+from .._logmath import log_sub
+from .._validation import check_delta, check_int, check_real, check_real_array
+from ..randomizers import KRR
+from . import exact as _exact
 
 __all__ = ["WorstDataset", "worst_dataset", "lower_log_delta", "lower_delta", "lower_epsilon"]
 
@@ -269,12 +269,11 @@ def _h01_candidate(k, eps0, others, family, w) -> _Candidate | None:
     comps = [_tri_component(c, l0, l1, w) for c, l0, l1 in classes]
     log_drop = -np.inf
     if len(comps) == 1:
-        (off, lg, tail) = comps[0]
+        (_off, lg, tail) = comps[0]
         log_s = lg
         log_drop = tail
     else:
         work = int(np.prod([cp[1].size for cp in comps], dtype=float))
-        off = (sum(cp[0][0] for cp in comps), sum(cp[0][1] for cp in comps))
         acc = None
         scale = 0.0
         for cp in comps:
@@ -290,9 +289,12 @@ def _h01_candidate(k, eps0, others, family, w) -> _Candidate | None:
     # target: +e0 w.p. p (D) / pbar (D'), +e1 w.p. pbar / p, nothing otherwise
     lr = math.log1p(-(krr.p + krr.pbar))
     pad = np.full((log_s.shape[0] + 1, log_s.shape[1] + 1), -np.inf)
-    s00 = pad.copy(); s00[:-1, :-1] = log_s   # S(a, b)
-    s10 = pad.copy(); s10[1:, :-1] = log_s    # S(a - 1, b)
-    s01 = pad.copy(); s01[:-1, 1:] = log_s    # S(a, b - 1)
+    s00 = pad.copy()
+    s00[:-1, :-1] = log_s  # S(a, b)
+    s10 = pad.copy()
+    s10[1:, :-1] = log_s  # S(a - 1, b)
+    s01 = pad.copy()
+    s01[:-1, 1:] = log_s  # S(a, b - 1)
     log_p = np.logaddexp(np.logaddexp(lp + s10, lq + s01), lr + s00)
     log_q = np.logaddexp(np.logaddexp(lq + s10, lp + s01), lr + s00)
     return _from_log_pq(others, family, "(h0,h1) marginal", log_p, log_q, log_drop, n, eps0)
@@ -403,7 +405,7 @@ def _h0_candidate(k, eps0, others, family, w) -> _Candidate | None:
             lo, hi, tail = _window(c, pi, w)
             comps.append((lo, _binom_logpmf(c, np.arange(lo, hi + 1, dtype=float), l0, l1), tail))
     if len(comps) == 1:
-        off, log_s, log_drop = comps[0]
+        _off, log_s, log_drop = comps[0]
     else:
         work = comps[0][1].size * comps[1][1].size
         if work > CONVOLUTION_BUDGET:
@@ -490,7 +492,7 @@ def _search(k, eps0, n, eps, w) -> list[_Candidate]:
             grid = sorted(geo | lin | {n - 1 - g for g in geo})
         vals = {}
 
-        def ev(j):
+        def ev(j, vals=vals, u=u, v=v):  # this iteration's values, bound explicitly
             if j in vals or not (1 <= j <= n - 2):
                 return
             others, fam = _mix(k, n, u, v, j)
@@ -686,7 +688,10 @@ def lower_epsilon(delta: Any, k: Any, eps0: Any, n: Any) -> float:
     cands = _search(k, eps0, n, grid, w)
     best = 0.0
     for c in cands:
-        f: Callable[[float], bool] = lambda e, c=c: float(c.log_delta(np.array([e]))[0]) > log_d
+
+        def f(e: float, c=c) -> bool:
+            return float(c.log_delta(np.array([e]))[0]) > log_d
+
         if not f(best):
             continue
         lo, hi = best, eps0  # delta_D(eps0) = 0 <= delta

@@ -19,10 +19,10 @@ from scipy.special import log_ndtr
 
 from .._validation import ParameterError, check_choice, check_delta, check_real, check_real_array
 from ..randomizers import KRR
-from .blanket import SoundnessError, _Blanket, certified_log_delta, check_krr_parameters
-from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
 from . import blanket_fast as _fast
 from . import worst_case as _wc
+from .blanket import SoundnessError, _Blanket, certified_log_delta, check_krr_parameters
+from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
 
 #: ``method="auto"`` uses the certified worst case (k = 2) up to this many users; above it the
 #: branch and bound costs seconds per call and ``auto`` returns the blanket bound (pass
@@ -62,7 +62,7 @@ def _gaussian_guess(mu: float, log_target: float) -> float:
     return hi
 
 
-def _checked(cert: "_wc.WorstCaseCertificate") -> "_wc.WorstCaseCertificate":
+def _checked(cert: _wc.WorstCaseCertificate) -> _wc.WorstCaseCertificate:
     """Standing invariant: a certified value below its own exhibited value is an internal error."""
     if cert.query == "delta":
         bad = cert.log_delta < cert.exhibited_log_delta
@@ -258,7 +258,7 @@ class ShuffledKRR:
         cert = _checked(cert)
         return cert.log_delta, cert.exhibited_log_delta
 
-    def certificate(self, *, delta=None, eps=None) -> "_wc.WorstCaseCertificate":
+    def certificate(self, *, delta=None, eps=None) -> _wc.WorstCaseCertificate:
         """Re-checkable certificate of the exact worst case (``k = 2``): the cover and the witness.
 
         Exactly one of ``eps`` (certifies ``delta(eps)``) or ``delta`` (certifies
@@ -375,12 +375,12 @@ class ShuffledKRR:
         if self.n == 1:
             evaluate = self._eval_n1
         else:
-            bl = _Blanket(self.k, self.eps0, self.n)
+            engine = _Blanket(self.k, self.eps0, self.n)
 
             def evaluate(e: float) -> tuple[float, float]:
-                return bl.certified(e, lt)
+                return engine.certified(e, lt)
 
-        f0, s0 = evaluate(0.0)
+        f0, _ = evaluate(0.0)
         if f0 <= lt:
             return self._checked_epsilon(0.0, delta)
         lo, hi = 0.0, self.eps0  # f(lo) > lt, f(hi) = -inf <= lt

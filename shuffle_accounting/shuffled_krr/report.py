@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import math
 
-from ..report import Deployment, ReportSection, ReportValue, format_bound
 from .._validation import ParameterError
-from .accountant import ShuffleAccountant, ShuffledKRRDpEvent
+from ..report import Deployment, ReportSection, ReportValue, format_bound
 from . import calibration
+from .accountant import ShuffleAccountant, ShuffledKRRDpEvent
 from .calibration import calibrate_eps0, min_users
 from .lower import lower_epsilon
 from .mechanism import ShuffledKRR

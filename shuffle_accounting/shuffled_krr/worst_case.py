@@ -104,11 +104,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import ParameterError, check_delta, check_int, check_real
 from .._binomial import log_binom_cdf as _log_binom_cdf
 from .._binomial import log_binom_pmf as _log_binom_pmf
 from .._binomial import log_binom_sf as _log_binom_sf
 from .._binomial import logsumexp
+from .._validation import ParameterError, check_delta, check_int, check_real
 
 __all__ = [
     "CoverInterval",
@@ -481,9 +481,10 @@ class _Problem:
                 terms.append(lw)  # g <= 1 on the lowest tail cell
                 continue
             cb = self._half(s, t)
-            pair = (base, cb) if shared else (_conv(small, cb), big)
+            first = base if base is not None else _conv(small, cb)
+            pair: tuple[_Dist, ...] = (first, cb) if shared else (first, big)
             if float(pair[0].arr.size) * pair[1].arr.size <= _DIRECT_WORK:
-                pair = (_conv(*pair),)
+                pair = (_conv(pair[0], pair[1]),)
             up, _ = self._h(pair, eps)
             terms.append(lw + up)
         return min(float(logsumexp(terms)) + 4.0 * len(terms) * _U, 0.0), -math.inf
