@@ -47,7 +47,10 @@ def _timed(fn, *args, memory: bool = False, **kwargs):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI checks that the script runs)")
     args = ap.parse_args()
+    if args.smoke:
+        args.quick = True
     print(f"load average: {os.getloadavg()}")
     t = time.perf_counter()
     certified_log_delta(0.03, 10, 2.0, 100_000)
@@ -63,6 +66,8 @@ def main() -> None:
 
     bf._FastBlanket.bounds = counted
     ns = [10**4, 10**5, 10**6, 10**7] + ([] if args.quick else [10**8, 10**9])
+    if args.smoke:
+        ns = [10**4]
     print("\ncertified epsilon(1e-9), k = 10, eps0 = 2")
     print(f"{'n':>7} {'rtol':>6} {'epsilon':>14} {'evals':>5} {'sec':>7} {'x ref':>6} {'MiB':>6}"
           f" {'exact eps':>14} {'exact sec':>9} {'rel diff':>9}")
@@ -94,9 +99,9 @@ def main() -> None:
         print(f"{n:>7.0e} {eps:>12.6g} {float(up):>14.10f} {float(lo):>14.10f} {dt:>7.3f}{tail}", flush=True)
 
     print("\n100 eps (0 .. 1.5 epsilon(1e-12)) in one grid call vs 100 single calls, k = 10, eps0 = 2")
-    for n in (10**5, 10**6) + (() if args.quick else (10**9,)):
+    for n in ((10**4,) if args.smoke else (10**5, 10**6) + (() if args.quick else (10**9,))):
         e1 = bf.certified_epsilon(1e-12, 10, 2.0, n, rtol=1e-4)
-        grid = np.linspace(0.0, 1.5 * e1, 100)
+        grid = np.linspace(0.0, 1.5 * e1, 10 if args.smoke else 100)
         for rtol in (1e-6, 1e-4):
             _, dt_grid, _ = _timed(bf.certified_log_delta_grid, grid, 10, 2.0, n, rtol=rtol)
             t = time.perf_counter()

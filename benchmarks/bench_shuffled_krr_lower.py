@@ -15,12 +15,16 @@ from shuffle_accounting.shuffled_krr.lower import lower_epsilon, worst_dataset
 
 def main() -> None:
     quick = "--quick" in sys.argv
+    smoke = "--smoke" in sys.argv  # tiny sizes (CI checks that the script runs)
     ns = [1_000, 10_000] if quick else [1_000, 10_000, 100_000, 1_000_000]
+    ks, eps0s = (3, 10), (1.0, 2.0, 4.0)
+    if smoke:
+        ns, ks, eps0s = [200], (3,), (2.0,)
     delta = 1e-6
     print(f"{'n':>9} {'k':>3} {'eps0':>5} {'eps_lower':>12} {'seconds':>8}  worst dataset (statistic)")
     for n in ns:
-        for k in (3, 10):
-            for eps0 in (1.0, 2.0, 4.0):
+        for k in ks:
+            for eps0 in eps0s:
                 t0 = time.perf_counter()
                 e = lower_epsilon(delta, k, eps0, n)
                 dt = time.perf_counter() - t0

@@ -28,8 +28,12 @@ def _reference() -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--full", action="store_true", help="add n = 1e5 and 1e6")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI checks that the script runs)")
     args = ap.parse_args()
     ns = [2, 100, 1000, 10**4] + ([10**5, 10**6] if args.full else [])
+    eps0s, deltas = (0.05, 0.5, 2.0, 10.0), (1e-12, 1e-6, 0.1)
+    if args.smoke:
+        ns, eps0s, deltas = [2, 100], (2.0,), (1e-6,)
     ref = _reference()
     print(f"load average {os.getloadavg()[0]:.2f}; reference (blanket k=3 eps0=1 n=1e4 eps(1e-6)) {ref:.3f} s")
     print(
@@ -37,8 +41,8 @@ def main() -> None:
         f"{'evals':>5} {'cover':>5} {'sec':>7} {'ratio':>6} {'blanket':>10} {'sec':>6}"
     )
     for n in ns:
-        for eps0 in (0.05, 0.5, 2.0, 10.0):
-            for delta in (1e-12, 1e-6, 0.1):
+        for eps0 in eps0s:
+            for delta in deltas:
                 t = time.perf_counter()
                 try:
                     c = W.certify(eps0, n, delta=delta)
