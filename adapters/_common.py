@@ -266,9 +266,7 @@ class ShuffledCollection:
         rng = check_rng(rng)  # the package's one RNG policy (warns for seeds, rejects True/floats)
         codes = self.encode(values)
         if codes.size < self.n_min:
-            raise ParameterError(
-                f"values must hold at least n_min = {self.n_min} reports, got {codes.size}"
-            )
+            raise ParameterError(f"values must hold at least n_min = {self.n_min} reports, got {codes.size}")
         shuffler = Shuffler(self.n_min)
         out = []
         for _ in range(self.rounds):

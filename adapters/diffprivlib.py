@@ -243,9 +243,13 @@ def _build_classes():
             from ..dsigma import DSigmaAccountant, MallowsShuffler  # noqa: PLC0415
 
             if not isinstance(shuffler, MallowsShuffler):
-                raise ParameterError(f"shuffler must be a shuffle_accounting.dsigma.MallowsShuffler, got {shuffler!r}")
+                raise ParameterError(
+                    f"shuffler must be a shuffle_accounting.dsigma.MallowsShuffler, got {shuffler!r}"
+                )
             rng = _runtime_rng(random_state)
-            alpha = DSigmaAccountant(shuffler.groups if groups is None else groups).add_shuffler(shuffler).alpha
+            alpha = (
+                DSigmaAccountant(shuffler.groups if groups is None else groups).add_shuffler(shuffler).alpha
+            )
             if not 0.0 < alpha < math.inf:
                 raise ParameterError(
                     f"alpha must be in (0, inf) to be a diffprivlib epsilon, got {alpha!r} "
@@ -330,7 +334,9 @@ def _check_bins(categories, bins) -> tuple[Any, np.ndarray | None]:
         )
     if categories is not None:
         if isinstance(categories, (str, bytes)) or not hasattr(categories, "__len__"):
-            raise ParameterError(f"categories must be a sequence of at least two distinct labels, got {categories!r}")
+            raise ParameterError(
+                f"categories must be a sequence of at least two distinct labels, got {categories!r}"
+            )
         return list(categories), None
     if isinstance(bins, numbers.Integral) and not isinstance(bins, (bool, np.bool_)):
         return check_int("bins", bins, minimum=2), None
@@ -433,7 +439,9 @@ def shuffled_histogram(
         True
     """
     if legacy:
-        return _legacy_histogram(sample, delta=delta, accountant=accountant, random_state=random_state, **legacy)
+        return _legacy_histogram(
+            sample, delta=delta, accountant=accountant, random_state=random_state, **legacy
+        )
     if isinstance(sample, (str, bytes)) or not hasattr(sample, "__len__"):
         raise ParameterError(f"sample must be a 1-D sequence of values, got {sample!r}")
     if epsilon is None:
@@ -465,7 +473,9 @@ def shuffled_histogram(
     return (hists[0] if n_rounds == 1 else hists), out_categories
 
 
-def _legacy_histogram(x, *, epsilon_local=None, k=None, delta=None, accountant=None, random_state=None, **extra):
+def _legacy_histogram(
+    x, *, epsilon_local=None, k=None, delta=None, accountant=None, random_state=None, **extra
+):
     """The 0.1 signature ``shuffled_histogram(x, *, epsilon_local, k, delta, ...)`` (deprecated)."""
     if extra:
         raise TypeError(f"shuffled_histogram() got unexpected keyword arguments {sorted(extra)}")
@@ -485,7 +495,9 @@ def _legacy_histogram(x, *, epsilon_local=None, k=None, delta=None, accountant=N
     check_delta("delta", delta)
     _runtime_rng(random_state)
     _, _, BudgetAccountant = _diffprivlib()
-    mech = __getattr__("ShuffledKRR")(epsilon_local=epsilon_local, k=k, n=n, delta=delta, random_state=random_state)
+    mech = __getattr__("ShuffledKRR")(
+        epsilon_local=epsilon_local, k=k, n=n, delta=delta, random_state=random_state
+    )
     acc = BudgetAccountant.load_default(accountant)
     acc.check(mech.epsilon, mech.delta)
     hist = mech.randomise(x)

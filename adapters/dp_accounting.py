@@ -116,7 +116,6 @@ def to_dp_accounting_pld(
     return shuffled_krr_pld(k, eps0, n, value_discretization_interval)
 
 
-
 #: Default number of grid points on ``[0, eps0]`` for :func:`shuffled_krr_rdp`.
 DEFAULT_RDP_GRID_POINTS = 201
 #: Default speed knob passed to :func:`~shuffle_accounting.certified_log_delta` (deltas below
@@ -262,7 +261,9 @@ class ShuffleRdpAccountant(RdpAccountant):
         grid_points: int = DEFAULT_RDP_GRID_POINTS,
     ) -> None:
         if not isinstance(neighboring_relation, NeighboringRelation):
-            raise ParameterError(f"neighboring_relation must be a dp_accounting NeighboringRelation, got {neighboring_relation!r}")
+            raise ParameterError(
+                f"neighboring_relation must be a dp_accounting NeighboringRelation, got {neighboring_relation!r}"
+            )
         self._grid_points = check_int("grid_points", grid_points, minimum=3)
         super().__init__(orders, neighboring_relation)
         check_real_array("orders", self._orders, low=1.0, low_open=True, allow_inf=True)

@@ -102,6 +102,7 @@ def _opendp():
 
 def _require_features(dp) -> None:
     from opendp.mod import GLOBAL_FEATURES as enabled  # noqa: PLC0415
+
     missing = [f for f in _FEATURES if f not in enabled]
     if missing:
         raise FeatureNotEnabledError(
@@ -305,7 +306,13 @@ def then_shuffled_krr(
 
     return _PartialConstructor(
         lambda input_domain, input_metric: make_shuffled_krr(
-            input_domain, input_metric, categories, eps0, rounds=rounds, delta=delta, null_category=null_category
+            input_domain,
+            input_metric,
+            categories,
+            eps0,
+            rounds=rounds,
+            delta=delta,
+            null_category=null_category,
         )
     )
 
@@ -402,7 +409,9 @@ def dsigma_distance(groups: Any):
     dp = _opendp()
     _require_features(dp)
     listed = tuple(tuple(int(v) for v in g) for g in checked)
-    return dp.user_distance(f"DSigmaDistance(n={len(listed)}, groups={_groups_digest(listed)})", descriptor=listed)
+    return dp.user_distance(
+        f"DSigmaDistance(n={len(listed)}, groups={_groups_digest(listed)})", descriptor=listed
+    )
 
 
 def make_mallows_shuffle(input_domain, input_metric, shuffler):
@@ -450,10 +459,15 @@ def make_mallows_shuffle(input_domain, input_metric, shuffler):
     from ..dsigma import DSigmaAccountant, MallowsShuffler  # noqa: PLC0415
 
     if not isinstance(shuffler, MallowsShuffler):
-        raise ParameterError(f"shuffler must be a shuffle_accounting.dsigma.MallowsShuffler, got {shuffler!r}")
+        raise ParameterError(
+            f"shuffler must be a shuffle_accounting.dsigma.MallowsShuffler, got {shuffler!r}"
+        )
     dp = _opendp()
     _require_features(dp)
-    if not str(getattr(input_domain, "type", "")).startswith("VectorDomain<") or input_domain.size != shuffler.n:
+    if (
+        not str(getattr(input_domain, "type", "")).startswith("VectorDomain<")
+        or input_domain.size != shuffler.n
+    ):
         raise ParameterError(
             f"input_domain must be a vector_domain(..., size={shuffler.n}) (one report per user), got {input_domain!r}"
         )
@@ -495,7 +509,9 @@ def then_mallows_shuffle(shuffler):
 # ------------------------------------------------------------------------------------------------
 
 
-def make_shuffled_krr_approx(categories: Any, eps0: float, n_min: int | None = None, rounds: int = 1, *, delta: float):
+def make_shuffled_krr_approx(
+    categories: Any, eps0: float, n_min: int | None = None, rounds: int = 1, *, delta: float
+):
     """Deprecated: use ``make_shuffled_krr(domain, metric, categories, eps0, delta=...)``.
 
     Same measurement as before on ``vector_domain(atom_domain(T), size=n_min)`` with
@@ -540,7 +556,7 @@ def _register() -> None:
     except ImportError:
         return
     for constructor in (make_shuffled_krr, make_mallows_shuffle):
-        name = constructor.__name__[len("make_"):]
+        name = constructor.__name__[len("make_") :]
         if name not in context.constructors:  # idempotent (module reloads)
             context.register(constructor)
 

@@ -38,7 +38,9 @@ def main() -> None:
     ap.add_argument("--no-calibration", action="store_true")
     ap.add_argument("--calibration-n", type=int, default=2000, help="n of the calibration runs")
     ap.add_argument("--rtol", type=float, default=1e-3, help="calibrate_eps0's relative tolerance")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI: checks the script runs, no figures)")
+    ap.add_argument(
+        "--smoke", action="store_true", help="tiny sizes (CI: checks the script runs, no figures)"
+    )
     args = ap.parse_args()
     if args.smoke:
         args.n, args.k, args.eps0, args.calibration_n, args.rtol = [100], [3], [2.0], 100, 1e-1

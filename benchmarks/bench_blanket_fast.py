@@ -69,8 +69,10 @@ def main() -> None:
     if args.smoke:
         ns = [10**4]
     print("\ncertified epsilon(1e-9), k = 10, eps0 = 2")
-    print(f"{'n':>7} {'rtol':>6} {'epsilon':>14} {'evals':>5} {'sec':>7} {'x ref':>6} {'MiB':>6}"
-          f" {'exact eps':>14} {'exact sec':>9} {'rel diff':>9}")
+    print(
+        f"{'n':>7} {'rtol':>6} {'epsilon':>14} {'evals':>5} {'sec':>7} {'x ref':>6} {'MiB':>6}"
+        f" {'exact eps':>14} {'exact sec':>9} {'rel diff':>9}"
+    )
     for n in ns:
         ex_e = ex_t = None
         if n <= (10**6 if args.quick else 10**7):
@@ -81,9 +83,11 @@ def main() -> None:
             calls[0] = 0
             e, dt, mib = _timed(bf.certified_epsilon, 1e-9, 10, 2.0, n, rtol=rtol, memory=True)
             ev = calls[0] // 2
-            tail = (f" {ex_e:>14.9g} {ex_t:>9.3f} {(e - ex_e) / ex_e:>9.1e}" if ex_e else "")
-            print(f"{n:>7.0e} {rtol:>6.0e} {e:>14.9g} {ev:>5} {dt:>7.3f} {dt / ref:>6.2f} {mib:>6.1f}{tail}",
-                  flush=True)
+            tail = f" {ex_e:>14.9g} {ex_t:>9.3f} {(e - ex_e) / ex_e:>9.1e}" if ex_e else ""
+            print(
+                f"{n:>7.0e} {rtol:>6.0e} {e:>14.9g} {ev:>5} {dt:>7.3f} {dt / ref:>6.2f} {mib:>6.1f}{tail}",
+                flush=True,
+            )
     bf._FastBlanket.bounds = orig
 
     print("\none delta(eps) at the fast epsilon(1e-9) (rtol = 1e-6), k = 10, eps0 = 2")
@@ -99,7 +103,7 @@ def main() -> None:
         print(f"{n:>7.0e} {eps:>12.6g} {float(up):>14.10f} {float(lo):>14.10f} {dt:>7.3f}{tail}", flush=True)
 
     print("\n100 eps (0 .. 1.5 epsilon(1e-12)) in one grid call vs 100 single calls, k = 10, eps0 = 2")
-    for n in ((10**4,) if args.smoke else (10**5, 10**6) + (() if args.quick else (10**9,))):
+    for n in (10**4,) if args.smoke else (10**5, 10**6) + (() if args.quick else (10**9,)):
         e1 = bf.certified_epsilon(1e-12, 10, 2.0, n, rtol=1e-4)
         grid = np.linspace(0.0, 1.5 * e1, 10 if args.smoke else 100)
         for rtol in (1e-6, 1e-4):
@@ -108,8 +112,10 @@ def main() -> None:
             for e in grid:
                 bf.certified_log_delta_grid(float(e), 10, 2.0, n, rtol=rtol)
             dt_single = time.perf_counter() - t
-            print(f"n = {n:.0e}, rtol = {rtol:.0e}: grid {dt_grid:.3f} s, 100 single calls {dt_single:.3f} s",
-                  flush=True)
+            print(
+                f"n = {n:.0e}, rtol = {rtol:.0e}: grid {dt_grid:.3f} s, 100 single calls {dt_single:.3f} s",
+                flush=True,
+            )
     print(f"\nload average at the end: {os.getloadavg()}; reference {ref:.3f} s")
     _ = math
 

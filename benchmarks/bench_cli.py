@@ -26,11 +26,23 @@ COMMANDS = {
     "shuffle-accounting report": [sys.executable, "-m", "shuffle_accounting.cli", "report"],
     "report --format json": [sys.executable, "-m", "shuffle_accounting.cli", "report", "--format", "json"],
     "report --skip lower,literature,reidentification,qif": [
-        sys.executable, "-m", "shuffle_accounting.cli", "report", "--skip", "lower,literature,reidentification,qif"],
+        sys.executable,
+        "-m",
+        "shuffle_accounting.cli",
+        "report",
+        "--skip",
+        "lower,literature,reidentification,qif",
+    ],
     "planner: plan() defaults": [
-        sys.executable, "-c", "from shuffle_accounting.planner.compute import plan; plan({})"],
+        sys.executable,
+        "-c",
+        "from shuffle_accounting.planner.compute import plan; plan({})",
+    ],
     "planner: whatif() defaults": [
-        sys.executable, "-c", "from shuffle_accounting.planner.compute import whatif; whatif({})"],
+        sys.executable,
+        "-c",
+        "from shuffle_accounting.planner.compute import whatif; whatif({})",
+    ],
 }
 
 
@@ -46,7 +58,9 @@ def _reference() -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--smoke", action="store_true", help="one run of the two fastest commands (CI: the script runs)")
+    ap.add_argument(
+        "--smoke", action="store_true", help="one run of the two fastest commands (CI: the script runs)"
+    )
     args = ap.parse_args()
     commands = dict(list(COMMANDS.items())[:2]) if args.smoke else COMMANDS
     if args.smoke:

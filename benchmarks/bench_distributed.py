@@ -95,7 +95,9 @@ def run_spark(n: int, parts: int, cores: int) -> tuple[float, float]:
     sc = spark.sparkContext
     sc.setLogLevel("ERROR")
     # start the Python workers and import the package in them (workers are reused across jobs)
-    sc.parallelize(range(4 * cores), 4 * cores).map(lambda i: bool(__import__("shuffle_accounting.runtime.counts"))).collect()
+    sc.parallelize(range(4 * cores), 4 * cores).map(
+        lambda i: bool(__import__("shuffle_accounting.runtime.counts"))
+    ).collect()
     start = time.perf_counter() - t0
     try:
         rdd = sc.parallelize(range(parts), parts).flatMap(lambda i: make_partition(i, size).tolist())
@@ -113,7 +115,9 @@ def main() -> None:
     ap.add_argument("--n", type=float, default=1e7)
     ap.add_argument("--partitions", type=int, default=16)
     ap.add_argument("--backends", default="single,dask1,dask2,spark2")
-    ap.add_argument("--smoke", action="store_true", help="n = 1e4 on the single-process backend (CI: the script runs)")
+    ap.add_argument(
+        "--smoke", action="store_true", help="n = 1e4 on the single-process backend (CI: the script runs)"
+    )
     a = ap.parse_args()
     if a.smoke:
         a.n, a.partitions, a.backends = 1e4, 2, "single"
@@ -121,8 +125,10 @@ def main() -> None:
     warnings.simplefilter("ignore", FutureWarning)
     ref = _reference()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"cpu count {os.cpu_count()}, load {load:.1f}, numpy {np.__version__}, k={K}, n={n:.0e}, "
-          f"partitions={a.partitions}, reference np.sort(1e6) {ref * 1e3:.1f} ms")
+    print(
+        f"cpu count {os.cpu_count()}, load {load:.1f}, numpy {np.__version__}, k={K}, n={n:.0e}, "
+        f"partitions={a.partitions}, reference np.sort(1e6) {ref * 1e3:.1f} ms"
+    )
     print(f"{'backend':<14} {'start s':>8} {'collect s':>10} {'reports/s':>12} {'collect/ref':>12}")
     for name in a.backends.split(","):
         if name == "single":

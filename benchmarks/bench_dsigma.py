@@ -60,7 +60,9 @@ def main() -> None:
     t, order = best(lambda: reference_permutation(groups), repeat=1)
     rows.append((f"reference_permutation (BFS) n={n:.0e}", t))
     t, sens = best(lambda: exact_sensitivity(groups, order), repeat=1)
-    rows.append((f"exact_sensitivity n={n:.0e} (Delta={sens}, paper bound={kendall_width_bound(groups, order)})", t))
+    rows.append(
+        (f"exact_sensitivity n={n:.0e} (Delta={sens}, paper bound={kendall_width_bound(groups, order)})", t)
+    )
     t, sh = best(lambda: MallowsShuffler(groups, alpha=4.0), repeat=1)
     rows.append((f"MallowsShuffler(groups, alpha=4) n={n:.0e} (all of the above)", t))
     reports = rng.integers(0, 10, n)
@@ -77,8 +79,17 @@ def main() -> None:
         rows.append((f"sample_mallows hamming n={m:.0e} theta={theta:g}, seeded", t))
     t, _ = best(lambda: sample_mallows(8, 0.5, size=m // 10, rng=1), repeat=1)
     rows.append((f"sample_mallows kendall n=8, size={m // 10:.0e} (batched)", t))
-    t, _ = best(lambda: hamming_preservation_delta(200 if smoke else 2000, 20 if smoke else 200, 0.8, 3.0), repeat=1)
-    rows.append(("hamming_preservation_delta n=2000 |S|=200" if not smoke else "hamming_preservation_delta n=200 |S|=20", t))
+    t, _ = best(
+        lambda: hamming_preservation_delta(200 if smoke else 2000, 20 if smoke else 200, 0.8, 3.0), repeat=1
+    )
+    rows.append(
+        (
+            "hamming_preservation_delta n=2000 |S|=200"
+            if not smoke
+            else "hamming_preservation_delta n=200 |S|=20",
+            t,
+        )
+    )
     width = max(len(r[0]) for r in rows)
     print(f"{'operation':<{width}}  seconds")
     for name, sec in rows:

@@ -48,7 +48,10 @@ def main() -> None:
         ("ReidentificationRisk(KRR(1000,2), 1e6).report()", lambda: ReidentificationRisk(r, big).report()),
         ("Zipf(0.7) vs uniform m=1e6, n=1e7", lambda: zipf_uniform_success(big, 0.7, 10 * big)),
         ("blanket bound, 50x200 matrix, max over x1, n=1e6", lambda: ReidentificationRisk(fr, big).bound()),
-        ("exact worst case k-RR k=3 n=6 (enumeration)", lambda: ReidentificationRisk(KRR(3, 1.0), 6).exact_worst_case()),
+        (
+            "exact worst case k-RR k=3 n=6 (enumeration)",
+            lambda: ReidentificationRisk(KRR(3, 1.0), 6).exact_worst_case(),
+        ),
         (
             "continuous Thm 2, U[0.5,1.5] ratio, n=1e6",
             lambda: success_probability_continuous(lambda t: min(1.0, max(0.0, t - 0.5)), big, upper=1.5),
@@ -59,8 +62,10 @@ def main() -> None:
     print(f"{'case':<52} {'median s':>10}")
     for name, fn in cases:
         print(f"{name:<52} {_median_time(fn, repeat):>10.5f}")
-    print(f"\nbeta_n(k-RR k=1000, eps0=2, n={big:.0e}) * n = {success_probability(P, Q, big) * big:.9f}"
-          f"  (e^2 = {math.exp(2):.9f})")
+    print(
+        f"\nbeta_n(k-RR k=1000, eps0=2, n={big:.0e}) * n = {success_probability(P, Q, big) * big:.9f}"
+        f"  (e^2 = {math.exp(2):.9f})"
+    )
 
 
 if __name__ == "__main__":

@@ -63,7 +63,9 @@ def main() -> None:
     labels = [f"c{i}" for i in range(a.k)]
     rl = KRRRandomizer(labels, a.eps0)
     lab_values = np.array(labels)[pcodes]
-    rows.append(("private: randomize labels (str)", a.private_n, _best(lambda: rl.randomize(lab_values), a.repeat)))
+    rows.append(
+        ("private: randomize labels (str)", a.private_n, _best(lambda: rl.randomize(lab_values), a.repeat))
+    )
 
     print(f"cpu count {os.cpu_count()}, numpy {np.__version__}, k={a.k}, eps0={a.eps0}, best of {a.repeat}")
     print(f"{'case':<48} {'reports':>10} {'seconds':>9} {'reports/s':>12}")

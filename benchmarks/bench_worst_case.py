@@ -35,7 +35,9 @@ def main() -> None:
     if args.smoke:
         ns, eps0s, deltas = [2, 100], (2.0,), (1e-6,)
     ref = _reference()
-    print(f"load average {os.getloadavg()[0]:.2f}; reference (blanket k=3 eps0=1 n=1e4 eps(1e-6)) {ref:.3f} s")
+    print(
+        f"load average {os.getloadavg()[0]:.2f}; reference (blanket k=3 eps0=1 n=1e4 eps(1e-6)) {ref:.3f} s"
+    )
     print(
         f"{'n':>8} {'eps0':>5} {'delta':>6} {'certified':>12} {'exhibited':>12} {'gap':>8} "
         f"{'evals':>5} {'cover':>5} {'sec':>7} {'ratio':>6} {'blanket':>10} {'sec':>6}"

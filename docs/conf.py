@@ -47,7 +47,17 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 # Optional extras are imported lazily by the library; mock any that are missing so the reference
 # builds from a plain install too.
-_OPTIONAL = ["opendp", "diffprivlib", "sklearn", "matplotlib", "dask", "distributed", "pyspark", "starlette", "uvicorn"]
+_OPTIONAL = [
+    "opendp",
+    "diffprivlib",
+    "sklearn",
+    "matplotlib",
+    "dask",
+    "distributed",
+    "pyspark",
+    "starlette",
+    "uvicorn",
+]
 autodoc_mock_imports = [m for m in _OPTIONAL if importlib.util.find_spec(m) is None]
 nitpicky = False
 suppress_warnings = ["myst.header"]

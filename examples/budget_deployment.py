@@ -43,7 +43,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  {b.name:<22} {value}")
 
     acc = shuffle_frequency_accuracy(k=args.k, eps0=args.eps0, n=args.n)
-    print(f"accuracy of one debiased frequency: std {acc.std:.5f}, 95% half-width {acc.normal_half_width:.4f}")
+    print(
+        f"accuracy of one debiased frequency: std {acc.std:.5f}, 95% half-width {acc.normal_half_width:.4f}"
+    )
 
 
 if __name__ == "__main__":

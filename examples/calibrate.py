@@ -18,7 +18,9 @@ K, N, EPSILON, DELTA = 2, 100, 0.5, 1e-4
 def main() -> None:
     eps0 = calibrate_eps0(k=K, n=N, epsilon=EPSILON, delta=DELTA)
     achieved = ShuffledKRR(k=K, eps0=eps0, n=N).epsilon(DELTA)
-    print(f"largest eps0 for ({EPSILON}, {DELTA:g})-DP with k={K}, n={N}: {eps0:.4f} (certified eps {achieved:.4f})")
+    print(
+        f"largest eps0 for ({EPSILON}, {DELTA:g})-DP with k={K}, n={N}: {eps0:.4f} (certified eps {achieved:.4f})"
+    )
     assert achieved <= EPSILON
 
     eps0_rounds = calibrate_eps0(k=K, n=N, epsilon=2 * EPSILON, delta=DELTA, rounds=3, rtol=1e-2)

@@ -38,8 +38,14 @@ def main() -> None:
     eps_rdp = ShuffleRdpAccountant(orders=[1.5, 2.0, 4.0, 8.0, 16.0, 32.0]).compose(ledger).get_epsilon(DELTA)
     print(f"2 shuffled rounds + Gaussian(5) at delta={DELTA:g}: PLD eps {eps_pld:.4f}, RDP eps {eps_rdp:.4f}")
 
-    by_hand = to_dp_accounting_pld(K, EPS0, N).self_compose(2).compose(
-        pld_lib.from_gaussian_mechanism(5.0, neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    by_hand = (
+        to_dp_accounting_pld(K, EPS0, N)
+        .self_compose(2)
+        .compose(
+            pld_lib.from_gaussian_mechanism(
+                5.0, neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE
+            )
+        )
     )
     print(f"the same with the exported PLD composed by hand: {by_hand.get_epsilon_for_delta(DELTA):.4f}")
 

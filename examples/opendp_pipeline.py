@@ -58,8 +58,11 @@ def main() -> None:
         split_evenly_over=2,
         domain=space[0],
     )
-    print("\nContext:", ctx.query().count().laplace().release(),
-          ctx.query().shuffled_krr(CATEGORIES, eps0=EPS0, delta=DELTA / 2).release())
+    print(
+        "\nContext:",
+        ctx.query().count().laplace().release(),
+        ctx.query().shuffled_krr(CATEGORIES, eps0=EPS0, delta=DELTA / 2).release(),
+    )
 
     print("\nR rounds at the same total delta: OpenDP basic composition vs our composed profile")
     print(f"{'R':>4}  {'basic eps':>10}  {'composed eps':>12}")
@@ -72,11 +75,16 @@ def main() -> None:
         assert eps_tight <= eps_basic
 
     risk = reidentification_risk(hist_meas)
-    print(f"\nBayesian re-identification bound (Su et al.), one batch: {risk.bound():.5f} (1/n = {1 / N:.5f})")
+    print(
+        f"\nBayesian re-identification bound (Su et al.), one batch: {risk.bound():.5f} (1/n = {1 / N:.5f})"
+    )
 
     groups = [[0, 1], [0, 1], [2, 3], [2, 3]]
     shuffler = MallowsShuffler(groups, alpha=1.0)
-    mallows = (dp.vector_domain(dp.atom_domain(T=str), size=4), dsigma_distance(groups)) >> then_mallows_shuffle(shuffler)
+    mallows = (
+        dp.vector_domain(dp.atom_domain(T=str), size=4),
+        dsigma_distance(groups),
+    ) >> then_mallows_shuffle(shuffler)
     both = dp.c.make_composition([mallows, mallows])
     print(f"Mallows shuffler: alpha={mallows.map(1):.4f}; two releases: alpha={both.map(1):.4f}")
 

@@ -24,7 +24,9 @@ def main() -> None:
         assert 1 / K <= v_ns <= v_s + 1e-12
     b = qif.shuffle_vulnerability_bounds(1000, 3)
     print(f"n=1000, k=3: V[S] in [{b.lower:.12f}, {b.upper:.12f}] (certified)")
-    print(f"all-but-one adversary (p=0.8, others 100/100): {qif.all_but_one_vulnerability(0.8, [100, 100]):.5f}")
+    print(
+        f"all-but-one adversary (p=0.8, others 100/100): {qif.all_but_one_vulnerability(0.8, [100, 100]):.5f}"
+    )
 
 
 if __name__ == "__main__":

@@ -42,6 +42,8 @@ def logsumexp(a) -> float:
         return m
     with np.errstate(under="ignore"):
         return m + math.log(float(np.sum(np.exp(x - m))))
+
+
 # ---------------------------------------------------------------------------------------------
 # Accurate log binomial pmf (Loader, "Fast and accurate computation of binomial probabilities").
 # ---------------------------------------------------------------------------------------------

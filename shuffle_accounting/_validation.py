@@ -77,9 +77,7 @@ def _is_bool(value: Any) -> bool:
     return isinstance(value, (bool, np.bool_))
 
 
-def check_int(
-    name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None
-) -> int:
+def check_int(name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """Return ``value`` as a Python ``int`` after checking it is an integer in range.
 
     Integer-valued finite floats (``1e6``) are accepted, since users write populations that way;
@@ -149,9 +147,7 @@ def _int_range_text(minimum: int | None, maximum: int | None) -> str:
     return ""
 
 
-def _real_range_text(
-    low: float | None, high: float | None, low_open: bool, high_open: bool
-) -> str:
+def _real_range_text(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
     lo = "-inf" if low is None else repr(low)
     hi = "inf" if high is None else repr(high)
     left = "(" if (low_open or low is None) else "["
@@ -305,9 +301,7 @@ def _numeric_array(name: str, value: Any, message: str, kinds: str) -> np.ndarra
             try:
                 arr = np.array([float(v) for v in flat], dtype=float).reshape(obj.shape)
             except (OverflowError, ValueError, TypeError):
-                raise ParameterError(
-                    f"{message} representable as floats, got {_fmt(value)}"
-                ) from None
+                raise ParameterError(f"{message} representable as floats, got {_fmt(value)}") from None
     if arr.dtype == bool or arr.dtype.kind not in kinds:
         raise ParameterError(f"{message}, got {_fmt(value)}")
     return arr

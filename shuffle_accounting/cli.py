@@ -21,7 +21,10 @@ from collections.abc import Sequence
 __all__ = ["main", "build_parser", "SUBCOMMAND_MODULES"]
 
 #: Names of the modules whose ``add_subcommand(subparsers)`` registers a subcommand.
-SUBCOMMAND_MODULES: tuple[str, ...] = ("shuffle_accounting.runtime.command", "shuffle_accounting.dsigma.command")
+SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "shuffle_accounting.runtime.command",
+    "shuffle_accounting.dsigma.command",
+)
 #: Subcommand name -> (module of SUBCOMMAND_MODULES, help line): lets ``--help`` list them unimported.
 _LAZY_SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "simulate": (
@@ -29,7 +32,10 @@ _LAZY_SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "utility of shuffle, shuffle+INV and the central Gaussian baseline across n (NOT private; "
         "needs the diffprivlib extra, --plot the plot extra)",
     ),
-    "dsigma": ("shuffle_accounting.dsigma.command", "plan a d_sigma-private Mallows shuffle from public points"),
+    "dsigma": (
+        "shuffle_accounting.dsigma.command",
+        "plan a d_sigma-private Mallows shuffle from public points",
+    ),
 }
 
 
@@ -176,19 +182,39 @@ def build_parser(*, load: Sequence[str] | None = None) -> argparse.ArgumentParse
         help="central epsilon to calibrate eps0 and n for (default 1; given explicitly, the "
         "composition over --rounds is calibrated too, which takes tens of seconds)",
     )
-    rep.add_argument("--format", choices=("text", "md", "csv", "json"), default="text",
-                     help="output format (default text); json follows a versioned schema")
-    rep.add_argument("--output", "-o", metavar="FILE", default=None, help="write the report to FILE instead of stdout")
-    rep.add_argument("--whatif", action="store_true",
-                     help="add the what-if grid over n (eps for several eps0 and rounds, calibrated eps0, accuracy)")
-    rep.add_argument("--skip", type=_skip_arg, default=None, metavar="SECTIONS",
-                     help="comma-separated sections not to compute: lower, shuffled, calibration, accuracy, "
-                     "literature, reidentification, qif")
-    rep.add_argument("--plot", metavar="FILE.png|FILE.svg", default=None,
-                     help="write the delta(eps) curves to FILE and the what-if figure to FILE-whatif (plot extra)")
+    rep.add_argument(
+        "--format",
+        choices=("text", "md", "csv", "json"),
+        default="text",
+        help="output format (default text); json follows a versioned schema",
+    )
+    rep.add_argument(
+        "--output", "-o", metavar="FILE", default=None, help="write the report to FILE instead of stdout"
+    )
+    rep.add_argument(
+        "--whatif",
+        action="store_true",
+        help="add the what-if grid over n (eps for several eps0 and rounds, calibrated eps0, accuracy)",
+    )
+    rep.add_argument(
+        "--skip",
+        type=_skip_arg,
+        default=None,
+        metavar="SECTIONS",
+        help="comma-separated sections not to compute: lower, shuffled, calibration, accuracy, "
+        "literature, reidentification, qif",
+    )
+    rep.add_argument(
+        "--plot",
+        metavar="FILE.png|FILE.svg",
+        default=None,
+        help="write the delta(eps) curves to FILE and the what-if figure to FILE-whatif (plot extra)",
+    )
     rep.set_defaults(func=_cmd_report)
     srv = sub.add_parser("serve", help="local web planner on 127.0.0.1 (needs the web extra)")
-    srv.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    srv.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
     srv.add_argument("--port", type=_int_arg, default=8765, help="port (default 8765)")
     srv.add_argument("--open", action="store_true", help="open the page in the default browser")
     srv.set_defaults(func=_cmd_serve)

@@ -54,7 +54,9 @@ def _eps_range(dep: Deployment) -> float:
     return min(dep.eps0, 1.15 * ShuffledKRR(dep.k, dep.eps0, dep.n).epsilon(floor))
 
 
-def delta_curves(dep: Deployment, num: int = 40, *, eps_max: float | None = None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def delta_curves(
+    dep: Deployment, num: int = 40, *, eps_max: float | None = None
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Evaluate every curve on a common eps grid in ``(0, eps_max)`` (default: the useful range).
 
     Points where a literature bound is not valid are NaN in its array (the plot leaves a gap);
@@ -180,24 +182,59 @@ def plot_delta_curves(dep: Deployment, path: str, num: int = 60) -> None:
             ax.semilogy(eps, shown, "--", color="tab:red", lw=2.2, label=label + " — lower bound", zorder=5)
         else:
             j = i - 2
-            ax.semilogy(eps, shown, _STYLES[j % 4], color=f"C{j % 10}", lw=1.4, marker=_MARKERS[j % len(_MARKERS)],
-                        markevery=max(1, num // 8), ms=5, label=label + " (published upper bound)")
+            ax.semilogy(
+                eps,
+                shown,
+                _STYLES[j % 4],
+                color=f"C{j % 10}",
+                lw=1.4,
+                marker=_MARKERS[j % len(_MARKERS)],
+                markevery=max(1, num // 8),
+                ms=5,
+                label=label + " (published upper bound)",
+            )
     if composed is not None:
         acc, eps_comp = composed
         vals = np.array([acc.get_delta(float(e)) for e in eps])
-        ax.semilogy(eps, np.where(vals >= floor * 1e-3, vals, np.nan), "-", color="tab:cyan", lw=2.2,
-                    label=f"certified, {dep.rounds} rounds composed (PLD)")
+        ax.semilogy(
+            eps,
+            np.where(vals >= floor * 1e-3, vals, np.nan),
+            "-",
+            color="tab:cyan",
+            lw=2.2,
+            label=f"certified, {dep.rounds} rounds composed (PLD)",
+        )
         ax.axvline(eps_comp, color="tab:cyan", lw=1, ls=":")
-        ax.annotate(f"{dep.rounds} rounds: eps <= {eps_comp:.4g}", (eps_comp, dep.delta), xytext=(6, -40),
-                    textcoords="offset points", color="darkcyan", fontsize=9, fontweight="bold")
+        ax.annotate(
+            f"{dep.rounds} rounds: eps <= {eps_comp:.4g}",
+            (eps_comp, dep.delta),
+            xytext=(6, -40),
+            textcoords="offset points",
+            color="darkcyan",
+            fontsize=9,
+            fontweight="bold",
+        )
     ax.axhline(dep.delta, color="grey", lw=1.2, ls="-.", label=f"target delta = {dep.delta:.3g}")
     ax.plot([eps_cert], [dep.delta], "o", color="black", ms=8, zorder=6)
     ax.plot([eps_low], [dep.delta], "v", color="tab:red", ms=8, zorder=6)
-    ax.annotate(f"certified eps <= {eps_cert:.5g}", (eps_cert, dep.delta), xytext=(8, 10),
-                textcoords="offset points", fontsize=9, fontweight="bold")
-    ax.annotate(f"exhibited eps >= {eps_low:.5g}", (eps_low, dep.delta), xytext=(-12, -34),
-                textcoords="offset points", fontsize=9, color="tab:red", ha="right",
-                arrowprops={"arrowstyle": "->", "color": "tab:red", "lw": 0.8})
+    ax.annotate(
+        f"certified eps <= {eps_cert:.5g}",
+        (eps_cert, dep.delta),
+        xytext=(8, 10),
+        textcoords="offset points",
+        fontsize=9,
+        fontweight="bold",
+    )
+    ax.annotate(
+        f"exhibited eps >= {eps_low:.5g}",
+        (eps_low, dep.delta),
+        xytext=(-12, -34),
+        textcoords="offset points",
+        fontsize=9,
+        color="tab:red",
+        ha="right",
+        arrowprops={"arrowstyle": "->", "color": "tab:red", "lw": 0.8},
+    )
     ax.set_xlim(0.0, top)
     ax.set_ylim(floor, 1.5)
     ax.set_xlabel("epsilon")
@@ -234,10 +271,19 @@ def plot_whatif(grid: Any, path: str) -> None:
         if s.quantity != "certified epsilon":
             continue
         lab = f"eps0 = {s.eps0:g}" + (f", {s.rounds} rounds composed" if s.rounds > 1 else ", one round")
-        ax1.loglog(ns, arr(s), _STYLES[i % 4], marker=_MARKERS[i % len(_MARKERS)], color=f"C{i % 10}",
-                   lw=2 if s.eps0 == dep.eps0 else 1.4, label=lab)
+        ax1.loglog(
+            ns,
+            arr(s),
+            _STYLES[i % 4],
+            marker=_MARKERS[i % len(_MARKERS)],
+            color=f"C{i % 10}",
+            lw=2 if s.eps0 == dep.eps0 else 1.4,
+            label=lab,
+        )
         i += 1
-    ax1.axhline(dep.target_epsilon, color="grey", ls="-.", lw=1.2, label=f"target eps = {dep.target_epsilon:g}")
+    ax1.axhline(
+        dep.target_epsilon, color="grey", ls="-.", lw=1.2, label=f"target eps = {dep.target_epsilon:g}"
+    )
     ax1.axvline(dep.n, color="grey", ls=":", lw=1, label=f"deployment n = {dep.n}")
     ax1.set_title(f"(a) certified epsilon (upper bound) at delta = {dep.delta:.3g}")
     ax1.set_xlabel("users per batch n")
@@ -250,17 +296,39 @@ def plot_whatif(grid: Any, path: str) -> None:
         ax2.axvline(dep.n, color="grey", ls=":", lw=1)
         ax2.legend(fontsize=8)
         if any(v is None for v in cal.values):
-            ax2.text(0.02, 0.02, "missing points: every eps0 up to the search cap meets the target",
-                     transform=ax2.transAxes, fontsize=7, color="grey")
+            ax2.text(
+                0.02,
+                0.02,
+                "missing points: every eps0 up to the search cap meets the target",
+                transform=ax2.transAxes,
+                fontsize=7,
+                color="grey",
+            )
     ax2.set_title(f"(b) eps0 meeting eps = {dep.target_epsilon:g}, delta = {dep.delta:.3g}, one round")
     ax2.set_xlabel("users per batch n")
     ax2.set_ylabel("local eps0")
     shf = grid.find("shuffle+INV std (worst category)")
     gau = grid.find("central Gaussian std")
     if shf is not None:
-        ax3.loglog(ns, arr(shf), "-", marker="o", color="C1", lw=2, label=f"shuffle+INV, eps0 = {dep.eps0:g} (worst category)")
+        ax3.loglog(
+            ns,
+            arr(shf),
+            "-",
+            marker="o",
+            color="C1",
+            lw=2,
+            label=f"shuffle+INV, eps0 = {dep.eps0:g} (worst category)",
+        )
     if gau is not None:
-        ax3.loglog(ns, arr(gau), "--", marker="s", color="C2", lw=2, label="central Gaussian at the same (eps, delta)")
+        ax3.loglog(
+            ns,
+            arr(gau),
+            "--",
+            marker="s",
+            color="C2",
+            lw=2,
+            label="central Gaussian at the same (eps, delta)",
+        )
     ax3.axvline(dep.n, color="grey", ls=":", lw=1)
     ax3.set_title("(c) std of a debiased frequency, one round")
     ax3.set_xlabel("users per batch n")

@@ -174,7 +174,9 @@ class ReportSection:
 
     def __post_init__(self) -> None:
         if self.values and len(self.values) != len(self.rows):
-            raise ParameterError(f"values must have one entry per row ({len(self.rows)}), got {len(self.values)}")
+            raise ParameterError(
+                f"values must have one entry per row ({len(self.rows)}), got {len(self.values)}"
+            )
 
 
 def format_bound(value: Any, bound: str, *, digits: int = 6) -> str:
@@ -247,14 +249,22 @@ def _local_section(dep: Deployment) -> ReportSection:
     rows = (
         ("users per batch n", f"{dep.n}", "", ReportValue(dep.n, "parameter")),
         ("categories k", f"{dep.k}", "", ReportValue(dep.k, "parameter")),
-        ("local eps0", f"{dep.eps0:.6g}", "each report alone is eps0-LDP", ReportValue(dep.eps0, "parameter")),
+        (
+            "local eps0",
+            f"{dep.eps0:.6g}",
+            "each report alone is eps0-LDP",
+            ReportValue(dep.eps0, "parameter"),
+        ),
         ("rounds", f"{dep.rounds}", "", ReportValue(dep.rounds, "parameter")),
         ("target delta", f"{dep.delta:.3g}", "", ReportValue(dep.delta, "parameter")),
         ("p (keep)", f"{r.p:.6g}", "e^eps0 / (e^eps0 + k - 1)", ReportValue(r.p, "exact")),
         ("blanket gamma", f"{r.gamma:.6g}", "k / (e^eps0 + k - 1)", ReportValue(r.gamma, "exact")),
     )
     return ReportSection(
-        "Deployment and local randomizer (k-RR)", tuple(r[:3] for r in rows), tuple(r[3] for r in rows), "deployment"
+        "Deployment and local randomizer (k-RR)",
+        tuple(r[:3] for r in rows),
+        tuple(r[3] for r in rows),
+        "deployment",
     )
 
 
@@ -290,8 +300,9 @@ def _literature(dep: Deployment, skip: frozenset[str]) -> ReportSection:
             rows.append((b.name, format_bound(b.epsilon, "upper"), b.citation))
             values.append(ReportValue(b.epsilon, "upper"))
     note = "per round" if dep.rounds == 1 else f"per round (x{dep.rounds} rounds not composed here)"
-    return ReportSection(f"Literature bounds (eps at delta={dep.delta:g}, {note})", tuple(rows), tuple(values),
-                         "literature")
+    return ReportSection(
+        f"Literature bounds (eps at delta={dep.delta:g}, {note})", tuple(rows), tuple(values), "literature"
+    )
 
 
 _REID_BOUNDS = {
@@ -520,7 +531,19 @@ def to_csv(dep: Deployment, sections: list[ReportSection], *, whatif: Any = None
         for row in rec["rows"]:
             v = row["value"]
             cell = "" if v is None else (f"{v[0]!r}..{v[1]!r}" if isinstance(v, list) else repr(v))
-            w.writerow([rec["key"], row["label"], dep.n, dep.eps0, dep.rounds, cell, row["bound"], row["text"], row["note"]])
+            w.writerow(
+                [
+                    rec["key"],
+                    row["label"],
+                    dep.n,
+                    dep.eps0,
+                    dep.rounds,
+                    cell,
+                    row["bound"],
+                    row["text"],
+                    row["note"],
+                ]
+            )
     if whatif is not None:
         for row in whatif.csv_rows():
             w.writerow(row)

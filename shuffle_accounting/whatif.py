@@ -73,8 +73,13 @@ class WhatIfGrid:
             "delta": dep.delta,
             "target_epsilon": dep.target_epsilon,
             "series": [
-                {"quantity": s.quantity, "eps0": s.eps0, "rounds": s.rounds, "bound": s.bound,
-                 "values": [num(v) for v in s.values]}
+                {
+                    "quantity": s.quantity,
+                    "eps0": s.eps0,
+                    "rounds": s.rounds,
+                    "bound": s.bound,
+                    "values": [num(v) for v in s.values],
+                }
                 for s in self.series
             ],
         }
@@ -85,14 +90,28 @@ class WhatIfGrid:
         for s in self.series:
             for n, v in zip(self.ns, s.values):
                 ok = v is not None and math.isfinite(v)
-                out.append(["whatif", s.quantity, n, s.eps0, s.rounds, repr(v) if ok else "",
-                            s.bound if ok else "none", f"{v:.6g}" if ok else "n/a", ""])
+                out.append(
+                    [
+                        "whatif",
+                        s.quantity,
+                        n,
+                        s.eps0,
+                        s.rounds,
+                        repr(v) if ok else "",
+                        s.bound if ok else "none",
+                        f"{v:.6g}" if ok else "n/a",
+                        "",
+                    ]
+                )
         return out
 
     def _table(self) -> tuple[list[str], list[list[str]]]:
         head = ["n"] + [f"{s.quantity} (eps0={s.eps0:g}, R={s.rounds}, {s.bound})" for s in self.series]
-        body = [[str(n)] + ["n/a" if s.values[i] is None else format_bound(s.values[i], s.bound) for s in self.series]
-                for i, n in enumerate(self.ns)]
+        body = [
+            [str(n)]
+            + ["n/a" if s.values[i] is None else format_bound(s.values[i], s.bound) for s in self.series]
+            for i, n in enumerate(self.ns)
+        ]
         return head, body
 
     def to_text(self) -> str:
@@ -103,7 +122,9 @@ class WhatIfGrid:
         for j, h in enumerate(head[1:], 1):
             lines.append(f"  [{j}] {h}")
         widths = [max(len(str(j)) if j else 1, *(len(r[j]) for r in body)) for j in range(len(head))]
-        lines.append("  " + "  ".join((("n" if j == 0 else f"[{j}]").rjust(widths[j])) for j in range(len(head))))
+        lines.append(
+            "  " + "  ".join((("n" if j == 0 else f"[{j}]").rjust(widths[j])) for j in range(len(head)))
+        )
         for r in body:
             lines.append("  " + "  ".join(c.rjust(widths[j]) for j, c in enumerate(r)))
         return "\n".join(lines)
@@ -111,8 +132,12 @@ class WhatIfGrid:
     def to_markdown(self) -> str:
         """The grid as a Markdown table."""
         head, body = self._table()
-        lines = [f"## What-if over n (delta = {self.deployment.delta:.3g})", "",
-                 "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines = [
+            f"## What-if over n (delta = {self.deployment.delta:.3g})",
+            "",
+            "| " + " | ".join(head) + " |",
+            "|" + "---|" * len(head),
+        ]
         lines += ["| " + " | ".join(r) + " |" for r in body]
         return "\n".join(lines)
 
@@ -178,12 +203,18 @@ def whatif_grid(
 
     if not isinstance(dep, Deployment):
         raise ParameterError(f"dep must be a Deployment, got {type(dep).__name__}")
-    ns_t = default_ns(dep.n) if ns is None else tuple(check_int("ns", v, minimum=2, maximum=N_MAX) for v in ns)
-    e0_t = default_eps0s(dep.eps0) if eps0s is None else tuple(
-        check_real("eps0s", v, low=0.0, high=EPS0_MAX, low_open=True) for v in eps0s
+    ns_t = (
+        default_ns(dep.n) if ns is None else tuple(check_int("ns", v, minimum=2, maximum=N_MAX) for v in ns)
+    )
+    e0_t = (
+        default_eps0s(dep.eps0)
+        if eps0s is None
+        else tuple(check_real("eps0s", v, low=0.0, high=EPS0_MAX, low_open=True) for v in eps0s)
     )
     if not 1 <= len(ns_t) <= 50 or not 1 <= len(e0_t) <= 10:
-        raise ParameterError(f"ns must hold 1 to 50 sizes and eps0s 1 to 10 values, got {len(ns_t)} and {len(e0_t)}")
+        raise ParameterError(
+            f"ns must hold 1 to 50 sizes and eps0s 1 to 10 values, got {len(ns_t)} and {len(e0_t)}"
+        )
     series: list[WhatIfSeries] = []
     eps_at_dep: tuple[float, ...] = ()
     for e0 in e0_t:
@@ -195,7 +226,9 @@ def whatif_grid(
         eps_at_dep = tuple(ShuffledKRR(dep.k, dep.eps0, n).epsilon(dep.delta) for n in ns_t)
     if rounds and dep.rounds > 1:
         vals = tuple(
-            ShuffleAccountant().compose(ShuffledKRRDpEvent(k=dep.k, eps0=dep.eps0, n=n), dep.rounds).get_epsilon(dep.delta)
+            ShuffleAccountant()
+            .compose(ShuffledKRRDpEvent(k=dep.k, eps0=dep.eps0, n=n), dep.rounds)
+            .get_epsilon(dep.delta)
             for n in ns_t
         )
         series.append(WhatIfSeries("certified epsilon", dep.eps0, dep.rounds, "upper", vals))
@@ -207,10 +240,15 @@ def whatif_grid(
             except ParameterError:  # every eps0 up to the cap meets the target
                 vals_c.append(None)
         series.append(WhatIfSeries("largest eps0 meeting target", dep.eps0, 1, "lower", tuple(vals_c)))
-    series.append(WhatIfSeries(
-        "shuffle+INV std (worst category)", dep.eps0, 1, "upper",
-        tuple(shuffle_frequency_accuracy(dep.k, dep.eps0, n).std for n in ns_t),
-    ))
+    series.append(
+        WhatIfSeries(
+            "shuffle+INV std (worst category)",
+            dep.eps0,
+            1,
+            "upper",
+            tuple(shuffle_frequency_accuracy(dep.k, dep.eps0, n).std for n in ns_t),
+        )
+    )
     if baseline:
         try:
             vals_g = tuple(gaussian_frequency_accuracy(e, dep.delta, n).std for e, n in zip(eps_at_dep, ns_t))

@@ -40,7 +40,9 @@ def run_script(tmp_path: Path) -> Callable[..., str]:
             text=True,
             timeout=timeout,
         )
-        assert proc.returncode == 0, f"{relpath} {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-4000:]}"
+        assert proc.returncode == 0, (
+            f"{relpath} {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-4000:]}"
+        )
         return proc.stdout
 
     return run

@@ -67,14 +67,21 @@ def _blanket_pair(k, eps0, n):
     lp, lq = [], []
     for S in range(1, n + 1):
         lbin = (
-            gammaln(n) - gammaln(S) - gammaln(n - S + 1)
-            + (S - 1) * math.log(gamma) + (n - S) * math.log1p(-gamma)
+            gammaln(n)
+            - gammaln(S)
+            - gammaln(n - S + 1)
+            + (S - 1) * math.log(gamma)
+            + (n - S) * math.log1p(-gamma)
         )
-        for T in ([S] if k == 2 else range(S + 1)):
+        for T in [S] if k == 2 else range(S + 1):
             for h0 in range(T + 1):
                 lw = (
-                    lbin + gammaln(S) - gammaln(h0 + 1) - gammaln(T - h0 + 1)
-                    - gammaln(S - T + 1) - (S - 1) * math.log(k)
+                    lbin
+                    + gammaln(S)
+                    - gammaln(h0 + 1)
+                    - gammaln(T - h0 + 1)
+                    - gammaln(S - T + 1)
+                    - (S - 1) * math.log(k)
                 )
                 if k > 2:
                     lw += (S - T) * math.log(k - 2)
@@ -239,7 +246,8 @@ def test_mixed_ledger_dominates_each_component():
         ]
         assert all(mixed >= p for p in parts)
         assert mixed <= sum(
-            ShuffleAccountant(rel).compose(e, c).get_epsilon(delta / 3) for e, c in ((ev, 2), (g, 1), (lap, 1))
+            ShuffleAccountant(rel).compose(e, c).get_epsilon(delta / 3)
+            for e, c in ((ev, 2), (g, 1), (lap, 1))
         )
         # the nested forms give the same answer
         nested = ShuffleAccountant(rel).compose(
@@ -259,7 +267,10 @@ def test_laplace_sensitivity_doubles_under_replace_one():
     assert special == pytest.approx(native, rel=1e-8)
     dl = dp_event.DiscreteLaplaceDpEvent(noise_parameter=0.5, sensitivity=1)
     assert ShuffleAccountant(NR.REPLACE_ONE).compose(dl).get_epsilon(1e-12) == pytest.approx(1.0, abs=2e-4)
-    assert ShuffleAccountant(NR.REPLACE_ONE).compose(dp_accounting.LaplaceDpEvent(0.0)).get_epsilon(0.1) == math.inf
+    assert (
+        ShuffleAccountant(NR.REPLACE_ONE).compose(dp_accounting.LaplaceDpEvent(0.0)).get_epsilon(0.1)
+        == math.inf
+    )
 
 
 def test_gaussian_matches_native_accountant():

@@ -58,7 +58,9 @@ def test_tool_checks_and_spends_budget_and_composes_with_native_tool():
     from diffprivlib.tools import mean
 
     acc = BudgetAccountant(epsilon=3.0, delta=1e-4)
-    hist = adapter.shuffled_histogram(DATA, epsilon_local=2.0, k=3, delta=1e-6, accountant=acc, random_state=3)
+    hist = adapter.shuffled_histogram(
+        DATA, epsilon_local=2.0, k=3, delta=1e-6, accountant=acc, random_state=3
+    )
     assert int(hist.sum()) == len(DATA)
     eps1 = Certified(3, KRRRandomizer(3, 2.0).effective_eps0, len(DATA)).epsilon(1e-6)
     spent_eps, spent_delta = acc.total()
@@ -209,8 +211,17 @@ def test_labels_codes_and_bin_edges():
     sample = [0.5, 1.0, 2.5, 10.0, -3.0, 99.0, float("nan"), "oops"] * 25
     hist, out_edges = adapter.shuffled_histogram(sample, 2.0, delta=1e-6, bins=edges)
     assert out_edges.tolist() == edges and hist.shape == (3,) and int(hist.sum()) == len(sample)
-    assert adapter._bin_codes([0.5, 1.0, 2.5, 10.0, -3.0, 99.0, float("nan"), "oops"], np.array(edges)).tolist() == [
-        0, 1, 2, 2, 0, 2, 0, 0,
+    assert adapter._bin_codes(
+        [0.5, 1.0, 2.5, 10.0, -3.0, 99.0, float("nan"), "oops"], np.array(edges)
+    ).tolist() == [
+        0,
+        1,
+        2,
+        2,
+        0,
+        2,
+        0,
+        0,
     ]
 
 
@@ -235,11 +246,17 @@ def test_random_state_policy():
         adapter.shuffled_histogram(SAMPLE, 1.0, delta=1e-6, categories=LABELS, accountant=BudgetAccountant())
     for rs in (3, np.random.RandomState(3), np.random.default_rng(3)):
         with pytest.warns(PrivacyLeakWarning, match="NOT private"):
-            adapter.shuffled_histogram(SAMPLE, 1.0, delta=1e-6, categories=LABELS, accountant=BudgetAccountant(), random_state=rs)
+            adapter.shuffled_histogram(
+                SAMPLE, 1.0, delta=1e-6, categories=LABELS, accountant=BudgetAccountant(), random_state=rs
+            )
     with pytest.warns(PrivacyLeakWarning):
-        a, _ = adapter.shuffled_histogram(SAMPLE, 1.0, delta=1e-6, categories=LABELS, accountant=BudgetAccountant(), random_state=5)
+        a, _ = adapter.shuffled_histogram(
+            SAMPLE, 1.0, delta=1e-6, categories=LABELS, accountant=BudgetAccountant(), random_state=5
+        )
     with pytest.warns(PrivacyLeakWarning):
-        b, _ = adapter.shuffled_histogram(SAMPLE, 1.0, delta=1e-6, categories=LABELS, accountant=BudgetAccountant(), random_state=5)
+        b, _ = adapter.shuffled_histogram(
+            SAMPLE, 1.0, delta=1e-6, categories=LABELS, accountant=BudgetAccountant(), random_state=5
+        )
     assert a.tolist() == b.tolist()  # simulation is reproducible
     for bad in ("seed", 1.5, True, object()):
         with pytest.raises(ParameterError, match="^random_state must"):
@@ -276,7 +293,9 @@ def test_histogram_bad_inputs_before_diffprivlib(monkeypatch, args, kwargs, name
 
 def test_legacy_signature_is_deprecated():
     with pytest.warns(DeprecationWarning, match="deprecated"):
-        hist = adapter.shuffled_histogram(DATA, epsilon_local=1.0, k=3, delta=1e-6, accountant=BudgetAccountant())
+        hist = adapter.shuffled_histogram(
+            DATA, epsilon_local=1.0, k=3, delta=1e-6, accountant=BudgetAccountant()
+        )
     assert int(hist.sum()) == len(DATA)
     with pytest.raises(TypeError, match="unexpected keyword"):
         adapter.shuffled_histogram(DATA, epsilon_local=1.0, k=3, delta=1e-6, bogus=1)

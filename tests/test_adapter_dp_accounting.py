@@ -71,7 +71,9 @@ def test_exported_pld_is_dense_and_composes_with_dp_accounting_plds():
     assert np.all(exported >= certified) and np.all(exported <= certified + 1e-3)
     same = core.shuffled_krr_pld(3, 2.0, 50)
     assert pld.get_epsilon_for_delta(1e-4) == same.get_epsilon_for_delta(1e-4)
-    gauss = pld_lib.from_gaussian_mechanism(3.0, neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+    gauss = pld_lib.from_gaussian_mechanism(
+        3.0, neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE
+    )
     by_hand = pld.compose(gauss).get_epsilon_for_delta(1e-5)
     via_acc = (
         adapter.ShufflePLDAccountant()
@@ -88,7 +90,9 @@ def test_exported_pld_is_dense_and_composes_with_dp_accounting_plds():
 def test_supports():
     acc = adapter.ShufflePLDAccountant()
     assert acc.supports(EV)
-    assert acc.supports(dp_event.SelfComposedDpEvent(dp_event.ComposedDpEvent([EV, dp_event.GaussianDpEvent(1.0)]), 4))
+    assert acc.supports(
+        dp_event.SelfComposedDpEvent(dp_event.ComposedDpEvent([EV, dp_event.GaussianDpEvent(1.0)]), 4)
+    )
     assert not acc.supports(dp_event.PoissonSampledDpEvent(0.1, EV))
 
 
@@ -197,7 +201,9 @@ def test_rdp_accountant_composes_with_native_events():
     np.testing.assert_array_equal(acc._rdp, 3 * curve)
     gauss = dp_accounting.GaussianDpEvent(noise_multiplier=4.0)
     acc.compose(gauss)
-    native = dp_accounting.rdp.RdpAccountant(orders, dp_accounting.NeighboringRelation.REPLACE_ONE).compose(gauss)
+    native = dp_accounting.rdp.RdpAccountant(orders, dp_accounting.NeighboringRelation.REPLACE_ONE).compose(
+        gauss
+    )
     np.testing.assert_allclose(acc._rdp, 3 * curve + native._rdp, rtol=1e-14)
     assert acc.get_epsilon(1e-6) > native.get_epsilon(1e-6)
     nested = adapter.ShuffleRdpAccountant(orders=orders).compose(
@@ -207,7 +213,9 @@ def test_rdp_accountant_composes_with_native_events():
 
 
 def test_rdp_accountant_refuses_the_event_under_add_remove():
-    acc = adapter.ShuffleRdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
+    acc = adapter.ShuffleRdpAccountant(
+        neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
+    )
     assert not acc.supports(EV_SMALL)
     assert acc.supports(dp_accounting.GaussianDpEvent(1.0))
     with pytest.raises(dp_accounting.UnsupportedEventError, match="REPLACE_ONE"):

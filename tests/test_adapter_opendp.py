@@ -94,7 +94,9 @@ def test_group_privacy_bound_is_the_lemma_and_rounded_up():
     single = ShuffledKRR(4, _eff(1.0, 4), N)
     e = 0.9
     expected = float(single.delta(e / 3)) * sum(math.exp(i * e / 3) for i in range(3))
-    assert profile.delta(e) == pytest.approx(expected, rel=1e-9) and profile.delta(e) >= expected * (1 - 1e-15)
+    assert profile.delta(e) == pytest.approx(expected, rel=1e-9) and profile.delta(e) >= expected * (
+        1 - 1e-15
+    )
 
 
 def _krr_count_pmf(ones: int, zeros: int, eps0: float) -> np.ndarray:
@@ -114,7 +116,9 @@ def test_group_profile_is_at_least_the_exact_delta_of_two_replacements(n, eps0):
         p = _krr_count_pmf(ones, n - ones, eps0)
         q = _krr_count_pmf(ones + 2, n - ones - 2, eps0)
         for eps in (0.0, 0.3, 0.8, 1.5):
-            exact = max(np.maximum(p - math.exp(eps) * q, 0).sum(), np.maximum(q - math.exp(eps) * p, 0).sum())
+            exact = max(
+                np.maximum(p - math.exp(eps) * q, 0).sum(), np.maximum(q - math.exp(eps) * p, 0).sum()
+            )
             assert group_delta(single.delta, eps, 2) >= exact - 1e-15
 
 
@@ -193,14 +197,19 @@ def test_undeclared_values_are_released_never_raised():
     assert len(hist) == 4 and sum(hist) == N
     no_null = make_shuffled_krr(*SYM, CATS, 1.0, null_category=False)
     assert sum(no_null(weird)) == N
-    ints = make_shuffled_krr(dp.vector_domain(dp.atom_domain(T=int), size=10), dp.change_one_distance(), 3, 1.0)
+    ints = make_shuffled_krr(
+        dp.vector_domain(dp.atom_domain(T=int), size=10), dp.change_one_distance(), 3, 1.0
+    )
     assert sum(ints([-5, 7, 10**6, 0, 1, 2, 3, 4, 5, 6])) == 10
 
 
 def test_mapping_rule_without_null_category_is_the_first_category():
     coll = adapter.ShuffledCollection(CATS, 1.0, 4, null_category=False)
     assert coll.encode(["c", "zzz", 3, None]).tolist() == [2, 0, 0, 0]
-    assert adapter.ShuffledCollection(CATS, 1.0, 4, null_category=True).encode(["c", "zzz"]).tolist() == [2, 3]
+    assert adapter.ShuffledCollection(CATS, 1.0, 4, null_category=True).encode(["c", "zzz"]).tolist() == [
+        2,
+        3,
+    ]
 
 
 CONSTRUCTORS = [
@@ -208,8 +217,10 @@ CONSTRUCTORS = [
     lambda: make_shuffled_krr(*CHANGE, CATS, 1.0, delta=1e-6),
     lambda: SYM >> then_shuffled_krr(CATS, 1.0, rounds=2),
     lambda: dsigma_distance(G),
-    lambda: (dp.vector_domain(dp.atom_domain(T=int), size=4), dsigma_distance(G))
-    >> then_mallows_shuffle(MallowsShuffler(G, alpha=1.0)),
+    lambda: (
+        (dp.vector_domain(dp.atom_domain(T=int), size=4), dsigma_distance(G))
+        >> then_mallows_shuffle(MallowsShuffler(G, alpha=1.0))
+    ),
     lambda: adapter.make_shuffled_krr_approx(CATS, 1.0, N, delta=1e-6),
 ]
 
@@ -222,7 +233,9 @@ def test_constructors_leave_the_global_features_unchanged(build):
     assert set(GLOBAL_FEATURES) == before
     dp.disable_features("honest-but-curious")
     before = set(GLOBAL_FEATURES)
-    with pytest.raises(FeatureNotEnabledError, match=r'dp\.enable_features\("contrib", "honest-but-curious"\)'):
+    with pytest.raises(
+        FeatureNotEnabledError, match=r'dp\.enable_features\("contrib", "honest-but-curious"\)'
+    ):
         build()
     assert set(GLOBAL_FEATURES) == before == {"contrib"} | (before - {"contrib"})
     dp.disable_features("contrib")
@@ -300,7 +313,10 @@ def test_bad_parameters_raise_before_opendp(monkeypatch, kwargs, name):
     "space, match",
     [
         ((dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance()), "must be sized"),
-        ((dp.vector_domain(dp.atom_domain(T=str), size=N), dp.insert_delete_distance()), "input_metric must be"),
+        (
+            (dp.vector_domain(dp.atom_domain(T=str), size=N), dp.insert_delete_distance()),
+            "input_metric must be",
+        ),
         ((dp.vector_domain(dp.atom_domain(T=int), size=N), dp.symmetric_distance()), "must hold strings"),
         ((dp.atom_domain(T=str), dp.absolute_distance(T=float)), "vector_domain"),
     ],
@@ -374,7 +390,11 @@ def test_group_helpers_validate_and_handle_edges():
     assert group_epsilon_delta(0.5, 0.0, 3)[1] == 0.0
     assert group_epsilon_delta(0.0, 1e-3, 4)[1] >= 4e-3
     assert group_delta(lambda e: 0.5, 1.0, 0) == 0.0
-    for bad in (dict(epsilon=-1.0, delta=0.1, d=2), dict(epsilon=1.0, delta=1.5, d=2), dict(epsilon=1.0, delta=0.1, d=-1)):
+    for bad in (
+        dict(epsilon=-1.0, delta=0.1, d=2),
+        dict(epsilon=1.0, delta=1.5, d=2),
+        dict(epsilon=1.0, delta=0.1, d=-1),
+    ):
         with pytest.raises(ParameterError):
             group_epsilon_delta(**bad)
     # all d: the closed form equals the sum it replaces

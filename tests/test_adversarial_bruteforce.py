@@ -103,7 +103,14 @@ def _exact_log_deltas(k: int, n: int, eps0: float, eps_list: list[float]) -> lis
 
 
 def _eps_grid(eps0: float) -> list[float]:
-    grid = {0.0, 0.5 * eps0, 0.9 * eps0, eps0, float(np.nextafter(eps0, 0.0)), float(np.nextafter(eps0, np.inf))}
+    grid = {
+        0.0,
+        0.5 * eps0,
+        0.9 * eps0,
+        eps0,
+        float(np.nextafter(eps0, 0.0)),
+        float(np.nextafter(eps0, np.inf)),
+    }
     if eps0 > 1e-3:
         grid.add(eps0 - 1e-3)
     grid.add(eps0 * (1.0 - 1e-9))

@@ -56,13 +56,31 @@ BAD = {
     # an integer count with an upper bound (so 10**400 and 1e300 must be rejected too)
     "int_bounded": [2.5, NAN, INF, True, "3", None, [3], -1, HUGE_INT, 1e300],
     # a probability vector / array of reals
-    "vector": [[0.5, True], [True, False], "ab", None, 0.5, [[0.5], [0.5, 0.5]], [NAN, 1.0], [INF, 0.0],
-               [HUGE_INT, 0.0], []],
+    "vector": [
+        [0.5, True],
+        [True, False],
+        "ab",
+        None,
+        0.5,
+        [[0.5], [0.5, 0.5]],
+        [NAN, 1.0],
+        [INF, 0.0],
+        [HUGE_INT, 0.0],
+        [],
+    ],
     # a permutation / integer sequence
     "perm": [[0, True, 2], [0.5, 1.0], "012", None, 7, [[0, 1], [2]], [2, 0, 0]],
     # a group assignment
-    "groups": [[[0, True], [0, 1], [2]], [[0, 1], [[0, 1]], [2]], "ab", None, 5, [[0, 1.5], [1], [2]],
-               [np.array([[0, 1]]), [1], [2]], [[1], [0], [2]]],
+    "groups": [
+        [[0, True], [0, 1], [2]],
+        [[0, 1], [[0, 1]], [2]],
+        "ab",
+        None,
+        5,
+        [[0, 1.5], [1], [2]],
+        [np.array([[0, 1]]), [1], [2]],
+        [[1], [0], [2]],
+    ],
     # the max_work keyword
     "max_work": [0, -1, 2.5, True, "1e8", NAN, INF],
     # a string choice
@@ -82,98 +100,263 @@ API = [
     ("FiniteRandomizer", FiniteRandomizer, dict(matrix=[[0.75, 0.25], [0.25, 0.75]]), {"matrix": "vector"}),
     ("KRR.clone_decomposition", KR.clone_decomposition, dict(x0=0, x1=1), {"x0": "int", "x1": "int"}),
     # ------------------------------------------------------------------ literature
-    ("fmt2021_closed_form_delta", lit.fmt2021_closed_form_delta, dict(eps=0.5378, eps0=4.0, n=100_000),
-     {"eps": "real", "eps0": "real", "n": "int_bounded"}),
-    ("fmt2021_closed_form_log_delta", lit.fmt2021_closed_form_log_delta, dict(eps=0.5, eps0=2.0, n=10**8),
-     {"eps": "real", "eps0": "real", "n": "int_bounded"}),
-    ("fmt2021_closed_form_epsilon", lit.fmt2021_closed_form_epsilon, dict(eps0=4.0, n=100_000, delta=1e-6),
-     {"eps0": "real", "n": "int_bounded", "delta": "real"}),
-    ("fmt2023_krr_closed_form_delta", lit.fmt2023_krr_closed_form_delta, dict(eps=0.4099, eps0=4.0, n=100_000),
-     {"eps": "real", "eps0": "real", "n": "int_bounded"}),
-    ("fmt2023_krr_closed_form_log_delta", lit.fmt2023_krr_closed_form_log_delta, dict(eps=0.5, eps0=2.0, n=10**8),
-     {"eps": "real", "eps0": "real", "n": "int_bounded"}),
-    ("fmt2023_krr_closed_form_epsilon", lit.fmt2023_krr_closed_form_epsilon, dict(eps0=4.0, n=100_000, delta=1e-6),
-     {"eps0": "real", "n": "int_bounded", "delta": "real"}),
-    ("fmt2021_clone_delta", lit.fmt2021_clone_delta, dict(eps=0.5, eps0=2.0, n=1000),
-     {"eps": "real", "eps0": "real", "n": "int_bounded", "max_work": "max_work"}),
-    ("fmt2021_clone_log_delta", lit.fmt2021_clone_log_delta, dict(eps=0.5, eps0=2.0, n=1000),
-     {"eps": "real", "eps0": "real", "n": "int_bounded", "max_work": "max_work"}),
-    ("fmt2023_krr_clone_delta", lit.fmt2023_krr_clone_delta, dict(eps=0.5, eps0=2.0, n=1000),
-     {"eps": "real", "eps0": "real", "n": "int_bounded", "max_work": "max_work"}),
-    ("clone_pair_delta", lit.clone_pair_delta, dict(eps=0.5, eps0=2.0, n=1000, clone_prob=0.1),
-     {"eps": "real", "eps0": "real", "n": "int_bounded", "clone_prob": "real", "rel_slack": "real",
-      "max_work": "max_work"}),
-    ("balle2019_krr_delta", lit.balle2019_krr_delta, dict(eps=0.1825, k=10, eps0=2.0, n=100_000),
-     {"eps": "real", "k": "int_bounded", "eps0": "real", "n": "int_bounded"}),
-    ("balle2019_krr_epsilon", lit.balle2019_krr_epsilon, dict(k=10, eps0=2.0, n=100_000, delta=1e-6),
-     {"k": "int_bounded", "eps0": "real", "n": "int_bounded", "delta": "real"}),
-    ("balle2019_hoeffding_delta", lit.balle2019_hoeffding_delta, dict(eps=0.2, k=10, eps0=2.0, n=100_000),
-     {"eps": "real", "k": "int_bounded", "eps0": "real", "n": "int_bounded"}),
-    ("balle2019_bennett_log_delta", lit.balle2019_bennett_log_delta, dict(eps=0.2, k=10, eps0=2.0, n=100_000),
-     {"eps": "real", "k": "int_bounded", "eps0": "real", "n": "int_bounded"}),
-    ("erlingsson2019_delta", lit.erlingsson2019_delta, dict(eps=0.111508, eps0=0.25, n=10_000),
-     {"eps": "real", "eps0": "real", "n": "int_bounded"}),
-    ("erlingsson2019_epsilon", lit.erlingsson2019_epsilon, dict(eps0=0.25, n=10_000, delta=1e-6),
-     {"eps0": "real", "n": "int_bounded", "delta": "real"}),
-    ("biswas_as_printed_delta", lit.biswas_as_printed_delta, dict(eps=0.5, n=100, n_x0=80, k=10, eps0=2.0),
-     {"eps": "real", "n": "int_bounded", "n_x0": "int", "k": "int_bounded", "eps0": "real",
-      "max_work": "max_work"}),
-    ("biswas_table2_feldman_simplified_delta", lit.biswas_table2_feldman_simplified_delta,
-     dict(eps=0.3, eps0=0.49, n=100), {"eps": "real", "eps0": "real", "n": "int_bounded"}),
+    (
+        "fmt2021_closed_form_delta",
+        lit.fmt2021_closed_form_delta,
+        dict(eps=0.5378, eps0=4.0, n=100_000),
+        {"eps": "real", "eps0": "real", "n": "int_bounded"},
+    ),
+    (
+        "fmt2021_closed_form_log_delta",
+        lit.fmt2021_closed_form_log_delta,
+        dict(eps=0.5, eps0=2.0, n=10**8),
+        {"eps": "real", "eps0": "real", "n": "int_bounded"},
+    ),
+    (
+        "fmt2021_closed_form_epsilon",
+        lit.fmt2021_closed_form_epsilon,
+        dict(eps0=4.0, n=100_000, delta=1e-6),
+        {"eps0": "real", "n": "int_bounded", "delta": "real"},
+    ),
+    (
+        "fmt2023_krr_closed_form_delta",
+        lit.fmt2023_krr_closed_form_delta,
+        dict(eps=0.4099, eps0=4.0, n=100_000),
+        {"eps": "real", "eps0": "real", "n": "int_bounded"},
+    ),
+    (
+        "fmt2023_krr_closed_form_log_delta",
+        lit.fmt2023_krr_closed_form_log_delta,
+        dict(eps=0.5, eps0=2.0, n=10**8),
+        {"eps": "real", "eps0": "real", "n": "int_bounded"},
+    ),
+    (
+        "fmt2023_krr_closed_form_epsilon",
+        lit.fmt2023_krr_closed_form_epsilon,
+        dict(eps0=4.0, n=100_000, delta=1e-6),
+        {"eps0": "real", "n": "int_bounded", "delta": "real"},
+    ),
+    (
+        "fmt2021_clone_delta",
+        lit.fmt2021_clone_delta,
+        dict(eps=0.5, eps0=2.0, n=1000),
+        {"eps": "real", "eps0": "real", "n": "int_bounded", "max_work": "max_work"},
+    ),
+    (
+        "fmt2021_clone_log_delta",
+        lit.fmt2021_clone_log_delta,
+        dict(eps=0.5, eps0=2.0, n=1000),
+        {"eps": "real", "eps0": "real", "n": "int_bounded", "max_work": "max_work"},
+    ),
+    (
+        "fmt2023_krr_clone_delta",
+        lit.fmt2023_krr_clone_delta,
+        dict(eps=0.5, eps0=2.0, n=1000),
+        {"eps": "real", "eps0": "real", "n": "int_bounded", "max_work": "max_work"},
+    ),
+    (
+        "clone_pair_delta",
+        lit.clone_pair_delta,
+        dict(eps=0.5, eps0=2.0, n=1000, clone_prob=0.1),
+        {
+            "eps": "real",
+            "eps0": "real",
+            "n": "int_bounded",
+            "clone_prob": "real",
+            "rel_slack": "real",
+            "max_work": "max_work",
+        },
+    ),
+    (
+        "balle2019_krr_delta",
+        lit.balle2019_krr_delta,
+        dict(eps=0.1825, k=10, eps0=2.0, n=100_000),
+        {"eps": "real", "k": "int_bounded", "eps0": "real", "n": "int_bounded"},
+    ),
+    (
+        "balle2019_krr_epsilon",
+        lit.balle2019_krr_epsilon,
+        dict(k=10, eps0=2.0, n=100_000, delta=1e-6),
+        {"k": "int_bounded", "eps0": "real", "n": "int_bounded", "delta": "real"},
+    ),
+    (
+        "balle2019_hoeffding_delta",
+        lit.balle2019_hoeffding_delta,
+        dict(eps=0.2, k=10, eps0=2.0, n=100_000),
+        {"eps": "real", "k": "int_bounded", "eps0": "real", "n": "int_bounded"},
+    ),
+    (
+        "balle2019_bennett_log_delta",
+        lit.balle2019_bennett_log_delta,
+        dict(eps=0.2, k=10, eps0=2.0, n=100_000),
+        {"eps": "real", "k": "int_bounded", "eps0": "real", "n": "int_bounded"},
+    ),
+    (
+        "erlingsson2019_delta",
+        lit.erlingsson2019_delta,
+        dict(eps=0.111508, eps0=0.25, n=10_000),
+        {"eps": "real", "eps0": "real", "n": "int_bounded"},
+    ),
+    (
+        "erlingsson2019_epsilon",
+        lit.erlingsson2019_epsilon,
+        dict(eps0=0.25, n=10_000, delta=1e-6),
+        {"eps0": "real", "n": "int_bounded", "delta": "real"},
+    ),
+    (
+        "biswas_as_printed_delta",
+        lit.biswas_as_printed_delta,
+        dict(eps=0.5, n=100, n_x0=80, k=10, eps0=2.0),
+        {
+            "eps": "real",
+            "n": "int_bounded",
+            "n_x0": "int",
+            "k": "int_bounded",
+            "eps0": "real",
+            "max_work": "max_work",
+        },
+    ),
+    (
+        "biswas_table2_feldman_simplified_delta",
+        lit.biswas_table2_feldman_simplified_delta,
+        dict(eps=0.3, eps0=0.49, n=100),
+        {"eps": "real", "eps0": "real", "n": "int_bounded"},
+    ),
     ("krr_clone_probability", lit.krr_clone_probability, dict(eps0=1.0), {"eps0": "real"}),
     # ------------------------------------------------------------------ QIF
     ("krr_keep_probability", qif.krr_keep_probability, dict(k=3, eps0=1.0), {"k": "int", "eps0": "real"}),
     ("prior_vulnerability", qif.prior_vulnerability, dict(k=3), {"k": "int"}),
     ("krr_vulnerability", qif.krr_vulnerability, dict(k=3, p=0.5), {"k": "int", "p": "real"}),
     ("shuffle_vulnerability", qif.shuffle_vulnerability, dict(n=20, k=3), {"n": "int", "k": "int"}),
-    ("krr_shuffle_vulnerability", qif.krr_shuffle_vulnerability, dict(n=20, k=3, p=0.6),
-     {"n": "int", "k": "int", "p": "real"}),
-    ("expected_max_load", qif.expected_max_load, dict(n=10, k=3),
-     {"n": "int_bounded", "k": "int_bounded", "tol": "real", "max_work": "max_work"}),
-    ("shuffle_vulnerability_exact", qif.shuffle_vulnerability_exact, dict(n=6, k=3),
-     {"n": "int", "k": "int", "max_work": "max_work"}),
-    ("krr_shuffle_vulnerability_exact", qif.krr_shuffle_vulnerability_exact, dict(n=6, k=3, p=0.5),
-     {"n": "int", "k": "int", "p": "real", "max_work": "max_work"}),
+    (
+        "krr_shuffle_vulnerability",
+        qif.krr_shuffle_vulnerability,
+        dict(n=20, k=3, p=0.6),
+        {"n": "int", "k": "int", "p": "real"},
+    ),
+    (
+        "expected_max_load",
+        qif.expected_max_load,
+        dict(n=10, k=3),
+        {"n": "int_bounded", "k": "int_bounded", "tol": "real", "max_work": "max_work"},
+    ),
+    (
+        "shuffle_vulnerability_exact",
+        qif.shuffle_vulnerability_exact,
+        dict(n=6, k=3),
+        {"n": "int", "k": "int", "max_work": "max_work"},
+    ),
+    (
+        "krr_shuffle_vulnerability_exact",
+        qif.krr_shuffle_vulnerability_exact,
+        dict(n=6, k=3, p=0.5),
+        {"n": "int", "k": "int", "p": "real", "max_work": "max_work"},
+    ),
     ("histograms", qif.histograms, dict(n=3, k=2), {"n": "int", "k": "int", "max_work": "max_work"}),
     ("datasets", qif.datasets, dict(n=2, k=2), {"n": "int", "k": "int"}),
-    ("krr_channel", qif.krr_channel, dict(n=2, k=2, p=0.75), {"n": "int", "k": "int", "p": "real", "exact": "flag"}),
+    (
+        "krr_channel",
+        qif.krr_channel,
+        dict(n=2, k=2, p=0.75),
+        {"n": "int", "k": "int", "p": "real", "exact": "flag"},
+    ),
     ("shuffle_channel", qif.shuffle_channel, dict(n=2, k=2), {"n": "int", "k": "int", "exact": "flag"}),
     ("uniform_prior", qif.uniform_prior, dict(size=4), {"size": "int_bounded", "exact": "flag"}),
     ("identity_gain", qif.identity_gain, dict(size=4), {"size": "int_bounded"}),
     ("prior_bayes_vulnerability", qif.prior_bayes_vulnerability, dict(prior=[0.2, 0.8]), {"prior": "vector"}),
-    ("equivalent", qif.equivalent, dict(first=[[1.0, 0.0], [0.0, 1.0]], second=[[0.0, 1.0], [1.0, 0.0]]),
-     {"first": "vector", "second": "vector", "rtol": "real"}),
-    ("refines", qif.refines, dict(first=[[1.0, 0.0], [0.0, 1.0]], second=[[0.5, 0.5], [0.5, 0.5]]),
-     {"first": "vector", "second": "vector", "atol": "real"}),
-    ("cascade", qif.cascade, dict(first=[[1.0, 0.0], [0.0, 1.0]], second=[[0.5, 0.5], [0.5, 0.5]]),
-     {"first": "vector", "second": "vector"}),
-    ("reduce_channel", qif.reduce_channel, dict(channel=[[0.5, 0.5], [0.5, 0.5]]),
-     {"channel": "vector", "rtol": "real"}),
+    (
+        "equivalent",
+        qif.equivalent,
+        dict(first=[[1.0, 0.0], [0.0, 1.0]], second=[[0.0, 1.0], [1.0, 0.0]]),
+        {"first": "vector", "second": "vector", "rtol": "real"},
+    ),
+    (
+        "refines",
+        qif.refines,
+        dict(first=[[1.0, 0.0], [0.0, 1.0]], second=[[0.5, 0.5], [0.5, 0.5]]),
+        {"first": "vector", "second": "vector", "atol": "real"},
+    ),
+    (
+        "cascade",
+        qif.cascade,
+        dict(first=[[1.0, 0.0], [0.0, 1.0]], second=[[0.5, 0.5], [0.5, 0.5]]),
+        {"first": "vector", "second": "vector"},
+    ),
+    (
+        "reduce_channel",
+        qif.reduce_channel,
+        dict(channel=[[0.5, 0.5], [0.5, 0.5]]),
+        {"channel": "vector", "rtol": "real"},
+    ),
     # ------------------------------------------------------------------ re-identification
     ("clone_bound", reid.clone_bound, dict(eps=1.0, n=10), {"eps": "real_inf_ok", "n": "int"}),
-    ("success_probability", reid.success_probability, dict(P=[0.75, 0.25], Q=[0.25, 0.75], n=3),
-     {"P": "vector", "Q": "vector", "n": "int"}),
-    ("total_variation", reid.total_variation, dict(P=[0.75, 0.25], Q=[0.25, 0.75]), {"P": "vector", "Q": "vector"}),
+    (
+        "success_probability",
+        reid.success_probability,
+        dict(P=[0.75, 0.25], Q=[0.25, 0.75], n=3),
+        {"P": "vector", "Q": "vector", "n": "int"},
+    ),
+    (
+        "total_variation",
+        reid.total_variation,
+        dict(P=[0.75, 0.25], Q=[0.25, 0.75]),
+        {"P": "vector", "Q": "vector"},
+    ),
     ("ReidentificationRisk", reid.ReidentificationRisk, dict(randomizer=FR, n=3), {"n": "int"}),
-    ("ReidentificationRisk.exact_worst_case", reid.ReidentificationRisk(FR, 3).exact_worst_case, dict(x1=0),
-     {"x1": "int", "max_work": "max_work"}),
+    (
+        "ReidentificationRisk.exact_worst_case",
+        reid.ReidentificationRisk(FR, 3).exact_worst_case,
+        dict(x1=0),
+        {"x1": "int", "max_work": "max_work"},
+    ),
     # ------------------------------------------------------------------ d_sigma
-    ("sample_mallows", dsigma.sample_mallows, dict(n=4, theta=1.0, size=2, rng=1),
-     {"n": "int", "theta": "real_inf_ok", "size": "int", "max_work": "max_work", "distance": "choice"}),
+    (
+        "sample_mallows",
+        dsigma.sample_mallows,
+        dict(n=4, theta=1.0, size=2, rng=1),
+        {"n": "int", "theta": "real_inf_ok", "size": "int", "max_work": "max_work", "distance": "choice"},
+    ),
     ("kendall_distance", dsigma.kendall_distance, dict(perm=[2, 0, 1]), {"perm": "perm"}),
     ("hamming_distance", dsigma.hamming_distance, dict(perm=[2, 0, 1]), {"perm": "perm"}),
     ("inverse_order", dsigma.inverse_order, dict(order=[2, 0, 1]), {"order": "perm"}),
     ("width", dsigma.width, dict(groups=GROUPS, order=[0, 2, 1]), {"groups": "groups", "order": "perm"}),
     ("validate_groups", dsigma.validate_groups, dict(groups=GROUPS), {"groups": "groups"}),
-    ("hamming_preservation_delta", dsigma.hamming_preservation_delta, dict(n=7, subset_size=4, eta=0.6, theta=0.5),
-     {"n": "int", "subset_size": "int", "eta": "real", "theta": "real_inf_ok", "max_work": "max_work"}),
-    ("hamming_preservation_log_delta", dsigma.hamming_preservation_log_delta,
-     dict(n=7, subset_size=4, eta=0.6, theta=0.5),
-     {"n": "int", "subset_size": "int", "eta": "real", "theta": "real_inf_ok", "max_work": "max_work"}),
-    ("kendall_log_normalizer", dsigma.kendall_log_normalizer, dict(n=5, theta=0.5), {"n": "int", "theta": "real_inf_ok"}),
-    ("hamming_log_normalizer", dsigma.hamming_log_normalizer, dict(n=5, theta=0.5), {"n": "int", "theta": "real_inf_ok"}),
-    ("preservation_k", dsigma.preservation_k, dict(subset_size=4, eta=0.6), {"subset_size": "int", "eta": "real"}),
-    ("theta_for_alpha", dsigma.theta_for_alpha, dict(alpha=1.0, sensitivity=2), {"alpha": "real_inf_ok", "sensitivity": "int"}),
+    (
+        "hamming_preservation_delta",
+        dsigma.hamming_preservation_delta,
+        dict(n=7, subset_size=4, eta=0.6, theta=0.5),
+        {"n": "int", "subset_size": "int", "eta": "real", "theta": "real_inf_ok", "max_work": "max_work"},
+    ),
+    (
+        "hamming_preservation_log_delta",
+        dsigma.hamming_preservation_log_delta,
+        dict(n=7, subset_size=4, eta=0.6, theta=0.5),
+        {"n": "int", "subset_size": "int", "eta": "real", "theta": "real_inf_ok", "max_work": "max_work"},
+    ),
+    (
+        "kendall_log_normalizer",
+        dsigma.kendall_log_normalizer,
+        dict(n=5, theta=0.5),
+        {"n": "int", "theta": "real_inf_ok"},
+    ),
+    (
+        "hamming_log_normalizer",
+        dsigma.hamming_log_normalizer,
+        dict(n=5, theta=0.5),
+        {"n": "int", "theta": "real_inf_ok"},
+    ),
+    (
+        "preservation_k",
+        dsigma.preservation_k,
+        dict(subset_size=4, eta=0.6),
+        {"subset_size": "int", "eta": "real"},
+    ),
+    (
+        "theta_for_alpha",
+        dsigma.theta_for_alpha,
+        dict(alpha=1.0, sensitivity=2),
+        {"alpha": "real_inf_ok", "sensitivity": "int"},
+    ),
 ]
 
 #: (row id, param) -> reprs of values of the kind that are valid there (documented defaults).
@@ -287,10 +470,22 @@ BUDGET = [
     ("histograms(3, 23)", lambda mw: qif.histograms(3, 23, max_work=mw)),
     ("histograms(3, 2**52)", lambda mw: qif.histograms(3, 2**52, max_work=mw)),
     ("shuffle_vulnerability_exact k=1e9", lambda mw: qif.shuffle_vulnerability_exact(60, 10**9, max_work=mw)),
-    ("krr_shuffle_vulnerability_exact", lambda mw: qif.krr_shuffle_vulnerability_exact(10, 3, 0.5, max_work=mw)),
-    ("exact_worst_case n=36", lambda mw: reid.ReidentificationRisk(KRR(3, 1.0), 36).exact_worst_case(max_work=mw)),
-    ("sample_mallows size=10**300", lambda mw: dsigma.sample_mallows(3, 1.0, size=10**300, rng=1, max_work=mw)),
-    ("hamming_preservation n=1e6", lambda mw: dsigma.hamming_preservation_delta(10**6, 5 * 10**5, 0.5, 1.0, max_work=mw)),
+    (
+        "krr_shuffle_vulnerability_exact",
+        lambda mw: qif.krr_shuffle_vulnerability_exact(10, 3, 0.5, max_work=mw),
+    ),
+    (
+        "exact_worst_case n=36",
+        lambda mw: reid.ReidentificationRisk(KRR(3, 1.0), 36).exact_worst_case(max_work=mw),
+    ),
+    (
+        "sample_mallows size=10**300",
+        lambda mw: dsigma.sample_mallows(3, 1.0, size=10**300, rng=1, max_work=mw),
+    ),
+    (
+        "hamming_preservation n=1e6",
+        lambda mw: dsigma.hamming_preservation_delta(10**6, 5 * 10**5, 0.5, 1.0, max_work=mw),
+    ),
     ("fmt2021_clone n=1e12", lambda mw: lit.fmt2021_clone_delta(0.001, 0.01, 10**12, max_work=mw)),
     ("fmt2023_clone_epsilon", lambda mw: lit.fmt2023_krr_clone_epsilon(1.0, 10**5, 1e-6, max_work=mw)),
     ("clone_pair_epsilon", lambda mw: lit.clone_pair_epsilon(1.0, 10**5, 1e-6, 0.5, max_work=mw)),
@@ -310,7 +505,9 @@ def test_work_budget_refuses_before_working(thunk):
     [
         pytest.param(lambda: qif.histograms(3, 2**52), id="histograms k=2**52"),
         pytest.param(lambda: qif.shuffle_vulnerability_exact(80, 10**9), id="exact n=80 k=1e9"),
-        pytest.param(lambda: reid.ReidentificationRisk(KRR(3, 1.0), 36).exact_worst_case(), id="worst case n=36"),
+        pytest.param(
+            lambda: reid.ReidentificationRisk(KRR(3, 1.0), 36).exact_worst_case(), id="worst case n=36"
+        ),
         pytest.param(lambda: dsigma.sample_mallows(3, 1.0, size=10**300, rng=1), id="mallows size=1e300"),
         pytest.param(lambda: lit.fmt2021_clone_delta(0.001, 0.01, 10**12), id="clone n=1e12"),
         pytest.param(lambda: qif.shuffle_vulnerability(10**12, 3), id="V[S] n=1e12"),
@@ -371,10 +568,12 @@ def test_delta_upper_bounds_do_not_underflow_to_zero():
     assert lit.fmt2021_closed_form_delta(2.0, 1.0, 10**4) == 0.0
 
 
-_EPS = st.one_of(st.sampled_from([0.0, 5e-324, 1e-300, 1e-8, 0.5, 5.0, 30.0, 700.0, 1e300]),
-                 st.floats(0.0, 50.0))
-_EPS0 = st.one_of(st.sampled_from([5e-324, 1e-300, 1e-8, 0.25, 1.0, 4.0, 30.0, 709.0, 800.0, 1e300]),
-                  st.floats(1e-6, 40.0))
+_EPS = st.one_of(
+    st.sampled_from([0.0, 5e-324, 1e-300, 1e-8, 0.5, 5.0, 30.0, 700.0, 1e300]), st.floats(0.0, 50.0)
+)
+_EPS0 = st.one_of(
+    st.sampled_from([5e-324, 1e-300, 1e-8, 0.25, 1.0, 4.0, 30.0, 709.0, 800.0, 1e300]), st.floats(1e-6, 40.0)
+)
 _N = st.one_of(st.sampled_from([2, 3, 1000, 10**9, 2**53]), st.integers(2, 10**7))
 _K = st.one_of(st.sampled_from([2, 3, 2**53]), st.integers(2, 1000))
 
@@ -420,7 +619,11 @@ def test_literature_deltas_finite_in_range_and_monotone(name, e, k, e0, n, bump)
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(e0=_EPS0, n=_N, delta=st.sampled_from([5e-324, 1e-300, 1e-12, 1e-6, 0.001, 0.5]))
 def test_closed_form_epsilons_in_zero_eps0(e0, n, delta):
-    for fn in (lit.fmt2021_closed_form_epsilon, lit.fmt2023_krr_closed_form_epsilon, lit.erlingsson2019_epsilon):
+    for fn in (
+        lit.fmt2021_closed_form_epsilon,
+        lit.fmt2023_krr_closed_form_epsilon,
+        lit.erlingsson2019_epsilon,
+    ):
         try:
             eps = fn(e0, n, delta)
         except lit.BoundNotApplicable:

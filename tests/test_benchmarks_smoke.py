@@ -32,7 +32,9 @@ NO_SMOKE_YET: set[str] = set()
 def test_every_benchmark_is_covered():
     scripts = {p.name for p in BENCH.glob("bench_*.py")}
     assert set(SMOKE) <= scripts
-    assert scripts - set(SMOKE) <= NO_SMOKE_YET, f"benchmark without a smoke run: {scripts - set(SMOKE) - NO_SMOKE_YET}"
+    assert scripts - set(SMOKE) <= NO_SMOKE_YET, (
+        f"benchmark without a smoke run: {scripts - set(SMOKE) - NO_SMOKE_YET}"
+    )
     for name in NO_SMOKE_YET & scripts:
         assert "--smoke" not in (BENCH / name).read_text(), f"{name} has --smoke now: add it to SMOKE"
 

@@ -59,7 +59,14 @@ def mp_blanket_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
 
 @pytest.mark.parametrize(
     "eps, k, eps0, n",
-    [(0.5, 4, 1.0, 7), (0.1, 3, 2.0, 9), (0.0, 5, 1.5, 6), (0.3, 2, 1.0, 8), (0.2, 10, 2.0, 10), (0.9, 3, 1.0, 2)],
+    [
+        (0.5, 4, 1.0, 7),
+        (0.1, 3, 2.0, 9),
+        (0.0, 5, 1.5, 6),
+        (0.3, 2, 1.0, 8),
+        (0.2, 10, 2.0, 10),
+        (0.9, 3, 1.0, 2),
+    ],
 )
 def test_bracket_contains_bruteforce(eps, k, eps0, n):
     bf = blanket_log_delta_bruteforce(eps, k, eps0, n)
@@ -155,8 +162,12 @@ def test_billion_users():
     assert float(up9) < float(lo8)  # more users, smaller delta (certified on both sides)
     # never above the literature bounds that hold for shuffled k-RR at the same point
     d9 = float(np.exp(up9))
-    for bound in (fmt2023_krr_clone_delta, fmt2021_clone_delta, fmt2023_krr_closed_form_delta,
-                  fmt2021_closed_form_delta):
+    for bound in (
+        fmt2023_krr_clone_delta,
+        fmt2021_clone_delta,
+        fmt2023_krr_closed_form_delta,
+        fmt2021_closed_form_delta,
+    ):
         assert d9 <= bound(eps, eps0, 10**9)
     for bound in (balle2019_krr_delta, balle2019_hoeffding_delta, balle2019_bennett_delta):
         assert d9 <= bound(eps, k, eps0, 10**9)

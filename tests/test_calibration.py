@@ -46,7 +46,9 @@ def test_single_round_epsilon_zero_when_delta_large():
 # ----- calibrate_eps0 ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("k, n, epsilon, delta", [(2, 100, 0.5, 1e-4), (3, 60, 1.0, 1e-5), (4, 30, 0.8, 1e-3)])
+@pytest.mark.parametrize(
+    "k, n, epsilon, delta", [(2, 100, 0.5, 1e-4), (3, 60, 1.0, 1e-5), (4, 30, 0.8, 1e-3)]
+)
 def test_calibrate_eps0_single_round_certified_and_maximal(k, n, epsilon, delta):
     e0 = calibrate_eps0(k, n, epsilon, delta)
     assert e0 >= epsilon  # never worse than the pure-DP choice eps0 = epsilon
@@ -82,7 +84,9 @@ def test_calibrate_eps0_unbounded_target_raises():
 # ----- min_users --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("k, eps0, epsilon, delta", [(2, 1.0, 0.3, 1e-3), (2, 2.0, 0.8, 1e-5), (3, 1.0, 0.5, 1e-3)])
+@pytest.mark.parametrize(
+    "k, eps0, epsilon, delta", [(2, 1.0, 0.3, 1e-3), (2, 2.0, 0.8, 1e-5), (3, 1.0, 0.5, 1e-3)]
+)
 def test_min_users_single_round_is_exact(k, eps0, epsilon, delta):
     n = min_users(k, eps0, epsilon, delta)
     assert n > 1
@@ -111,15 +115,33 @@ def test_min_users_cap(monkeypatch):
 # ----- bad inputs -------------------------------------------------------------------------------
 
 BAD = [
-    ("k", 1), ("k", 2.5), ("k", True), ("k", float("nan")),
-    ("epsilon", 0.0), ("epsilon", -1.0), ("epsilon", float("nan")), ("epsilon", float("inf")), ("epsilon", True),
-    ("delta", 0.0), ("delta", 1.0), ("delta", 2.0), ("delta", float("nan")), ("delta", False),
-    ("rounds", 0), ("rounds", 1.5), ("rounds", True), ("rounds", -2),
-    ("value_discretization_interval", 0.0), ("value_discretization_interval", float("nan")),
+    ("k", 1),
+    ("k", 2.5),
+    ("k", True),
+    ("k", float("nan")),
+    ("epsilon", 0.0),
+    ("epsilon", -1.0),
+    ("epsilon", float("nan")),
+    ("epsilon", float("inf")),
+    ("epsilon", True),
+    ("delta", 0.0),
+    ("delta", 1.0),
+    ("delta", 2.0),
+    ("delta", float("nan")),
+    ("delta", False),
+    ("rounds", 0),
+    ("rounds", 1.5),
+    ("rounds", True),
+    ("rounds", -2),
+    ("value_discretization_interval", 0.0),
+    ("value_discretization_interval", float("nan")),
 ]
 
 
-@pytest.mark.parametrize("name, value", BAD + [("n", 0), ("n", 3.5), ("n", True), ("n", float("inf")), ("rtol", 0.0), ("rtol", 0.5)])
+@pytest.mark.parametrize(
+    "name, value",
+    BAD + [("n", 0), ("n", 3.5), ("n", True), ("n", float("inf")), ("rtol", 0.0), ("rtol", 0.5)],
+)
 def test_calibrate_eps0_rejects_bad_inputs(name, value):
     kwargs = dict(k=2, n=20, epsilon=0.5, delta=1e-4)
     kwargs[name] = value
@@ -127,7 +149,10 @@ def test_calibrate_eps0_rejects_bad_inputs(name, value):
         calibrate_eps0(**kwargs)
 
 
-@pytest.mark.parametrize("name, value", BAD + [("eps0", 0.0), ("eps0", -1.0), ("eps0", float("nan")), ("eps0", float("inf")), ("eps0", True)])
+@pytest.mark.parametrize(
+    "name, value",
+    BAD + [("eps0", 0.0), ("eps0", -1.0), ("eps0", float("nan")), ("eps0", float("inf")), ("eps0", True)],
+)
 def test_min_users_rejects_bad_inputs(name, value):
     kwargs = dict(k=2, eps0=1.0, epsilon=0.5, delta=1e-4)
     kwargs[name] = value

@@ -45,7 +45,10 @@ def test_report_calibrates_single_round_by_default(capsys):
 def test_report_calibrates_composition_with_target(capsys):
     from shuffle_accounting.shuffled_krr.calibration import calibrate_eps0, min_users
 
-    assert main(["report", "--k", "2", "--n", "40", "--eps0", "1.0", "--rounds", "2", "--target-eps", "1.5"]) == 0
+    assert (
+        main(["report", "--k", "2", "--n", "40", "--eps0", "1.0", "--rounds", "2", "--target-eps", "1.5"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "largest eps0, 2 rounds" in out and "fewest users n, 2 rounds" in out
     # the printed values are the library's
@@ -213,8 +216,23 @@ def test_report_formats_hold_the_same_content(capsys, tmp_path):
 
 
 def test_report_whatif_grid_in_csv(capsys):
-    assert main(["report", "--k", "3", "--n", "50", "--skip", "literature,reidentification,qif,lower",
-                 "--format", "csv", "--whatif"]) == 0
+    assert (
+        main(
+            [
+                "report",
+                "--k",
+                "3",
+                "--n",
+                "50",
+                "--skip",
+                "literature,reidentification,qif,lower",
+                "--format",
+                "csv",
+                "--whatif",
+            ]
+        )
+        == 0
+    )
     rows = list(_csv.DictReader(_io.StringIO(capsys.readouterr().out)))
     grid = [r for r in rows if r["section"] == "whatif"]
     eps_rows = [r for r in grid if r["label"] == "certified epsilon" and r["eps0"] == "2.0"]
@@ -227,14 +245,31 @@ def test_report_whatif_grid_in_csv(capsys):
 
 
 def test_report_skip_lower(capsys):
-    assert main(["report", *_FAST, "--skip", "lower,calibration,accuracy,literature,reidentification,qif"]) == 0
+    assert (
+        main(["report", *_FAST, "--skip", "lower,calibration,accuracy,literature,reidentification,qif"]) == 0
+    )
     out = capsys.readouterr().out
     assert "exhibited eps (lower bound)  skipped" in out and "Calibration" not in out
 
 
 def test_report_plot_svg_and_whatif(tmp_path, capsys):
     out = tmp_path / "curves.svg"
-    assert main(["report", "--k", "3", "--n", "30", "--skip", "literature,reidentification,qif", "--plot", str(out)]) == 0
+    assert (
+        main(
+            [
+                "report",
+                "--k",
+                "3",
+                "--n",
+                "30",
+                "--skip",
+                "literature,reidentification,qif",
+                "--plot",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert out.read_text().lstrip().startswith("<?xml")
     assert (tmp_path / "curves-whatif.svg").stat().st_size > 0
     assert "curves-whatif.svg" in capsys.readouterr().out

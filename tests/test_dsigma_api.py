@@ -55,15 +55,19 @@ def test_haversine_groups_match_direct_formula():
     r = 1500.0
     groups = groups_from_points(pts, r, metric="haversine")
     lat, lon = np.radians(pts[:, 0]), np.radians(pts[:, 1])
-    h = (np.sin((lat[:, None] - lat[None]) / 2) ** 2
-         + np.cos(lat[:, None]) * np.cos(lat[None]) * np.sin((lon[:, None] - lon[None]) / 2) ** 2)
+    h = (
+        np.sin((lat[:, None] - lat[None]) / 2) ** 2
+        + np.cos(lat[:, None]) * np.cos(lat[None]) * np.sin((lon[:, None] - lon[None]) / 2) ** 2
+    )
     dist = 2 * 6371.0088 * np.arcsin(np.sqrt(h))
     for i, g in enumerate(groups):
         assert g.tolist() == np.flatnonzero(dist[i] <= r).tolist()
     # London-Paris is about 344 km
     lp = groups_from_points([[51.5074, -0.1278], [48.8566, 2.3522]], 350, metric="haversine")
     assert lp[0].tolist() == [0, 1]
-    assert groups_from_points([[51.5074, -0.1278], [48.8566, 2.3522]], 330, metric="haversine")[0].tolist() == [0]
+    assert groups_from_points([[51.5074, -0.1278], [48.8566, 2.3522]], 330, metric="haversine")[
+        0
+    ].tolist() == [0]
 
 
 def test_graph_groups_match_floyd():
@@ -103,13 +107,17 @@ def test_nearest_groups_and_large_n_sparse():
     # the vectorised per-group values equal the module docstring's formula evaluated directly
     # (loop over the positions spanned by the group), on the largest groups and a random sample
     pos = inverse_order(order)
-    check = set(np.argsort(per_group)[-20:].tolist()) | set(np.random.default_rng(5).choice(20_000, 200).tolist())
+    check = set(np.argsort(per_group)[-20:].tolist()) | set(
+        np.random.default_rng(5).choice(20_000, 200).tolist()
+    )
     for i in check:
         p = sorted(pos[groups[i]].tolist())
         m = len(p)
         members = set(p)
         direct = m * (m - 1) // 2 + 2 * sum(
-            min(sum(q < f for q in p), sum(q > f for q in p)) for f in range(p[0], p[-1] + 1) if f not in members
+            min(sum(q < f for q in p), sum(q > f for q in p))
+            for f in range(p[0], p[-1] + 1)
+            if f not in members
         )
         assert per_group[i] == direct, i
     # a group of m >= 2 users has at least C(m, 2) inversions; the paper's width bound is above
@@ -148,6 +156,7 @@ def test_theta_rounding_is_safe():
         for sens in (1, 3, 7, 13, 99991):
             th = theta_for_alpha(alpha, sens)
             from fractions import Fraction
+
             assert Fraction(th) * sens <= Fraction(alpha)
             assert th >= alpha / sens * (1 - 1e-15)
 
@@ -197,8 +206,17 @@ def _brute_force_delta(n, l, eta, theta, k=None):
     return float(num / den)
 
 
-@pytest.mark.parametrize("n,l,eta,theta", [(7, 4, 0.6, 0.5), (6, 3, 0.5, 1.0), (6, 2, 1.0, 0.1),
-                                           (5, 5, 0.2, 0.3), (7, 3, 0.0, 2.0), (6, 4, 0.75, 0.0)])
+@pytest.mark.parametrize(
+    "n,l,eta,theta",
+    [
+        (7, 4, 0.6, 0.5),
+        (6, 3, 0.5, 1.0),
+        (6, 2, 1.0, 0.1),
+        (5, 5, 0.2, 0.3),
+        (7, 3, 0.0, 2.0),
+        (6, 4, 0.75, 0.0),
+    ],
+)
 def test_hamming_preservation_vs_brute_force(n, l, eta, theta):
     exact = _brute_force_delta(n, l, eta, theta)
     got = hamming_preservation_delta(n, l, eta, theta)
@@ -248,8 +266,9 @@ def test_cli_subcommand(tmp_path, capsys):
     assert args.func(args) == 0
     out = capsys.readouterr().out
     assert "sensitivity Delta (exact)" in out and "Thm 4.2" in out
-    args = parser.parse_args(["dsigma", "--points", str(f), "--nearest", "5", "--alpha", "4",
-                              "--distance", "hamming"])
+    args = parser.parse_args(
+        ["dsigma", "--points", str(f), "--nearest", "5", "--alpha", "4", "--distance", "hamming"]
+    )
     assert args.func(args) == 0
     assert "preservation" in capsys.readouterr().out
     with pytest.raises(ParameterError, match="points"):

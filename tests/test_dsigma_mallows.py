@@ -54,8 +54,14 @@ def _counts(samples, perms):
 
 @pytest.mark.parametrize(
     "n,theta,dist,draws",
-    [(4, 0.7, "kendall", 6000), (5, 0.3, "kendall", 8000), (6, 1.2, "kendall", 6000),
-     (4, 0.5, "hamming", 6000), (5, 1.0, "hamming", 8000), (6, 0.8, "hamming", 6000)],
+    [
+        (4, 0.7, "kendall", 6000),
+        (5, 0.3, "kendall", 8000),
+        (6, 1.2, "kendall", 6000),
+        (4, 0.5, "hamming", 6000),
+        (5, 1.0, "hamming", 8000),
+        (6, 0.8, "hamming", 6000),
+    ],
 )
 def test_sampler_matches_exact_pmf_chi_square(n, theta, dist, draws):
     perms, pmf = _exact_pmf(n, theta, dist)
@@ -174,7 +180,8 @@ def test_extremes_and_shapes():
     assert sorted(big.tolist()) == list(range(20000))
     # mean inversions ~ n / (e^theta - 1)
     assert abs(kendall_distance(big) - kendall_distance_mean(20000, 2.0)) < 6 * math.sqrt(
-        kendall_distance_variance(20000, 2.0))
+        kendall_distance_variance(20000, 2.0)
+    )
     h = sample_mallows(5000, 0.2, distance="hamming", rng=4)
     assert sorted(h.tolist()) == list(range(5000))
     assert sample_mallows(4, 1.0, size=2, rng=0).shape == (2, 4)
@@ -212,7 +219,7 @@ def test_discrete_fallback_agrees_with_float_path():
     cdf /= cdf[-1]
     for h in range(2, 6):
         u = int(cdf[h] * 2.0**64) - 3  # just below a boundary: fast path may refuse
-        got = M._resolve_lazy(u, 64, 6, lambda prec: (lambda j: mpmath.mpf(float(cdf[j]))), M._Bits(0))
+        got = M._resolve_lazy(u, 64, 6, lambda prec: lambda j: mpmath.mpf(float(cdf[j])), M._Bits(0))
         assert got == h
 
 

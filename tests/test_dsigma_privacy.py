@@ -23,8 +23,16 @@ from shuffle_accounting.dsigma import (
 # App. A.10 of "Privacy Implications of Shuffling": n = 8, G5 = {5,2,3,8,4}, G8 = {8,3,5},
 # G4 = {4,5,7}; the figure's remaining edges are reconstructed as 1-2, 3-6 (1-based), which is
 # the unique-up-to-symmetry completion giving the printed BFS order and widths.
-A10_ONE_BASED = {1: [1, 2], 2: [2, 5, 1], 3: [3, 5, 8, 6], 4: [4, 5, 7], 5: [5, 2, 3, 8, 4],
-                 6: [6, 3], 7: [7, 4], 8: [8, 3, 5]}
+A10_ONE_BASED = {
+    1: [1, 2],
+    2: [2, 5, 1],
+    3: [3, 5, 8, 6],
+    4: [4, 5, 7],
+    5: [5, 2, 3, 8, 4],
+    6: [6, 3],
+    7: [7, 4],
+    8: [8, 3, 5],
+}
 A10 = [[v - 1 for v in A10_ONE_BASED[i]] for i in range(1, 9)]
 
 

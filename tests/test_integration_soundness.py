@@ -79,7 +79,9 @@ def test_epsilon_lower_le_certified(k, eps0, n):
     assert m.gap(1e-6) >= 1.0
 
 
-@pytest.mark.parametrize("k, eps0, n", [(3, 1.0, 10_000), (10, 2.0, 10_000), (4, 0.4, 50_000), (10, 4.0, 100_000)])
+@pytest.mark.parametrize(
+    "k, eps0, n", [(3, 1.0, 10_000), (10, 2.0, 10_000), (4, 0.4, 50_000), (10, 4.0, 100_000)]
+)
 @pytest.mark.parametrize("delta", [1e-6, 1e-9])
 def test_certified_le_every_valid_literature_bound(k, eps0, n, delta):
     ours = ShuffledKRR(k, eps0, n).epsilon(delta)

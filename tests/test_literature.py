@@ -96,8 +96,10 @@ def _count_pmfs(n, nx0, k, eps0):
                 out[i + j] += x * y
         return out
 
-    base = conv([mp.binomial(nx0, r) * p**r * (1 - p) ** (nx0 - r) for r in range(nx0 + 1)],
-                [mp.binomial(m_other, r) * pb**r * (1 - pb) ** (m_other - r) for r in range(m_other + 1)])
+    base = conv(
+        [mp.binomial(nx0, r) * p**r * (1 - p) ** (nx0 - r) for r in range(nx0 + 1)],
+        [mp.binomial(m_other, r) * pb**r * (1 - pb) ** (m_other - r) for r in range(m_other + 1)],
+    )
     P = conv(base, [1 - p, p])
     Q = conv(base, [1 - pb, pb])
     return P, Q
@@ -121,8 +123,20 @@ def test_biswas_table2_our_delta_n100():
 
 TABLE_II_N100 = {
     biswas_table2_erlingsson_simplified_delta: ["0.999", "0.97", "0.89", "0.77", "0.62"],
-    biswas_table2_balle_simplified_delta: ["0.996", "0.68", "0.22", "0.03", None],  # 2.2E-3 printed, 2.47e-3 computed
-    biswas_table2_feldman_simplified_delta: ["0.984", "0.2", "1.78E-3", "6.58E-7", "1.02E-11"]  # printed "6.580E-7": 6.5845e-7 to 3 digits,
+    biswas_table2_balle_simplified_delta: [
+        "0.996",
+        "0.68",
+        "0.22",
+        "0.03",
+        None,
+    ],  # 2.2E-3 printed, 2.47e-3 computed
+    biswas_table2_feldman_simplified_delta: [
+        "0.984",
+        "0.2",
+        "1.78E-3",
+        "6.58E-7",
+        "1.02E-11",
+    ],  # printed "6.580E-7": 6.5845e-7 to 3 digits,
 }
 
 
@@ -163,7 +177,15 @@ def _clone_brute(eps, eps0, n, q):
     return float(dpq), float(dqp)
 
 
-@pytest.mark.parametrize("eps,eps0,n,q", [(0.2, 1.0, 7, math.exp(-1.0)), (0.5, 2.0, 12, 0.3), (0.05, 0.5, 20, 0.9), (1.0, 3.0, 30, 2 / (math.e**3 + 1))])
+@pytest.mark.parametrize(
+    "eps,eps0,n,q",
+    [
+        (0.2, 1.0, 7, math.exp(-1.0)),
+        (0.5, 2.0, 12, 0.3),
+        (0.05, 0.5, 20, 0.9),
+        (1.0, 3.0, 30, 2 / (math.e**3 + 1)),
+    ],
+)
 def test_clone_pair_exact_against_enumeration(eps, eps0, n, q):
     dpq, dqp = _clone_brute(eps, eps0, n, q)
     assert abs(dpq - dqp) <= 1e-12 * max(dpq, 1e-300)  # symmetric pair
@@ -181,7 +203,9 @@ def test_clone_delta_zero_at_eps0_and_monotone():
     assert fmt2021_clone_delta(0.3, 1.5, 2000) <= fmt2021_clone_delta(0.3, 2.0, 2000)
 
 
-@pytest.mark.parametrize("eps0,n,delta", [(1.0, 10_000, 1e-6), (2.0, 50_000, 1e-8), (4.0, 100_000, 1e-6), (0.5, 2_000, 1e-4)])
+@pytest.mark.parametrize(
+    "eps0,n,delta", [(1.0, 10_000, 1e-6), (2.0, 50_000, 1e-8), (4.0, 100_000, 1e-6), (0.5, 2_000, 1e-4)]
+)
 def test_closed_forms_dominate_numerical(eps0, n, delta):
     assert fmt2021_closed_form_epsilon(eps0, n, delta) >= fmt2021_clone_epsilon(eps0, n, delta)
     assert fmt2023_krr_closed_form_epsilon(eps0, n, delta) >= fmt2023_krr_clone_epsilon(eps0, n, delta)
@@ -234,7 +258,9 @@ def _blanket_l_moments_brute(eps, k, eps0):
     p = E / (E + k - 1)
     pb = 1 / (E + k - 1)
     ee = math.exp(eps)
-    vals = [k * (float(p) - ee * float(pb)), k * (float(pb) - ee * float(p))] + [k * float(pb) * (1 - ee)] * (k - 2)
+    vals = [k * (float(p) - ee * float(pb)), k * (float(pb) - ee * float(p))] + [k * float(pb) * (1 - ee)] * (
+        k - 2
+    )
     return vals
 
 

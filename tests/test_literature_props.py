@@ -80,9 +80,18 @@ EPSILONS = {
     "balle_krr": (balle2019_krr_epsilon, balle2019_krr_delta),
     "hoeffding": (balle2019_hoeffding_epsilon, balle2019_hoeffding_delta),
     "bennett": (balle2019_bennett_epsilon, balle2019_bennett_delta),
-    "fmt21_closed": (lambda k, e0, n, d: fmt2021_closed_form_epsilon(e0, n, d), lambda e, k, e0, n: fmt2021_closed_form_delta(e, e0, n)),
-    "fmt21_clone": (lambda k, e0, n, d: fmt2021_clone_epsilon(e0, n, d), lambda e, k, e0, n: fmt2021_clone_delta(e, e0, n)),
-    "fmt23_clone": (lambda k, e0, n, d: fmt2023_krr_clone_epsilon(e0, n, d), lambda e, k, e0, n: fmt2023_krr_clone_delta(e, e0, n)),
+    "fmt21_closed": (
+        lambda k, e0, n, d: fmt2021_closed_form_epsilon(e0, n, d),
+        lambda e, k, e0, n: fmt2021_closed_form_delta(e, e0, n),
+    ),
+    "fmt21_clone": (
+        lambda k, e0, n, d: fmt2021_clone_epsilon(e0, n, d),
+        lambda e, k, e0, n: fmt2021_clone_delta(e, e0, n),
+    ),
+    "fmt23_clone": (
+        lambda k, e0, n, d: fmt2023_krr_clone_epsilon(e0, n, d),
+        lambda e, k, e0, n: fmt2023_krr_clone_delta(e, e0, n),
+    ),
 }
 
 
@@ -140,7 +149,9 @@ def _f_exact(eps, eps0, c):
     return sum(max(k1 * B[b] - k2 * B[b + 1], 0) for b in range(c + 1))
 
 
-@pytest.mark.parametrize("eps,eps0,c", [(0.1, 1.0, 0), (0.1, 1.0, 1), (0.3, 2.0, 57), (0.01, 0.5, 400), (1.5, 3.0, 1000)])
+@pytest.mark.parametrize(
+    "eps,eps0,c", [(0.1, 1.0, 0), (0.1, 1.0, 1), (0.3, 2.0, 57), (0.01, 0.5, 400), (1.5, 3.0, 1000)]
+)
 def test_log_f_is_tight_upper_bound(eps, eps0, c):
     exact = _f_exact(eps, eps0, c)
     got = engine.ClonePair(eps0, 10, 0.5).log_f(eps, np.array([float(c)]))[0]
@@ -149,7 +160,9 @@ def test_log_f_is_tight_upper_bound(eps, eps0, c):
 
 def test_gammaln_allowance_covers_true_error():
     # the engine assumes |gammaln(x+1) - log x!| <= 64 ulps relative (absolute below 1)
-    xs = np.array([0, 1, 2, 3, 5, 12, 13, 999, 1000, 1001, 12345, 99_999, 10**6 + 7, 3 * 10**7, 10**9], dtype=float)
+    xs = np.array(
+        [0, 1, 2, 3, 5, 12, 13, 999, 1000, 1001, 12345, 99_999, 10**6 + 7, 3 * 10**7, 10**9], dtype=float
+    )
     v, err = engine._lgf(xs)
     mp.mp.dps = 50
     for x, vi, ei in zip(xs, v, err):
@@ -167,11 +180,21 @@ def test_blocks_agree_with_full_sum(monkeypatch):
 
 
 def test_log_delta_variants_consistent_and_below_1e300():
-    assert math.exp(fmt2021_clone_log_delta(0.3, 2.0, 20_000)) == pytest.approx(fmt2021_clone_delta(0.3, 2.0, 20_000), rel=1e-12)
-    assert math.exp(fmt2023_krr_clone_log_delta(0.3, 2.0, 20_000)) == pytest.approx(fmt2023_krr_clone_delta(0.3, 2.0, 20_000), rel=1e-12)
-    assert math.exp(balle2019_krr_log_delta(0.2, 10, 2.0, 100_000)) == pytest.approx(balle2019_krr_delta(0.2, 10, 2.0, 100_000), rel=1e-9)
-    assert math.exp(balle2019_bennett_log_delta(0.2, 10, 2.0, 100_000)) == pytest.approx(balle2019_bennett_delta(0.2, 10, 2.0, 100_000), rel=1e-9)
-    assert math.exp(erlingsson2019_log_delta(0.1, 0.25, 10_000)) == pytest.approx(erlingsson2019_delta(0.1, 0.25, 10_000), rel=1e-9)
+    assert math.exp(fmt2021_clone_log_delta(0.3, 2.0, 20_000)) == pytest.approx(
+        fmt2021_clone_delta(0.3, 2.0, 20_000), rel=1e-12
+    )
+    assert math.exp(fmt2023_krr_clone_log_delta(0.3, 2.0, 20_000)) == pytest.approx(
+        fmt2023_krr_clone_delta(0.3, 2.0, 20_000), rel=1e-12
+    )
+    assert math.exp(balle2019_krr_log_delta(0.2, 10, 2.0, 100_000)) == pytest.approx(
+        balle2019_krr_delta(0.2, 10, 2.0, 100_000), rel=1e-9
+    )
+    assert math.exp(balle2019_bennett_log_delta(0.2, 10, 2.0, 100_000)) == pytest.approx(
+        balle2019_bennett_delta(0.2, 10, 2.0, 100_000), rel=1e-9
+    )
+    assert math.exp(erlingsson2019_log_delta(0.1, 0.25, 10_000)) == pytest.approx(
+        erlingsson2019_delta(0.1, 0.25, 10_000), rel=1e-9
+    )
     tiny = [
         fmt2021_clone_log_delta(0.9, 1.0, 100_000),
         fmt2023_krr_clone_log_delta(0.9, 1.0, 100_000),

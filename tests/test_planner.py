@@ -66,7 +66,9 @@ def test_script_reproduces_the_numbers():
     eps = ShuffledKRR(3, 1.0, 200).epsilon(1e-6)
     assert f"certified epsilon (upper bound): {eps!r}" in proc.stdout
     assert f"exhibited epsilon (lower bound): {lower_epsilon(1e-6, 3, 1.0, 200)!r}" in proc.stdout
-    assert "rounds = 3, 200, 1e-06, 2" in script({**SMALL, "rounds": "2"}).replace("k, n, delta, rounds = ", "rounds = ")
+    assert "rounds = 3, 200, 1e-06, 2" in script({**SMALL, "rounds": "2"}).replace(
+        "k, n, delta, rounds = ", "rounds = "
+    )
 
 
 def test_serve_refuses_a_busy_port():
@@ -103,7 +105,8 @@ def server():
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "shuffle_accounting.cli", "serve", "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -194,10 +197,21 @@ def page(server):
     port = _free_port()
     profile = tempfile.mkdtemp(prefix="planner-chromium-")
     proc = subprocess.Popen(
-        [binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-         "--no-first-run", "--no-default-browser-check", f"--remote-debugging-port={port}",
-         "--remote-debugging-address=127.0.0.1", f"--user-data-dir={profile}", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            binary,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--no-default-browser-check",
+            f"--remote-debugging-port={port}",
+            "--remote-debugging-address=127.0.0.1",
+            f"--user-data-dir={profile}",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         targets = None
@@ -229,10 +243,14 @@ def page(server):
 
 
 def _ready(cdp: _Cdp, previous: str | None = None) -> str:
-    cond = ("document.getElementById('status') && document.getElementById('status').textContent === 'ready'"
-            " && document.getElementById('certified').getAttribute('data-value')")
+    cond = (
+        "document.getElementById('status') && document.getElementById('status').textContent === 'ready'"
+        " && document.getElementById('certified').getAttribute('data-value')"
+    )
     if previous is not None:
-        cond += f" !== {json.dumps(previous)} && document.getElementById('certified').getAttribute('data-value')"
+        cond += (
+            f" !== {json.dumps(previous)} && document.getElementById('certified').getAttribute('data-value')"
+        )
     return cdp.wait(f"({cond})")
 
 
@@ -263,9 +281,14 @@ def test_browser_shows_the_library_epsilon(page):
 def test_browser_shows_errors(page):
     _ready(page)
     _set(page, n="abc")
-    msg = page.wait("document.getElementById('error').classList.contains('on') && document.getElementById('error').textContent")
+    msg = page.wait(
+        "document.getElementById('error').classList.contains('on') && document.getElementById('error').textContent"
+    )
     assert msg == "n must be a number, got 'abc'"
     _set(page, n="300")
-    page.wait("!document.getElementById('error').classList.contains('on') && document.getElementById('status').textContent === 'ready'")
+    page.wait(
+        "!document.getElementById('error').classList.contains('on') && document.getElementById('status').textContent === 'ready'"
+    )
     assert float(page.js("document.getElementById('certified').getAttribute('data-value')")) == ShuffledKRR(
-        4, 1.5, 300).epsilon(1e-5)
+        4, 1.5, 300
+    ).epsilon(1e-5)

@@ -56,7 +56,9 @@ def test_g_vulnerability_with_identity_gain_is_bayes():
     c /= c.sum(axis=1, keepdims=True)
     pi = rng.random(4)
     pi /= pi.sum()
-    assert posterior_g_vulnerability(pi, c, identity_gain(4)) == pytest.approx(posterior_bayes_vulnerability(pi, c))
+    assert posterior_g_vulnerability(pi, c, identity_gain(4)) == pytest.approx(
+        posterior_bayes_vulnerability(pi, c)
+    )
     assert prior_g_vulnerability(pi, identity_gain(4)) == pytest.approx(prior_bayes_vulnerability(pi))
 
 

@@ -60,7 +60,7 @@ def test_subset_knowledge_equals_explicit_channel(n, k):
     ds = datasets(n, k)
     for unknown in range(n):
         known = (1,) * (n - 1 - unknown)
-        pi = np.array([1.0 if x[1 + unknown:] == known else 0.0 for x in ds])
+        pi = np.array([1.0 if x[1 + unknown :] == known else 0.0 for x in ds])
         pi /= pi.sum()
         counts = [0] * k
         counts[1] = n - 1 - unknown
@@ -88,9 +88,7 @@ def test_property_shuffle_never_worse_than_local(a, b, p):
 def test_property_average_informed_at_least_uninformed(m, p):
     # Knowing the others can only help on average (convexity of Bayes vulnerability):
     # E_{others ~ uniform}[V_ABO] >= V_uninformed.
-    avg = sum(
-        math.comb(m, a) / 2**m * all_but_one_vulnerability(p, [a, m - a]) for a in range(m + 1)
-    )
+    avg = sum(math.comb(m, a) / 2**m * all_but_one_vulnerability(p, [a, m - a]) for a in range(m + 1))
     assert avg >= krr_shuffle_vulnerability(m + 1, 2, p) - 1e-12
 
 

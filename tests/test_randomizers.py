@@ -92,7 +92,13 @@ def test_finite_randomizer():
 
 @pytest.mark.parametrize(
     "bad",
-    [[[1.0, 0.0]], [[0.5, 0.6], [0.5, 0.5]], [[-0.5, 1.5], [0.5, 0.5]], [[math.nan, 1.0], [0.5, 0.5]], [0.5, 0.5]],
+    [
+        [[1.0, 0.0]],
+        [[0.5, 0.6], [0.5, 0.5]],
+        [[-0.5, 1.5], [0.5, 0.5]],
+        [[math.nan, 1.0], [0.5, 0.5]],
+        [0.5, 0.5],
+    ],
 )
 def test_finite_randomizer_bad(bad):
     with pytest.raises(ParameterError, match="^matrix must"):

@@ -136,11 +136,15 @@ def test_windowed_large_k_path_matches_full_sum(monkeypatch, n, k):
 def test_corollary_1_equal_distributions():
     for n in (1, 2, 7, 10**6):
         for k in (1, min(n, 3)):
-            assert success_probability([0.2, 0.3, 0.5], [0.2, 0.3, 0.5], n, k) == pytest.approx(k / n, rel=1e-12)
+            assert success_probability([0.2, 0.3, 0.5], [0.2, 0.3, 0.5], n, k) == pytest.approx(
+                k / n, rel=1e-12
+            )
 
 
 def test_all_guesses_always_win():
-    assert success_probability([0.1, 0.6, 0.3], [0.5, 0.0, 0.5], 7, guesses=7) == pytest.approx(1.0, abs=1e-14)
+    assert success_probability([0.1, 0.6, 0.3], [0.5, 0.0, 0.5], 7, guesses=7) == pytest.approx(
+        1.0, abs=1e-14
+    )
 
 
 @pytest.mark.parametrize("p", [0.0, 0.1, 0.5, 0.9, 1.0])

@@ -99,7 +99,10 @@ def test_blanket_equals_theorem_7_binomial_mixture():
     for n in (1, 2, 7, 30):
         for x1 in range(3):
             psi = sum(
-                math.comb(n - 1, m) * alpha**m * (1 - alpha) ** (n - 1 - m) * success_probability(fr.matrix[x1], qb, m + 1)
+                math.comb(n - 1, m)
+                * alpha**m
+                * (1 - alpha) ** (n - 1 - m)
+                * success_probability(fr.matrix[x1], qb, m + 1)
                 for m in range(n)
             )
             assert ReidentificationRisk(fr, n).bound(x1) == pytest.approx(psi, rel=2e-9)
@@ -138,7 +141,9 @@ def test_clone_bound_formula():
         assert clone_bound(eps, n) == pytest.approx(expected, rel=2e-9)
         assert clone_bound(eps, n) >= expected
         assert clone_bound(eps, n) <= math.exp(eps) / n * (1 + 2e-9)
-        assert ReidentificationRisk(KRR(3, eps), n).bound(method="clone") == pytest.approx(clone_bound(eps, n))
+        assert ReidentificationRisk(KRR(3, eps), n).bound(method="clone") == pytest.approx(
+            clone_bound(eps, n)
+        )
     assert clone_bound(math.inf, 5) == 1.0
     assert clone_bound(0.0, 4) == pytest.approx(0.25)
 
@@ -149,7 +154,9 @@ def test_example_vi2_limit(p):
     for r in (KRR(2, math.log(3)), FiniteRandomizer([[0.75, 0.25], [0.25, 0.75]])):
         risk = ReidentificationRisk(r, 10)
         assert risk.limit([p, 1 - p]) == pytest.approx(max(1 + 2 * p, 3 - 2 * p), rel=1e-12)
-        assert risk.multiplicative_advantage([p, 1 - p], "limit") == pytest.approx(max(1 + 2 * p, 3 - 2 * p), rel=1e-8)
+        assert risk.multiplicative_advantage([p, 1 - p], "limit") == pytest.approx(
+            max(1 + 2 * p, 3 - 2 * p), rel=1e-8
+        )
 
 
 def test_theorem_10_limit_and_convergence():

@@ -69,8 +69,14 @@ def test_annotate_parses_intervals_and_inequalities():
 
 
 def test_json_has_no_nan_and_round_trips_the_numbers():
-    sec = [ReportSection("A", (("x", "inf", ""), ("y", "0.1", "")),
-                         (ReportValue(float("inf"), "upper"), ReportValue(0.1, "exact")), "a")]
+    sec = [
+        ReportSection(
+            "A",
+            (("x", "inf", ""), ("y", "0.1", "")),
+            (ReportValue(float("inf"), "upper"), ReportValue(0.1, "exact")),
+            "a",
+        )
+    ]
     doc = json.loads(to_json(DEP, sec))
     rows = doc["sections"][0]["rows"]
     assert rows[0]["value"] is None and rows[0]["bound"] == "none" and rows[0]["text"] == "inf"

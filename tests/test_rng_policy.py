@@ -77,34 +77,56 @@ def _counts_session():
 #: canonical name (defining module + qualified name) -> callable of ``rng`` exercising it.
 CASES = {
     "shuffle_accounting._rng.check_rng": lambda rng: check_rng(rng),
-    "shuffle_accounting.runtime.randomizer.KRRRandomizer.randomize_codes": lambda rng: _krr().randomize_codes([0, 1, 2], rng=rng),
-    "shuffle_accounting.runtime.randomizer.KRRRandomizer.randomize": lambda rng: _krr().randomize([0, 1, 2], rng=rng),
-    "shuffle_accounting.runtime.shuffler.Shuffler.shuffle": lambda rng: __import__("shuffle_accounting.runtime", fromlist=["Shuffler"])
-    .Shuffler(2).shuffle([1, 2, 3], rng=rng),
+    "shuffle_accounting.runtime.randomizer.KRRRandomizer.randomize_codes": lambda rng: _krr().randomize_codes(
+        [0, 1, 2], rng=rng
+    ),
+    "shuffle_accounting.runtime.randomizer.KRRRandomizer.randomize": lambda rng: _krr().randomize(
+        [0, 1, 2], rng=rng
+    ),
+    "shuffle_accounting.runtime.shuffler.Shuffler.shuffle": lambda rng: (
+        __import__("shuffle_accounting.runtime", fromlist=["Shuffler"])
+        .Shuffler(2)
+        .shuffle([1, 2, 3], rng=rng)
+    ),
     "shuffle_accounting.runtime.session.CollectionSession": _session,
     "shuffle_accounting.runtime.baseline.gaussian_histogram": lambda rng: __import__(
         "shuffle_accounting.runtime", fromlist=["gaussian_histogram"]
     ).gaussian_histogram([10, 5], 1.0, 1e-6, rng=rng),
     "shuffle_accounting.runtime.simulation.simulate": _simulate,
-    "shuffle_accounting.dsigma.mallows.sample_mallows": lambda rng: __import__("shuffle_accounting.dsigma", fromlist=["x"]).sample_mallows(
-        5, 1.0, rng=rng
+    "shuffle_accounting.dsigma.mallows.sample_mallows": lambda rng: __import__(
+        "shuffle_accounting.dsigma", fromlist=["x"]
+    ).sample_mallows(5, 1.0, rng=rng),
+    "shuffle_accounting.dsigma.mechanism.MallowsShuffler.permutation": lambda rng: _mallows().permutation(
+        rng=rng
     ),
-    "shuffle_accounting.dsigma.mechanism.MallowsShuffler.permutation": lambda rng: _mallows().permutation(rng=rng),
-    "shuffle_accounting.dsigma.mechanism.MallowsShuffler.shuffle": lambda rng: _mallows().shuffle([1, 2], rng=rng),
+    "shuffle_accounting.dsigma.mechanism.MallowsShuffler.shuffle": lambda rng: _mallows().shuffle(
+        [1, 2], rng=rng
+    ),
     "shuffle_accounting.dsigma.utility.kendall_preservation_delta_mc": lambda rng: __import__(
         "shuffle_accounting.dsigma.utility", fromlist=["x"]
     ).kendall_preservation_delta_mc(10, [1, 2, 3], 0.5, 1.0, trials=5, rng=rng),
     "shuffle_accounting.adapters._common.ShuffledCollection.release": _collection,
     "shuffle_accounting.runtime.counts.simulation_entropy": lambda rng: __import__(
-        "shuffle_accounting.runtime.counts", fromlist=["x"]).simulation_entropy(rng),
+        "shuffle_accounting.runtime.counts", fromlist=["x"]
+    ).simulation_entropy(rng),
     "shuffle_accounting.runtime.counts.collect_partitions": lambda rng: __import__(
-        "shuffle_accounting.runtime.counts", fromlist=["x"]).collect_partitions(_counts_session(), [[0, 1]], rng=rng),
-    "shuffle_accounting.runtime.dask.collect": _rng_only(lambda rng: __import__(
-        "shuffle_accounting.runtime.dask", fromlist=["x"]).collect(_counts_session(), [1, 2], rng=rng)),
-    "shuffle_accounting.runtime.dask.uniform_shuffle": _rng_only(lambda rng: __import__(
-        "shuffle_accounting.runtime.dask", fromlist=["x"]).uniform_shuffle([1, 2], rng=rng)),
-    "shuffle_accounting.runtime.spark.collect": _rng_only(lambda rng: __import__(
-        "shuffle_accounting.runtime.spark", fromlist=["x"]).collect(_counts_session(), [1, 2], rng=rng)),
+        "shuffle_accounting.runtime.counts", fromlist=["x"]
+    ).collect_partitions(_counts_session(), [[0, 1]], rng=rng),
+    "shuffle_accounting.runtime.dask.collect": _rng_only(
+        lambda rng: __import__("shuffle_accounting.runtime.dask", fromlist=["x"]).collect(
+            _counts_session(), [1, 2], rng=rng
+        )
+    ),
+    "shuffle_accounting.runtime.dask.uniform_shuffle": _rng_only(
+        lambda rng: __import__("shuffle_accounting.runtime.dask", fromlist=["x"]).uniform_shuffle(
+            [1, 2], rng=rng
+        )
+    ),
+    "shuffle_accounting.runtime.spark.collect": _rng_only(
+        lambda rng: __import__("shuffle_accounting.runtime.spark", fromlist=["x"]).collect(
+            _counts_session(), [1, 2], rng=rng
+        )
+    ),
 }
 
 #: Rows that do not follow the policy yet and live outside the runtime branch (strict xfail: the
@@ -120,8 +142,20 @@ OTHER_CONVENTIONS = {
     "shuffle_accounting.adapters.diffprivlib",
 }
 
-BAD = [True, False, np.bool_(True), 1.0, 1.5, float("nan"), "0", b"1", -1, [1], np.random.RandomState(0),
-       np.random.PCG64(0)]
+BAD = [
+    True,
+    False,
+    np.bool_(True),
+    1.0,
+    1.5,
+    float("nan"),
+    "0",
+    b"1",
+    -1,
+    [1],
+    np.random.RandomState(0),
+    np.random.PCG64(0),
+]
 
 
 def _mark(name):
@@ -153,8 +187,15 @@ def test_generators_warn(name):
         CASES[name](np.random.default_rng(1))
 
 
-@pytest.mark.parametrize("bad", BAD, ids=lambda v: f"{type(v).__name__}:{v}" if np.ndim(v) == 0 and
-                         not hasattr(v, "random_raw") and not hasattr(v, "randint") else type(v).__name__)
+@pytest.mark.parametrize(
+    "bad",
+    BAD,
+    ids=lambda v: (
+        f"{type(v).__name__}:{v}"
+        if np.ndim(v) == 0 and not hasattr(v, "random_raw") and not hasattr(v, "randint")
+        else type(v).__name__
+    ),
+)
 @pytest.mark.parametrize("name", NAMES)
 def test_everything_else_raises(name, bad):
     with warnings.catch_warnings():
@@ -188,15 +229,20 @@ def _public_rng_callables():
                 obj = getattr(mod, attr)
                 members = [(attr, obj)]
                 if inspect.isclass(obj):
-                    members += [(f"{attr}.{m}", f) for m, f in vars(obj).items()
-                                if callable(f) and not m.startswith("_")]
+                    members += [
+                        (f"{attr}.{m}", f)
+                        for m, f in vars(obj).items()
+                        if callable(f) and not m.startswith("_")
+                    ]
                 for qual, fn in members:
                     try:
                         params = inspect.signature(fn).parameters
                     except (TypeError, ValueError):
                         continue
                     if "rng" in params or "random_state" in params:
-                        home = obj.__module__ if inspect.isclass(obj) else getattr(fn, "__module__", info.name)
+                        home = (
+                            obj.__module__ if inspect.isclass(obj) else getattr(fn, "__module__", info.name)
+                        )
                         found.add(f"{home}.{qual}")
     return found
 

@@ -32,12 +32,17 @@ def test_estimator_is_unbiased_within_4_standard_errors():
     pi = truth_counts / truth_counts.sum()
     gen = np.random.default_rng(2024)
     est = np.array(
-        [estimate_frequencies(histogram(r.randomize_codes(codes, rng=gen), 5), 5, r.effective_eps0) for _ in range(400)]
+        [
+            estimate_frequencies(histogram(r.randomize_codes(codes, rng=gen), 5), 5, r.effective_eps0)
+            for _ in range(400)
+        ]
     )
     se = est.std(axis=0, ddof=1) / math.sqrt(est.shape[0])
     assert np.all(np.abs(est.mean(axis=0) - pi) < 4 * se)
     # power: a visibly biased estimator (wrong eps0) fails the same check
-    wrong = np.array([estimate_frequencies(histogram(r.randomize_codes(codes, rng=gen), 5), 5, 1.3) for _ in range(100)])
+    wrong = np.array(
+        [estimate_frequencies(histogram(r.randomize_codes(codes, rng=gen), 5), 5, 1.3) for _ in range(100)]
+    )
     se_w = wrong.std(axis=0, ddof=1) / math.sqrt(wrong.shape[0])
     assert np.any(np.abs(wrong.mean(axis=0) - pi) > 4 * se_w)
 
@@ -106,7 +111,9 @@ def test_projection_rows_and_fixed_points():
     assert project_simplex([5.0]).tolist() == [1.0]
 
 
-@pytest.mark.parametrize("v", [[], [[]], np.zeros((2, 2, 2)), [1.0, float("nan")], [float("inf")], "ab", [True, False]])
+@pytest.mark.parametrize(
+    "v", [[], [[]], np.zeros((2, 2, 2)), [1.0, float("nan")], [float("inf")], "ab", [True, False]]
+)
 def test_projection_bad_input(v):
     with pytest.raises(ParameterError, match="v"):
         project_simplex(v)

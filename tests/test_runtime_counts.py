@@ -37,8 +37,9 @@ class Linear:
 
 def _session(**kw):
     kw.setdefault("rounds", 2)
-    return CollectionSession(["a", "b", "c"], 1.0, kw.pop("n_min", 10), 1e-6,
-                             accountant_factory=lambda: Linear(), **kw)
+    return CollectionSession(
+        ["a", "b", "c"], 1.0, kw.pop("n_min", 10), 1e-6, accountant_factory=lambda: Linear(), **kw
+    )
 
 
 PARTS = [["a", "b", "c", "a"] * 5, ["c"] * 7, [], ["b", "a"] * 9]
@@ -117,7 +118,9 @@ def test_over_budget_nothing_is_released():
     with pytest.raises(BudgetExceededError):
         collect_partitions(s, PARTS)
     assert len(s.releases) == 1
-    s = CollectionSession(["a", "b", "c"], 1.0, 10, 1e-6, epsilon_budget=0.05, accountant_factory=lambda: Linear())
+    s = CollectionSession(
+        ["a", "b", "c"], 1.0, 10, 1e-6, epsilon_budget=0.05, accountant_factory=lambda: Linear()
+    )
     with pytest.raises(BudgetExceededError):
         collect_partitions(s, PARTS)
     assert s.releases == ()

@@ -62,12 +62,15 @@ def test_distributed_equals_single_process_for_the_same_seed(client):
     rel = rdask.collect(_session(), _bag(PARTS), client=client, rng=2024)
     assert rel.simulated and rel.histogram.tolist() == ref.histogram.tolist()
     assert rel.n == N == int(rel.histogram.sum())
-    series = dd.from_delayed([dask.delayed(pd.Series)(p, dtype=object) for p in PARTS], meta=pd.Series([], dtype=object))
+    series = dd.from_delayed(
+        [dask.delayed(pd.Series)(p, dtype=object) for p in PARTS], meta=pd.Series([], dtype=object)
+    )
     rel2 = rdask.collect(_session(), series, client=client, rng=2024)
     assert rel2.histogram.tolist() == ref.histogram.tolist()
     frame = series.to_frame(name="city")
     assert rdask.collect(_session(), frame, column="city", client=client, rng=2024).histogram.tolist() == (
-        ref.histogram.tolist())
+        ref.histogram.tolist()
+    )
 
 
 def test_private_mode_counts_sum_to_the_reports(client):
@@ -97,7 +100,9 @@ def _load_once_failing(part, marker):
 def _flaky(parts, fail_keys, tmp_path):
     """Partitions whose loading fails the first time for each key in ``fail_keys``."""
     markers = {i: str(tmp_path / f"failed{i}") for i in fail_keys}
-    bag = db.from_delayed([dask.delayed(_load_once_failing, pure=False)(p, markers.get(i)) for i, p in enumerate(parts)])
+    bag = db.from_delayed(
+        [dask.delayed(_load_once_failing, pure=False)(p, markers.get(i)) for i, p in enumerate(parts)]
+    )
     return bag, lambda: {i for i, f in markers.items() if os.path.exists(f)}
 
 
@@ -136,8 +141,10 @@ def test_a_worker_killed_mid_collection_still_gives_the_exact_release(tmp_path):
     ref = collect_partitions(_session(), PARTS, rng=5)
     marker = str(tmp_path / "died")
     bag = db.from_delayed([dask.delayed(_die_once, pure=False)(p, marker) for p in PARTS])
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as c:
+    with (
+        LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        Client(cluster) as c,
+    ):
         rel = rdask.collect(_session(), bag, client=c, rng=5)
     assert os.path.exists(marker)
     assert rel.histogram.tolist() == ref.histogram.tolist() and rel.n == N
@@ -171,7 +178,9 @@ def test_bad_arguments(client):
     with pytest.raises(ParameterError, match="rng"):
         rdask.collect(s, _bag(PARTS), client=client, rng=True)
     with pytest.raises(ParameterError, match="histogram"):
-        rdask.collect(CollectionSession(CATS, 1.0, 1, 1e-6, rounds=1, output="sequence"), _bag(PARTS), client=client)
+        rdask.collect(
+            CollectionSession(CATS, 1.0, 1, 1e-6, rounds=1, output="sequence"), _bag(PARTS), client=client
+        )
 
 
 def test_missing_extra_says_how_to_install(monkeypatch):
@@ -190,7 +199,7 @@ def test_uniform_shuffle_is_a_uniform_permutation(rng, client):
     assert sorted(out.tolist()) == list(range(3 * m))
     pos = np.empty(3 * m, dtype=np.int64)
     pos[out] = np.arange(3 * m)
-    triples = np.stack([pos[:m], pos[m:2 * m], pos[2 * m:]], axis=1)
+    triples = np.stack([pos[:m], pos[m : 2 * m], pos[2 * m :]], axis=1)
     patterns = [tuple(np.argsort(t)) for t in triples]
     observed = np.array([patterns.count(p) for p in itertools.permutations(range(3))])
     chi2 = float(((observed - m / 6) ** 2 / (m / 6)).sum())

@@ -176,7 +176,11 @@ def test_encode_labels():
     e = r.encode_partial(np.array(["c", "zz", "a"]))
     assert e.codes.tolist() == [2, 0] and e.rejected[0].value == "zz"
     e = r.encode_partial(["a", [1], 3, b"a"])
-    assert [x.reason for x in e.rejected] == ["wrong type (list)", "wrong type (integer)", "wrong type (bytes)"]
+    assert [x.reason for x in e.rejected] == [
+        "wrong type (list)",
+        "wrong type (integer)",
+        "wrong type (bytes)",
+    ]
     with pytest.raises(ParameterError, match="values"):
         r.encode(["a", "q"])
     ints = KRRRandomizer([10, 20, 30], 1.0)
@@ -192,7 +196,8 @@ def test_encode_labels():
 
 
 @pytest.mark.parametrize(
-    "categories", [1, 0, -3, True, 2.5, "abc", b"ab", ["a"], ["a", "a"], [float("nan"), 1.0], [[1], [2]], None, {1, 2}]
+    "categories",
+    [1, 0, -3, True, 2.5, "abc", b"ab", ["a"], ["a", "a"], [float("nan"), 1.0], [[1], [2]], None, {1, 2}],
 )
 def test_bad_categories(categories):
     with pytest.raises(ParameterError, match="categories"):

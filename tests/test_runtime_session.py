@@ -61,8 +61,16 @@ class SpyShuffler(Shuffler):
 def test_never_releases_above_budget_and_checks_before_releasing():
     made = []
     spy = SpyShuffler(10)
-    s = CollectionSession(4, 1.0, n_min=10, delta=1e-6, epsilon_budget=1.0,
-                          shuffler=spy, accountant_factory=_factory(0.3, made), rng=0)
+    s = CollectionSession(
+        4,
+        1.0,
+        n_min=10,
+        delta=1e-6,
+        epsilon_budget=1.0,
+        shuffler=spy,
+        accountant_factory=_factory(0.3, made),
+        rng=0,
+    )
     for _ in range(3):
         s.submit(np.arange(12) % 4)
         rel = s.release()
@@ -85,7 +93,9 @@ def test_never_releases_above_budget_and_checks_before_releasing():
 
 def test_actual_batch_sizes_are_accounted():
     made = []
-    s = CollectionSession(3, 1.0, n_min=5, delta=1e-6, rounds=5, accountant_factory=_factory(0.1, made), rng=1)
+    s = CollectionSession(
+        3, 1.0, n_min=5, delta=1e-6, rounds=5, accountant_factory=_factory(0.1, made), rng=1
+    )
     for size in (5, 9, 5):
         s.submit([0] * size)
         s.release()
@@ -107,8 +117,9 @@ def test_rounds_limit():
 
 
 def test_nan_or_inf_epsilon_is_refused():
-    s = CollectionSession(3, 1.0, n_min=1, delta=1e-6, epsilon_budget=5.0,
-                          accountant_factory=_factory(float("nan")), rng=0)
+    s = CollectionSession(
+        3, 1.0, n_min=1, delta=1e-6, epsilon_budget=5.0, accountant_factory=_factory(float("nan")), rng=0
+    )
     s.submit([0])
     with pytest.raises(BudgetExceededError) as err:
         s.release()
@@ -136,12 +147,16 @@ def test_with_default_accountant_never_above_budget():
 
 
 def test_malformed_reports_rejected_valid_ones_kept():
-    s = CollectionSession(["a", "b", "c"], 1.0, n_min=4, delta=1e-6, rounds=1, accountant_factory=_factory(), rng=4)
+    s = CollectionSession(
+        ["a", "b", "c"], 1.0, n_min=4, delta=1e-6, rounds=1, accountant_factory=_factory(), rng=4
+    )
     with pytest.raises(MalformedReportsError, match="3 malformed") as err:
         s.submit(["a", "zz", "b", 7, "c", None, "a"])
     assert err.value.accepted == 4
     assert [(r.position, r.reason) for r in err.value.rejected] == [
-        (1, "unknown category"), (3, "wrong type (integer)"), (5, "wrong type (NoneType)")
+        (1, "unknown category"),
+        (3, "wrong type (integer)"),
+        (5, "wrong type (NoneType)"),
     ]
     assert s.pending == 4
     rel = s.release()
@@ -169,8 +184,9 @@ def test_small_batch_refused_and_kept():
 
 
 def test_sequence_output_is_a_permutation_of_the_randomized_reports():
-    s = CollectionSession(["x", "y"], 1.0, n_min=3, delta=1e-6, rounds=1, output="sequence",
-                          accountant_factory=_factory())
+    s = CollectionSession(
+        ["x", "y"], 1.0, n_min=3, delta=1e-6, rounds=1, output="sequence", accountant_factory=_factory()
+    )
     s.submit_randomized(["x", "y", "y", "x", "y"])
     rel = s.release()
     assert sorted(rel.reports.tolist()) == ["x", "x", "y", "y", "y"]
@@ -194,14 +210,18 @@ class DroppingShuffler:
 
 
 def test_custom_shufflers():
-    s = CollectionSession(3, 1.0, n_min=2, delta=1e-6, rounds=2, shuffler=ReversingShuffler(),
-                          accountant_factory=_factory())
+    s = CollectionSession(
+        3, 1.0, n_min=2, delta=1e-6, rounds=2, shuffler=ReversingShuffler(), accountant_factory=_factory()
+    )
     s.submit_randomized([0, 1, 1])
     assert s.release().histogram.tolist() == [1, 2, 0]
     with pytest.raises(ParameterError, match="shuffler"):
-        CollectionSession(3, 1.0, n_min=2, delta=1e-6, rounds=1, shuffler=ReversingShuffler(), output="sequence")
-    bad = CollectionSession(3, 1.0, n_min=2, delta=1e-6, rounds=1, shuffler=DroppingShuffler(),
-                            accountant_factory=_factory())
+        CollectionSession(
+            3, 1.0, n_min=2, delta=1e-6, rounds=1, shuffler=ReversingShuffler(), output="sequence"
+        )
+    bad = CollectionSession(
+        3, 1.0, n_min=2, delta=1e-6, rounds=1, shuffler=DroppingShuffler(), accountant_factory=_factory()
+    )
     bad.submit_randomized([0, 1, 2])
     with pytest.raises(RuntimeError, match="permutation"):
         bad.release()
@@ -257,7 +277,9 @@ def test_mallows_shuffler_plugs_into_a_session():
 
     groups = [[0, 1, 2], [0, 1, 2], [0, 1, 2], [3, 4, 5], [3, 4, 5], [3, 4, 5]]
     sh = MallowsShuffler(groups, alpha=2.0)
-    s = CollectionSession(3, 1.0, n_min=6, delta=1e-6, rounds=2, shuffler=sh, accountant_factory=_factory(), rng=5)
+    s = CollectionSession(
+        3, 1.0, n_min=6, delta=1e-6, rounds=2, shuffler=sh, accountant_factory=_factory(), rng=5
+    )
     codes = [0, 1, 2, 2, 1, 0]
     s.submit_randomized(codes)
     r = s.release()

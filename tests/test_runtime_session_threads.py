@@ -62,8 +62,15 @@ def _run_threads(targets, seconds):
 
 @pytest.mark.parametrize("limit", [{"rounds": 1}, {"epsilon_budget": 0.15}])
 def test_concurrent_releases_cannot_both_pass_the_budget_check(limit):
-    s = CollectionSession(3, 1.0, n_min=1, delta=1e-6, rng=None,
-                          accountant_factory=lambda: SlowLinearAccountant(0.1, sleep=0.005), **limit)
+    s = CollectionSession(
+        3,
+        1.0,
+        n_min=1,
+        delta=1e-6,
+        rng=None,
+        accountant_factory=lambda: SlowLinearAccountant(0.1, sleep=0.005),
+        **limit,
+    )
     s.submit_randomized([0, 1, 2] * 10)
     barrier = threading.Barrier(6)
     outcomes = []
@@ -90,8 +97,15 @@ def test_concurrent_releases_cannot_both_pass_the_budget_check(limit):
 def test_submitters_and_releasers_lose_nothing_and_release_nothing_twice():
     k = 4
     budget = 0.04  # 40 rounds at 0.001 each, then every release is refused
-    s = CollectionSession(k, 1.0, n_min=5, delta=1e-6, epsilon_budget=budget, rng=None,
-                          accountant_factory=lambda: SlowLinearAccountant(0.001))
+    s = CollectionSession(
+        k,
+        1.0,
+        n_min=5,
+        delta=1e-6,
+        epsilon_budget=budget,
+        rng=None,
+        accountant_factory=lambda: SlowLinearAccountant(0.001),
+    )
     submitted = [0] * 3
     batch = np.arange(k).repeat(3)  # 3 reports of each category per submit
 
@@ -99,6 +113,7 @@ def test_submitters_and_releasers_lose_nothing_and_release_nothing_twice():
         def go():
             s.submit_randomized(batch)
             submitted[i] += batch.size
+
         return go
 
     def releaser():
@@ -137,8 +152,16 @@ class RaisingShuffler(Shuffler):
 
 @pytest.mark.parametrize("output", ["histogram", "sequence"])
 def test_a_shuffler_that_overwrites_its_input_is_refused(output):
-    s = CollectionSession(3, 1.0, n_min=3, delta=1e-6, rounds=2, shuffler=OverwritingShuffler(3),
-                          output=output, accountant_factory=lambda: SlowLinearAccountant(0.1))
+    s = CollectionSession(
+        3,
+        1.0,
+        n_min=3,
+        delta=1e-6,
+        rounds=2,
+        shuffler=OverwritingShuffler(3),
+        output=output,
+        accountant_factory=lambda: SlowLinearAccountant(0.1),
+    )
     s.submit_randomized([1, 2, 2])
     with pytest.raises(RuntimeError, match="permutation"):
         s.release()
@@ -146,12 +169,19 @@ def test_a_shuffler_that_overwrites_its_input_is_refused(output):
 
 
 def test_a_failing_shuffler_releases_nothing_and_keeps_the_queue():
-    s = CollectionSession(3, 1.0, n_min=3, delta=1e-6, rounds=2, shuffler=RaisingShuffler(3),
-                          accountant_factory=lambda: SlowLinearAccountant(0.1))
+    s = CollectionSession(
+        3,
+        1.0,
+        n_min=3,
+        delta=1e-6,
+        rounds=2,
+        shuffler=RaisingShuffler(3),
+        accountant_factory=lambda: SlowLinearAccountant(0.1),
+    )
     s.submit_randomized([1, 2, 2])
     with pytest.raises(OSError):
         s.release()
-    assert s.pending == 3 and s.privacy_spent() .rounds == 0
+    assert s.pending == 3 and s.privacy_spent().rounds == 0
 
 
 class ConstantAccountant:
@@ -168,8 +198,9 @@ class ConstantAccountant:
 @pytest.mark.parametrize("value", [-1.0, -math.inf, math.inf, math.nan, -1e-300, "0.1", None])
 @pytest.mark.parametrize("limit", [{"rounds": 3}, {"epsilon_budget": 10.0}])
 def test_an_invalid_accountant_answer_is_never_trusted(value, limit):
-    s = CollectionSession(3, 1.0, n_min=1, delta=1e-6, accountant_factory=lambda: ConstantAccountant(value),
-                          **limit)
+    s = CollectionSession(
+        3, 1.0, n_min=1, delta=1e-6, accountant_factory=lambda: ConstantAccountant(value), **limit
+    )
     s.submit_randomized([0, 1])
     with pytest.raises(AccountingError, match="finite number >= 0") as err:
         s.release()
@@ -180,22 +211,26 @@ def test_an_invalid_accountant_answer_is_never_trusted(value, limit):
 
 
 def test_zero_epsilon_from_an_accountant_is_accepted():
-    s = CollectionSession(3, 1.0, n_min=1, delta=1e-6, rounds=1, accountant_factory=lambda: ConstantAccountant(0))
+    s = CollectionSession(
+        3, 1.0, n_min=1, delta=1e-6, rounds=1, accountant_factory=lambda: ConstantAccountant(0)
+    )
     s.submit_randomized([0])
     assert s.release().epsilon == 0.0
 
 
 def test_simulation_releases_say_so():
     with pytest.warns(PrivacyLeakWarning):
-        s = CollectionSession(3, 1.0, n_min=1, delta=1e-6, rounds=2, rng=5,
-                              accountant_factory=lambda: SlowLinearAccountant(0.1))
+        s = CollectionSession(
+            3, 1.0, n_min=1, delta=1e-6, rounds=2, rng=5, accountant_factory=lambda: SlowLinearAccountant(0.1)
+        )
     with pytest.warns(PrivacyLeakWarning):
         s.submit([0, 1, 2])
     with pytest.warns(PrivacyLeakWarning):
         rel = s.release()
     assert rel.simulated and "simulated=True" in repr(rel)
-    private = CollectionSession(3, 1.0, n_min=1, delta=1e-6, rounds=1,
-                                accountant_factory=lambda: SlowLinearAccountant(0.1))
+    private = CollectionSession(
+        3, 1.0, n_min=1, delta=1e-6, rounds=1, accountant_factory=lambda: SlowLinearAccountant(0.1)
+    )
     private.submit([0, 1, 2])
     rel = private.release()
     assert not rel.simulated and "simulated=False" in repr(rel)

@@ -100,7 +100,9 @@ def test_simulate_with_fake_accountant_uses_its_epsilon():
     with pytest.raises(ParameterError, match="epsilon"):
         simulate("uniform", 3, 1.0, [100], trials=1, rng=0, accountant_factory=lambda: FixedAccountant(0.0))
     with pytest.raises(ParameterError, match="epsilon"):
-        simulate("uniform", 3, 1.0, [100], trials=1, rng=0, accountant_factory=lambda: FixedAccountant(math.inf))
+        simulate(
+            "uniform", 3, 1.0, [100], trials=1, rng=0, accountant_factory=lambda: FixedAccountant(math.inf)
+        )
 
 
 def test_csv_and_categorical_data(tmp_path):
@@ -155,8 +157,16 @@ def test_csv_and_categorical_data(tmp_path):
     ],
 )
 def test_simulate_bad_parameters(kwargs, name):
-    base = dict(source="uniform", k=3, eps0=1.0, n=[10], trials=1, delta=1e-6, rng=0,
-                accountant_factory=FixedAccountant)
+    base = dict(
+        source="uniform",
+        k=3,
+        eps0=1.0,
+        n=[10],
+        trials=1,
+        delta=1e-6,
+        rng=0,
+        accountant_factory=FixedAccountant,
+    )
     base.update(kwargs)
     with pytest.raises(ParameterError, match=name):
         simulate(base.pop("source"), base.pop("k"), base.pop("eps0"), base.pop("n"), **base)
@@ -171,9 +181,15 @@ def test_gaussian_baseline():
     assert s1 < math.sqrt(2 * math.log(1.25 / 1e-6)) * math.sqrt(2) / 1.0
     noisy = gaussian_histogram(np.zeros(4000), 1.0, 1e-6, rng=0)
     assert abs(noisy.std() / s1 - 1) < 0.06 and abs(noisy.mean()) < 4 * s1 / math.sqrt(4000)
-    assert np.array_equal(gaussian_histogram([5, 6], 1.0, 1e-6, rng=3), gaussian_histogram([5, 6], 1.0, 1e-6, rng=3))
+    assert np.array_equal(
+        gaussian_histogram([5, 6], 1.0, 1e-6, rng=3), gaussian_histogram([5, 6], 1.0, 1e-6, rng=3)
+    )
     assert gaussian_histogram([5, 6], 1.0, 1e-6).shape == (2,)  # private mode (secrets)
-    for kw, name in [(dict(epsilon=0.0), "epsilon"), (dict(delta=1.0), "delta"), (dict(sensitivity=-1.0), "sensitivity")]:
+    for kw, name in [
+        (dict(epsilon=0.0), "epsilon"),
+        (dict(delta=1.0), "delta"),
+        (dict(sensitivity=-1.0), "sensitivity"),
+    ]:
         args = dict(epsilon=1.0, delta=1e-6, sensitivity=1.0)
         args.update(kw)
         with pytest.raises(ParameterError, match=name):
@@ -193,15 +209,45 @@ def test_plot_and_cli(tmp_path, capsys):
     parser = argparse.ArgumentParser()
     add_subcommand(parser.add_subparsers())
     fig = tmp_path / "fig.png"
-    args = parser.parse_args(["simulate", "--source", "uniform", "--k", "3", "--n", "100,200", "--trials", "2",
-                              "--seed", "1", "--plot", str(fig), "--no-progress"])
+    args = parser.parse_args(
+        [
+            "simulate",
+            "--source",
+            "uniform",
+            "--k",
+            "3",
+            "--n",
+            "100,200",
+            "--trials",
+            "2",
+            "--seed",
+            "1",
+            "--plot",
+            str(fig),
+            "--no-progress",
+        ]
+    )
     assert args.func(args) == 0
     text = capsys.readouterr().out
     assert "NOT private" in text and "shuffle+INV" in text and fig.exists()
     csv = tmp_path / "d.csv"
     csv.write_text("x\n" + "\n".join("abc"[i % 3] for i in range(60)) + "\n")
-    args = parser.parse_args(["simulate", "--csv", str(csv), "--column", "x", "--n", "50", "--trials", "1",
-                              "--seed", "2", "--no-progress"])
+    args = parser.parse_args(
+        [
+            "simulate",
+            "--csv",
+            str(csv),
+            "--column",
+            "x",
+            "--n",
+            "50",
+            "--trials",
+            "1",
+            "--seed",
+            "2",
+            "--no-progress",
+        ]
+    )
     assert args.func(args) == 0
     assert "k=3" in capsys.readouterr().out
     with pytest.raises(SystemExit):
@@ -225,6 +271,7 @@ def test_private_mode_simulation_draws_from_the_os_csprng():
     counts = _csprng_multinomial(200_000, np.array([0.5, 0.25, 0.25]))
     assert counts.sum() == 200_000
     assert np.all(np.abs(counts / 200_000 - [0.5, 0.25, 0.25]) < 0.01)  # ~10 sigma
+
     class Fixed:  # the accounting is not under test here (keeps the test fast)
         def compose(self, event, count=1):
             return self

@@ -13,7 +13,9 @@ import pytest
 
 pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-    pytest.skip("Spark needs Java (install a JDK, e.g. Debian's openjdk-17-jre-headless)", allow_module_level=True)
+    pytest.skip(
+        "Spark needs Java (install a JDK, e.g. Debian's openjdk-17-jre-headless)", allow_module_level=True
+    )
 
 from shuffle_accounting._validation import ParameterError
 from shuffle_accounting.runtime import BatchTooSmallError, BudgetExceededError, CollectionSession

@@ -164,7 +164,9 @@ def test_denormal_eps_matches_zero():
         a = float(certified_log_delta(0.0, 2, 1.0, n))
         b = float(certified_log_delta(5e-324, 2, 1.0, n))
         c = float(certified_log_delta(1e-13, 2, 1.0, n))
-        assert b <= a + 1e-12 and abs(b - a) < 1e-9 and c <= b + 1e-12  # underflows in linear scale, available as a log
+        assert (
+            b <= a + 1e-12 and abs(b - a) < 1e-9 and c <= b + 1e-12
+        )  # underflows in linear scale, available as a log
 
 
 # --------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ def compositions(total: int, k: int):
 
 def family(k, n):
     """The members the issue requires: pure datasets and every two-value split."""
+
     def counts(spec):
         c = [0] * k
         for v, m in spec.items():
@@ -182,13 +183,26 @@ def test_worst_dataset_fields_and_frozen():
 # ------------------------------------------------------------------------------------------
 
 BAD = [
-    ("k", 1), ("k", 2.5), ("k", True), ("k", float("nan")),
-    ("eps0", 0.0), ("eps0", -1.0), ("eps0", float("nan")), ("eps0", float("inf")), ("eps0", True),
-    ("n", 1), ("n", 3.5), ("n", True), ("n", float("inf")), ("n", -4),
+    ("k", 1),
+    ("k", 2.5),
+    ("k", True),
+    ("k", float("nan")),
+    ("eps0", 0.0),
+    ("eps0", -1.0),
+    ("eps0", float("nan")),
+    ("eps0", float("inf")),
+    ("eps0", True),
+    ("n", 1),
+    ("n", 3.5),
+    ("n", True),
+    ("n", float("inf")),
+    ("n", -4),
 ]
 
 
-@pytest.mark.parametrize("name, value", BAD + [("eps", -0.1), ("eps", float("nan")), ("eps", float("inf")), ("eps", True)])
+@pytest.mark.parametrize(
+    "name, value", BAD + [("eps", -0.1), ("eps", float("nan")), ("eps", float("inf")), ("eps", True)]
+)
 @pytest.mark.parametrize("fn", [lower_log_delta, lower_delta, worst_dataset])
 def test_bad_inputs_delta_functions(fn, name, value):
     args = dict(eps=0.1, k=3, eps0=1.0, n=5)
@@ -230,7 +244,12 @@ def _marginal_delta_mpmath(eps, k, eps0, n):
     def others(a, b):  # P(others give a x0's and b x1's); each other: pbar, pbar, rest
         if a < 0 or b < 0 or a + b > N:
             return mp.mpf(0)
-        return mp.factorial(N) / (mp.factorial(a) * mp.factorial(b) * mp.factorial(N - a - b)) * pbar ** (a + b) * (1 - 2 * pbar) ** (N - a - b)
+        return (
+            mp.factorial(N)
+            / (mp.factorial(a) * mp.factorial(b) * mp.factorial(N - a - b))
+            * pbar ** (a + b)
+            * (1 - 2 * pbar) ** (N - a - b)
+        )
 
     E = mp.e ** mp.mpf(eps)
     total = mp.mpf(0)

@@ -90,7 +90,14 @@ def test_bad_constructor_inputs_name_the_parameter(name, value):
 
 @pytest.mark.parametrize(
     "name, value",
-    [("eps0", EPS0_MAX * 1.0001), ("eps0", 709.0), ("eps0", EPS0_MIN / 2), ("eps0", 0.0), ("n", N_MAX + 1), ("k", 2**60)],
+    [
+        ("eps0", EPS0_MAX * 1.0001),
+        ("eps0", 709.0),
+        ("eps0", EPS0_MIN / 2),
+        ("eps0", 0.0),
+        ("n", N_MAX + 1),
+        ("k", 2**60),
+    ],
 )
 def test_out_of_supported_range_rejected(name, value):
     kwargs = {"k": 3, "eps0": 1.0, "n": 10}
@@ -111,12 +118,9 @@ def test_huge_eps_is_valid_and_private():
     assert m.log_delta(1e300) == -math.inf and m.delta(1e300) == 0.0
 
 
-
-
 @pytest.mark.parametrize(
     "value",
-    _BAD_EPS
-    + [-1.0, [0.1, float("nan")], pytest.param([[0.1], [True]], id="bool-in-array")],
+    _BAD_EPS + [-1.0, [0.1, float("nan")], pytest.param([[0.1], [True]], id="bool-in-array")],
 )
 def test_bad_eps_names_eps(value):
     m = ShuffledKRR(3, 1.0, 10)

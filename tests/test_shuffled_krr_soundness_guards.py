@@ -31,7 +31,9 @@ def test_log_delta_below_exhibited_raises(monkeypatch):
 
 
 def test_nan_log_delta_raises(monkeypatch):
-    monkeypatch.setattr(mechanism, "certified_log_delta", lambda eps, k, eps0, n: np.full(np.shape(eps), np.nan))
+    monkeypatch.setattr(
+        mechanism, "certified_log_delta", lambda eps, k, eps0, n: np.full(np.shape(eps), np.nan)
+    )
     with pytest.raises(SoundnessError):
         ShuffledKRR(3, 1.0, 5).log_delta(0.5)
 

@@ -129,7 +129,9 @@ def _brute_h(eps0: float, n: int, eps: float) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("eps0,n,eps", [(2.0, 1000, 0.32332355), (0.5, 300, 0.1), (4.0, 57, 1.0), (1.0, 2, 0.2)])
+@pytest.mark.parametrize(
+    "eps0,n,eps", [(2.0, 1000, 0.32332355), (0.5, 300, 0.1), (4.0, 57, 1.0), (1.0, 2, 0.2)]
+)
 def test_brute_force_every_dataset_delta_query(eps0, n, eps):
     h = _brute_h(eps0, n, eps)
     cert = W.certify(eps0, n, eps=eps, tol=1e-9)

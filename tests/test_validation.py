@@ -20,7 +20,9 @@ from shuffle_accounting._validation import (
 )
 
 
-@pytest.mark.parametrize("bad", [True, False, np.bool_(True), 1.5, math.nan, math.inf, -math.inf, "3", None, [3]])
+@pytest.mark.parametrize(
+    "bad", [True, False, np.bool_(True), 1.5, math.nan, math.inf, -math.inf, "3", None, [3]]
+)
 def test_check_int_rejects(bad):
     with pytest.raises(ParameterError, match="^n must be an integer"):
         check_int("n", bad, minimum=1)
@@ -66,7 +68,16 @@ def test_check_real_array():
 
 def test_probability_vector():
     assert np.allclose(check_probability_vector("P", [Fraction(1, 3), Fraction(2, 3)]), [1 / 3, 2 / 3])
-    for bad in ([0.5, 0.6], [-0.5, 1.5], [], [[0.5, 0.5]], [math.nan, 1.0], [Fraction(1, 3), Fraction(1, 3)], None, 3.0):
+    for bad in (
+        [0.5, 0.6],
+        [-0.5, 1.5],
+        [],
+        [[0.5, 0.5]],
+        [math.nan, 1.0],
+        [Fraction(1, 3), Fraction(1, 3)],
+        None,
+        3.0,
+    ):
         with pytest.raises(ParameterError, match="^P must"):
             check_probability_vector("P", bad)
 
@@ -91,14 +102,27 @@ def test_choice():
 @pytest.mark.parametrize(
     "field, bad",
     [
-        ("k", 1), ("k", 2.5), ("k", math.nan),
-        ("eps0", 0.0), ("eps0", math.inf), ("eps0", math.nan),
-        ("n", 1), ("n", 10.5),
-        ("delta", 0.0), ("delta", 1.0), ("delta", math.nan),
-        ("rounds", 0), ("rounds", math.inf),
-        ("target_epsilon", 0.0), ("target_epsilon", -1.0), ("target_epsilon", math.nan), ("target_epsilon", math.inf),
-        ("target_epsilon", True), ("target_epsilon", "1"),
-        ("calibrate_rounds", 1), ("calibrate_rounds", "yes"),
+        ("k", 1),
+        ("k", 2.5),
+        ("k", math.nan),
+        ("eps0", 0.0),
+        ("eps0", math.inf),
+        ("eps0", math.nan),
+        ("n", 1),
+        ("n", 10.5),
+        ("delta", 0.0),
+        ("delta", 1.0),
+        ("delta", math.nan),
+        ("rounds", 0),
+        ("rounds", math.inf),
+        ("target_epsilon", 0.0),
+        ("target_epsilon", -1.0),
+        ("target_epsilon", math.nan),
+        ("target_epsilon", math.inf),
+        ("target_epsilon", True),
+        ("target_epsilon", "1"),
+        ("calibrate_rounds", 1),
+        ("calibrate_rounds", "yes"),
     ],
 )
 def test_deployment_rejects(field, bad):

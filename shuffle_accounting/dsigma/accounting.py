@@ -180,7 +180,9 @@ class DSigmaAccountant:
         if not isinstance(shuffler, MallowsShuffler):
             raise ParameterError(f"shuffler must be a MallowsShuffler, got {type(shuffler).__name__}")
         if shuffler.n != len(self._groups):
-            raise ParameterError(f"shuffler must act on the accountant's {len(self._groups)} users, got n={shuffler.n}")
+            raise ParameterError(
+                f"shuffler must act on the accountant's {len(self._groups)} users, got n={shuffler.n}"
+            )
         if not isinstance(label, str):
             raise ParameterError(f"label must be a string, got {label!r}")
         sens = _sensitivity(self._groups, shuffler.order, shuffler.distance)

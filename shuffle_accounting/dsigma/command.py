@@ -56,7 +56,9 @@ def load_points(path: str) -> np.ndarray:
                 continue  # header
             raise ParameterError(f"points must be numeric CSV rows, got line {num + 1}: {line!r}") from exc
     if not rows or len({len(r) for r in rows}) != 1:
-        raise ParameterError(f"points must be a non-empty CSV with the same number of columns on every row, got {path!r}")
+        raise ParameterError(
+            f"points must be a non-empty CSV with the same number of columns on every row, got {path!r}"
+        )
     return np.asarray(rows, dtype=float)
 
 
@@ -85,8 +87,10 @@ def run(args: argparse.Namespace) -> int:
         k = 1
         if 2 * k < r:
             b = reidentification_bound(args.eps, sh.alpha, r, k)
-            print(f"  Thm 4.2, largest group (r={r}), k={k}, eps={args.eps:g}: "
-                  f"Pr[lose]/Pr[win] >= {b.odds_lower:.6g}, Pr[win] <= {b.win_probability_upper:.6g}")
+            print(
+                f"  Thm 4.2, largest group (r={r}), k={k}, eps={args.eps:g}: "
+                f"Pr[lose]/Pr[win] >= {b.odds_lower:.6g}, Pr[win] <= {b.win_probability_upper:.6g}"
+            )
     return 0
 
 
@@ -101,9 +105,13 @@ def add_subcommand(subparsers: Any) -> None:
         4.0
     """
     p = subparsers.add_parser("dsigma", help="plan a d_sigma-private Mallows shuffle from public points")
-    p.add_argument("--points", required=True, metavar="FILE.csv", help="CSV of public coordinates, one row per user")
+    p.add_argument(
+        "--points", required=True, metavar="FILE.csv", help="CSV of public coordinates, one row per user"
+    )
     p.add_argument("--r", type=float, default=None, help="distance threshold for groups")
-    p.add_argument("--nearest", type=int, default=None, metavar="K", help="use the K nearest users as the group")
+    p.add_argument(
+        "--nearest", type=int, default=None, metavar="K", help="use the K nearest users as the group"
+    )
     p.add_argument("--alpha", type=float, required=True, help="d_sigma privacy parameter")
     p.add_argument("--metric", choices=("euclidean", "haversine"), default="euclidean")
     p.add_argument("--distance", choices=("kendall", "hamming"), default="kendall")

@@ -133,8 +133,11 @@ def _validate_fast(groups: Any, size: int) -> _ValidGroups | None:
         if any(isinstance(g, (str, bytes)) or (isinstance(g, np.ndarray) and g.ndim != 1) for g in groups):
             return None
         lengths = np.fromiter((len(g) for g in groups), dtype=np.int64, count=size)
-        flat_list = list(itertools.chain.from_iterable(
-            g.ravel().tolist() if isinstance(g, np.ndarray) else g for g in groups))
+        flat_list = list(
+            itertools.chain.from_iterable(
+                g.ravel().tolist() if isinstance(g, np.ndarray) else g for g in groups
+            )
+        )
     except TypeError:
         return None
     kinds = set(map(type, flat_list))
@@ -163,9 +166,13 @@ def _check_points(points: Any, metric: str) -> np.ndarray:
         raise ParameterError(f"points must be a non-empty (n, d) array, got shape {arr.shape}")
     if metric == "haversine":
         if arr.shape[1] != 2:
-            raise ParameterError(f"points must be (n, 2) latitude/longitude in degrees for haversine, got shape {arr.shape}")
+            raise ParameterError(
+                f"points must be (n, 2) latitude/longitude in degrees for haversine, got shape {arr.shape}"
+            )
         if np.any(np.abs(arr[:, 0]) > 90.0) or np.any(np.abs(arr[:, 1]) > 180.0):
-            raise ParameterError("points must hold latitudes in [-90, 90] and longitudes in [-180, 180] degrees")
+            raise ParameterError(
+                "points must hold latitudes in [-90, 90] and longitudes in [-180, 180] degrees"
+            )
     return arr
 
 
@@ -286,7 +293,9 @@ def _graph_edges(graph: Any, n: int | None) -> tuple[int, np.ndarray, np.ndarray
         return mat.shape[0], coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data.astype(float)
     arr = np.asarray(graph, dtype=object) if not isinstance(graph, np.ndarray) else graph
     if arr.ndim != 2 or arr.shape[1] not in (2, 3):
-        raise ParameterError(f"graph must be an edge list of (i, j) or (i, j, weight) rows, got shape {arr.shape}")
+        raise ParameterError(
+            f"graph must be an edge list of (i, j) or (i, j, weight) rows, got shape {arr.shape}"
+        )
     ends = arr[:, :2]
     for v in ends.ravel():
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
@@ -295,9 +304,14 @@ def _graph_edges(graph: Any, n: int | None) -> tuple[int, np.ndarray, np.ndarray
     if n is None:
         raise ParameterError("n must be given with an edge list (the number of users), got None")
     if ends.size and (ends.min() < 0 or ends.max() >= n):
-        raise ParameterError(f"graph edge ends must be in [0, {n}), got {int(ends[(ends < 0) | (ends >= n)][0])}")
-    w = check_real_array("graph", arr[:, 2].astype(float) if arr.dtype == object else arr[:, 2], low=0.0) \
-        if arr.shape[1] == 3 else np.ones(len(ends))
+        raise ParameterError(
+            f"graph edge ends must be in [0, {n}), got {int(ends[(ends < 0) | (ends >= n)][0])}"
+        )
+    w = (
+        check_real_array("graph", arr[:, 2].astype(float) if arr.dtype == object else arr[:, 2], low=0.0)
+        if arr.shape[1] == 3
+        else np.ones(len(ends))
+    )
     return n, ends[:, 0], ends[:, 1], np.asarray(w, dtype=float)
 
 
@@ -350,7 +364,9 @@ def groups_from_graph(graph: Any, r: float, n: int | None = None) -> tuple[np.nd
             reach = new.astype(bool)
         reach = reach.tocsr()
         reach.sort_indices()
-        return _ValidGroups(reach.indices[reach.indptr[i]:reach.indptr[i + 1]].astype(np.int64) for i in range(n))
+        return _ValidGroups(
+            reach.indices[reach.indptr[i] : reach.indptr[i + 1]].astype(np.int64) for i in range(n)
+        )
     order = np.lexsort((vals, cols, rows))
     rows, cols, vals = rows[order], cols[order], vals[order]
     first = np.ones(rows.size, dtype=bool)

@@ -116,7 +116,9 @@ def _threshold_bounds(F: np.ndarray, S: np.ndarray, tol: float) -> tuple[np.ndar
     return lo, hi
 
 
-def _resolve_lazy(u: int, nbits: int, kmax: int, cdf_hp: Callable[[int], Callable[[int], Any]], bits: _Bits) -> int:
+def _resolve_lazy(
+    u: int, nbits: int, kmax: int, cdf_hp: Callable[[int], Callable[[int], Any]], bits: _Bits
+) -> int:
     """Decide X = min{k : U < F(k)} exactly by extending U's random bits and mpmath precision.
 
     ``cdf_hp`` is called once per precision: ``cdf_hp(prec)`` returns ``F`` with
@@ -205,6 +207,7 @@ def _discrete_from_log_weights(
     ok_high = (k == kmax) | (uhi < lo[k])
     bad = np.flatnonzero(~(ok_low & ok_high))
     if bad.size:
+
         def cdf_hp(prec: int) -> Callable[[int], Any]:
             cum = []
             acc = mpmath.mpf(0)
@@ -448,8 +451,13 @@ _SAMPLERS: dict[str, Callable[[int, float, _Bits], np.ndarray]] = {
 
 
 def sample_mallows(
-    n: int, theta: float, distance: str = "kendall", size: int | None = None, rng: Any = None,
-    *, max_work: int | None = None,
+    n: int,
+    theta: float,
+    distance: str = "kendall",
+    size: int | None = None,
+    rng: Any = None,
+    *,
+    max_work: int | None = None,
 ) -> np.ndarray:
     """Draw permutations of ``range(n)`` from the Mallows model around the identity.
 
@@ -518,7 +526,9 @@ def _check_perm(perm: Any) -> np.ndarray:
             raise ParameterError(f"perm must be a permutation of range(n) as integers, got {perm!r}"[:200])
         arr = np.asarray(items, dtype=np.int64) if items else np.zeros(0, dtype=np.int64)
     if arr.ndim != 1 or arr.dtype.kind not in "iu" or not np.array_equal(np.sort(arr), np.arange(arr.size)):
-        raise ParameterError(f"perm must be a permutation of range(n) as an integer array, got {perm!r}"[:200])
+        raise ParameterError(
+            f"perm must be a permutation of range(n) as an integer array, got {perm!r}"[:200]
+        )
     return arr.astype(np.int64)
 
 
@@ -607,12 +617,25 @@ def mallows_log_pmf(perm: Any, theta: float, distance: str = "kendall") -> float
     d = kendall_distance(a) if distance == "kendall" else hamming_distance(a)
     if math.isinf(theta):
         return 0.0 if d == 0 else -math.inf
-    norm = kendall_log_normalizer(a.size, theta) if distance == "kendall" else hamming_log_normalizer(a.size, theta)
+    norm = (
+        kendall_log_normalizer(a.size, theta)
+        if distance == "kendall"
+        else hamming_log_normalizer(a.size, theta)
+    )
     return -theta * d - norm
 
 
-_B2K = [Fraction(1, 6), Fraction(-1, 30), Fraction(1, 42), Fraction(-1, 30), Fraction(5, 66),
-        Fraction(-691, 2730), Fraction(7, 6), Fraction(-3617, 510), Fraction(43867, 798)]
+_B2K = [
+    Fraction(1, 6),
+    Fraction(-1, 30),
+    Fraction(1, 42),
+    Fraction(-1, 30),
+    Fraction(5, 66),
+    Fraction(-691, 2730),
+    Fraction(7, 6),
+    Fraction(-3617, 510),
+    Fraction(43867, 798),
+]
 
 
 def _g(x: np.ndarray) -> np.ndarray:

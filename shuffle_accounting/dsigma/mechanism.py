@@ -118,8 +118,10 @@ class MallowsShuffler:
         order: Any = None,
     ) -> None:
         if (groups is None) == (points is None):
-            raise ParameterError("groups or points must be given (exactly one of them), got "
-                                 f"groups={'None' if groups is None else 'set'}, points={'None' if points is None else 'set'}")
+            raise ParameterError(
+                "groups or points must be given (exactly one of them), got "
+                f"groups={'None' if groups is None else 'set'}, points={'None' if points is None else 'set'}"
+            )
         if alpha is None:
             raise ParameterError("alpha must be a real number in [0.0, inf], got None")
         alpha = check_real("alpha", alpha, low=0.0, allow_inf=True)
@@ -239,7 +241,9 @@ class MallowsShuffler:
         try:
             count = len(reports)
         except TypeError as exc:
-            raise ParameterError(f"reports must be a sequence of {self.n} reports, got {type(reports).__name__}") from exc
+            raise ParameterError(
+                f"reports must be a sequence of {self.n} reports, got {type(reports).__name__}"
+            ) from exc
         if count != self.n:
             raise ParameterError(f"reports must hold one report per user ({self.n}), got {count}")
         perm = self.permutation(rng=rng)
@@ -280,8 +284,10 @@ class MallowsShuffler:
         return self.summary()
 
     def __repr__(self) -> str:
-        return (f"MallowsShuffler(n={self.n}, alpha={self._alpha!r}, distance={self._distance!r}, "
-                f"sensitivity={self._sens}, theta={self._theta!r})")
+        return (
+            f"MallowsShuffler(n={self.n}, alpha={self._alpha!r}, distance={self._distance!r}, "
+            f"sensitivity={self._sens}, theta={self._theta!r})"
+        )
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("MallowsShuffler is immutable")

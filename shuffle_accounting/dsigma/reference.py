@@ -87,7 +87,7 @@ def reference_permutation(groups: Any) -> np.ndarray:
                 if not visited[w]:
                     visited[w] = True
                     queue.append(w)
-            for w in rev_owner[rev_ptr[v]:rev_ptr[v + 1]].tolist():
+            for w in rev_owner[rev_ptr[v] : rev_ptr[v + 1]].tolist():
                 if not visited[w]:
                     visited[w] = True
                     queue.append(w)

@@ -58,10 +58,14 @@ def preservation_k(subset_size: int, eta: float) -> int:
 def _log_P(L: int, j: int, lx: float, l1x: float) -> float:
     t = np.arange(L + 1, dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        terms = (gammaln(L + 1.0) - gammaln(t + 1) - gammaln(L - t + 1)
-                 + np.where(L - t > 0, (L - t) * lx, 0.0)
-                 + np.where(t > 0, t * l1x, 0.0)
-                 + gammaln(L + j - t + 1))
+        terms = (
+            gammaln(L + 1.0)
+            - gammaln(t + 1)
+            - gammaln(L - t + 1)
+            + np.where(L - t > 0, (L - t) * lx, 0.0)
+            + np.where(t > 0, t * l1x, 0.0)
+            + gammaln(L + j - t + 1)
+        )
     return float(logsumexp(terms))
 
 
@@ -73,9 +77,17 @@ def _log_fail_and_norm(n: int, l: int, k: int, theta: float) -> tuple[float, flo
     terms = []
     mag = abs(log_norm)
     for j in range(k + 1, jmax + 1):
-        v = (gammaln(l + 1.0) - gammaln(j + 1.0) - gammaln(l - j + 1.0)
-             + gammaln(n - l + 1.0) - gammaln(j + 1.0) - gammaln(n - l - j + 1.0)
-             + 2 * j * lx + _log_P(l - j, j, lx, l1x) + _log_P(n - l - j, j, lx, l1x))
+        v = (
+            gammaln(l + 1.0)
+            - gammaln(j + 1.0)
+            - gammaln(l - j + 1.0)
+            + gammaln(n - l + 1.0)
+            - gammaln(j + 1.0)
+            - gammaln(n - l - j + 1.0)
+            + 2 * j * lx
+            + _log_P(l - j, j, lx, l1x)
+            + _log_P(n - l - j, j, lx, l1x)
+        )
         terms.append(v)
         mag = max(mag, abs(v))
     log_fail = float(logsumexp(terms)) if terms else -math.inf

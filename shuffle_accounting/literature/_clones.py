@@ -199,7 +199,13 @@ class ClonePair:
         errBt = ec + et + ect + 4.0 * _U * (np.abs(gc) + np.abs(gt) + np.abs(gct) + c * LN2)
         rho = np.minimum((c - bt) / (bt + 1.0) * (1.0 + 4.0 * _U), 1.0)  # < 1 since bt > c/2
         with np.errstate(divide="ignore", invalid="ignore"):
-            log_tail = math.log(s) + logBt + errBt - np.log1p(-rho) * (1.0 + 4.0 * _U) + 8.0 * _U * (np.abs(logBt) + 4.0)
+            log_tail = (
+                math.log(s)
+                + logBt
+                + errBt
+                - np.log1p(-rho) * (1.0 + 4.0 * _U)
+                + 8.0 * _U * (np.abs(logBt) + 4.0)
+            )
         log_tail = np.where(has_tail, log_tail, -np.inf)
         # row-wise certified log-sum-exp: d = terms - max is rounded by <= u|d| <= 745u where
         # exp(d) does not underflow; each underflowed term is < 1e-300 relative to the max term
@@ -212,7 +218,9 @@ class ClonePair:
         main = np.where(has, main, -np.inf)
         tot = np.logaddexp(main, log_tail)
         tot_f = np.where(np.isfinite(tot), tot, 0.0)
-        res = np.where(np.isfinite(tot), tot + log_k2 + 4.0 * _U * (np.abs(tot_f) + abs(log_k2) + 2.0), -np.inf)
+        res = np.where(
+            np.isfinite(tot), tot + log_k2 + 4.0 * _U * (np.abs(tot_f) + abs(log_k2) + 2.0), -np.inf
+        )
         return np.minimum(res, 0.0)  # f <= TV <= 1
 
     # ------------------------------------------------------------------ binomial weights
@@ -244,7 +252,9 @@ class ClonePair:
         if self.sd == 0.0:
             return 0, m, -math.inf, -math.inf
         # lower: P[C <= lo - 1] <= exp(-m KL((lo-1)/m || q)) for (lo - 1) < m q
-        z = np.concatenate([np.arange(0.0, 10.0, 0.25), np.geomspace(10.0, max(11.0, (self.mean + 2) / self.sd), 400)])
+        z = np.concatenate(
+            [np.arange(0.0, 10.0, 0.25), np.geomspace(10.0, max(11.0, (self.mean + 2) / self.sd), 400)]
+        )
         lo_c = np.floor(self.mean - z * self.sd)
         ex_lo = np.where(lo_c >= 1, self._kl_exponent(np.clip((lo_c - 1) / m, 0, q)), -np.inf)
         ok = np.nonzero(ex_lo <= log_tol)[0]
@@ -252,7 +262,9 @@ class ClonePair:
             lo, log_lo = int(lo_c[ok[0]]), float(ex_lo[ok[0]])
         else:
             lo, log_lo = 0, -math.inf
-        z2 = np.concatenate([np.arange(0.0, 10.0, 0.25), np.geomspace(10.0, max(11.0, (m - self.mean + 2) / self.sd), 400)])
+        z2 = np.concatenate(
+            [np.arange(0.0, 10.0, 0.25), np.geomspace(10.0, max(11.0, (m - self.mean + 2) / self.sd), 400)]
+        )
         hi_c = np.ceil(self.mean + z2 * self.sd)
         ex_hi = np.where(hi_c <= m - 1, self._kl_exponent(np.clip((hi_c + 1) / m, q, 1)), -np.inf)
         ok = np.nonzero(ex_hi <= log_tol)[0]
@@ -274,8 +286,9 @@ class ClonePair:
         c = np.unique(np.concatenate([c, np.round(self.mean * 0.5 ** np.arange(1, 30)), [0.0, float(m)]]))
         return float(np.max(self.log_w(c) + self.log_f(eps, c)))
 
-    def log_delta(self, eps: float, *, log_tol: float | None = None, rel_slack: float = 1e-4,
-                  max_rounds: int = 12) -> tuple[float, float]:
+    def log_delta(
+        self, eps: float, *, log_tol: float | None = None, rel_slack: float = 1e-4, max_rounds: int = 12
+    ) -> tuple[float, float]:
         """``(upper, lower_estimate)`` of ``log D_{e^eps}(P||Q)``; ``upper`` is certified.
 
         ``lower_estimate`` is the block lower sum (not inflated for rounding; for diagnostics).
@@ -340,7 +353,9 @@ class ClonePair:
                 break
             sg = np.sqrt(np.maximum(gap, 0.0))
             S = float(np.sum(sg))
-            parts = np.minimum(np.minimum(np.ceil(sg * S / rel_slack * 1.05), 8), ends - starts).astype(np.int64)
+            parts = np.minimum(np.minimum(np.ceil(sg * S / rel_slack * 1.05), 8), ends - starts).astype(
+                np.int64
+            )
             new = [edges]
             for a, b, p in zip(starts, ends, parts):
                 if p > 1:

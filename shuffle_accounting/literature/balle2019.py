@@ -198,10 +198,7 @@ def _hoeffding(eps: float, k: int, eps0: float, n: int) -> float:
     x = 2.0 * ratio * ratio  # an underflow to 0 only enlarges the bound (it decreases in x)
     # log(1 - gamma (1 - e^-x)) = log((1 - gamma) + gamma e^-x), no cancellation
     log_base = math.log(om + gamma * math.exp(-x)) if x < 700.0 else math.log(om)
-    log_d = (
-        2.0 * math.log(rng) - (math.log(4.0) + math.log(a) + math.log(gamma) + math.log(n))
-        + n * log_base
-    )
+    log_d = 2.0 * math.log(rng) - (math.log(4.0) + math.log(a) + math.log(gamma) + math.log(n)) + n * log_base
     return log_d + 1e-12 * (abs(log_d) + 1.0)
 
 

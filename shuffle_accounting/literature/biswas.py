@@ -105,7 +105,9 @@ def biswas_as_printed_delta(
     log_den = logsumexp(base + _lbinom(N, s - r), axis=1)
     # printed numerator: (1/N) sum_r (s - r) C(n_x0, r) C(N - 1, s - 1 - r) kappa1^r
     with np.errstate(divide="ignore"):
-        log_num = logsumexp(base + np.log(np.maximum(s - r, 0.0)) + _lbinom(N - 1, s - 1 - r), axis=1) - math.log(N)
+        log_num = logsumexp(
+            base + np.log(np.maximum(s - r, 0.0)) + _lbinom(N - 1, s - 1 - r), axis=1
+        ) - math.log(N)
     ratio = np.exp(log_num - log_den)
     v = np.log(k2 + (E - k2) * ratio)
     # P_s = kappa3 * sum_r C(n_x0,r) kappa1^r [kappa2 C(N, s-r) + (e^eps0 - kappa2)(s-r)/N C(N, s-r)]

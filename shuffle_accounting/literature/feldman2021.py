@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 
-
 # --------------------------------------------------------------------------- closed form
 
 
@@ -240,7 +239,12 @@ def _q_arg(clone_prob: object) -> float:
 
 
 def clone_pair_log_delta(
-    eps: float, eps0: float, n: int, clone_prob: float, *, rel_slack: float = 1e-4,
+    eps: float,
+    eps0: float,
+    n: int,
+    clone_prob: float,
+    *,
+    rel_slack: float = 1e-4,
     max_work: int | None = None,
 ) -> float:
     """Natural log of a certified upper bound on ``D_{e^eps}(P || Q)`` for the clone pair.
@@ -291,7 +295,12 @@ def clone_pair_log_delta(
 
 
 def clone_pair_delta(
-    eps: float, eps0: float, n: int, clone_prob: float, *, rel_slack: float = 1e-4,
+    eps: float,
+    eps0: float,
+    n: int,
+    clone_prob: float,
+    *,
+    rel_slack: float = 1e-4,
     max_work: int | None = None,
 ) -> float:
     """Certified upper bound on ``D_{e^eps}(P || Q)`` for the clone pair (``exp`` of

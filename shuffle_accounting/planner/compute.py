@@ -68,8 +68,14 @@ def parse_params(query: Mapping[str, Any]) -> dict[str, Any]:
             out[name] = _number(name, text)
     mode = out.pop("mode")
     eps0 = out["eps0"] if mode == "eps0" else 1.0  # replaced by the calibrated value below
-    dep = Deployment(k=out["k"], eps0=eps0, n=out["n"], delta=out["delta"], rounds=out["rounds"],
-                     target_epsilon=out["target_epsilon"])
+    dep = Deployment(
+        k=out["k"],
+        eps0=eps0,
+        n=out["n"],
+        delta=out["delta"],
+        rounds=out["rounds"],
+        target_epsilon=out["target_epsilon"],
+    )
     return {"deployment": dep, "mode": mode}
 
 
@@ -78,13 +84,16 @@ def _calibrated(dep: Deployment) -> tuple[Deployment, dict[str, Any]]:
 
     try:
         rtol = 1e-3 if dep.rounds == 1 else 1e-2  # a composition costs one PLD per bisection step
-        e0 = calibration.calibrate_eps0(dep.k, dep.n, dep.target_epsilon, dep.delta, rounds=dep.rounds, rtol=rtol)
+        e0 = calibration.calibrate_eps0(
+            dep.k, dep.n, dep.target_epsilon, dep.delta, rounds=dep.rounds, rtol=rtol
+        )
         capped = False
     except ParameterError:  # every eps0 up to the cap meets the target
         e0, capped = float(calibration.EPS0_CAP), True
     e0 = min(e0, 50.0)
-    new = Deployment(k=dep.k, eps0=e0, n=dep.n, delta=dep.delta, rounds=dep.rounds,
-                     target_epsilon=dep.target_epsilon)
+    new = Deployment(
+        k=dep.k, eps0=e0, n=dep.n, delta=dep.delta, rounds=dep.rounds, target_epsilon=dep.target_epsilon
+    )
     return new, {"eps0": e0, "capped": capped, "bound": "lower"}
 
 

@@ -45,7 +45,9 @@ def create_app(*, allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", ":
         from starlette.responses import FileResponse, JSONResponse, Response  # noqa: PLC0415
         from starlette.routing import Route  # noqa: PLC0415
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError("the web planner needs starlette and uvicorn: pip install 'shuffle-accounting[web]'") from exc
+        raise ImportError(
+            "the web planner needs starlette and uvicorn: pip install 'shuffle-accounting[web]'"
+        ) from exc
 
     def _query(request: Any) -> dict[str, str]:
         return dict(request.query_params)
@@ -75,24 +77,33 @@ def create_app(*, allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost", ":
             text = await run_in_threadpool(lambda: to_json(dep, build_report(dep)))
         except ParameterError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
-        return Response(text, media_type="application/json",
-                        headers={"Content-Disposition": 'attachment; filename="shuffle-report.json"'})
+        return Response(
+            text,
+            media_type="application/json",
+            headers={"Content-Disposition": 'attachment; filename="shuffle-report.json"'},
+        )
 
     async def api_script(request: Any) -> Any:
         try:
             text = compute.script(_query(request))
         except ParameterError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
-        return Response(text, media_type="text/x-python",
-                        headers={"Content-Disposition": 'attachment; filename="shuffle_plan.py"'})
+        return Response(
+            text,
+            media_type="text/x-python",
+            headers={"Content-Disposition": 'attachment; filename="shuffle_plan.py"'},
+        )
 
-    return Starlette(routes=[
-        Route("/", page),
-        Route("/api/plan", api_plan),
-        Route("/api/whatif", api_whatif),
-        Route("/api/report.json", api_report),
-        Route("/api/script.py", api_script),
-    ], middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))])
+    return Starlette(
+        routes=[
+            Route("/", page),
+            Route("/api/plan", api_plan),
+            Route("/api/whatif", api_whatif),
+            Route("/api/report.json", api_report),
+            Route("/api/script.py", api_script),
+        ],
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))],
+    )
 
 
 def serve(*, host: str = "127.0.0.1", port: int = 8765, open_browser: bool = False) -> None:

@@ -83,7 +83,11 @@ def _exact_array(name: str, value: Any) -> np.ndarray | None:
         return None
     flat = list(arr.ravel())
     is_object_input = isinstance(value, np.ndarray) and value.dtype == object
-    if not flat or not _all_exact(flat) or not (is_object_input or any(isinstance(v, Fraction) for v in flat)):
+    if (
+        not flat
+        or not _all_exact(flat)
+        or not (is_object_input or any(isinstance(v, Fraction) for v in flat))
+    ):
         return None
     out = np.empty(arr.shape, dtype=object)
     for idx, v in np.ndenumerate(arr):
@@ -121,12 +125,16 @@ def as_channel(matrix: Any, *, name: str = "channel", atol: float = 1e-9) -> np.
     exact = _exact_array(name, matrix)
     if exact is not None:
         if exact.ndim != 2 or exact.shape[0] == 0 or exact.shape[1] == 0:
-            raise ParameterError(f"{name} must be a non-empty 2-D row-stochastic matrix, got shape {exact.shape}")
+            raise ParameterError(
+                f"{name} must be a non-empty 2-D row-stochastic matrix, got shape {exact.shape}"
+            )
         if any(v < 0 for v in exact.ravel()):
             raise ParameterError(f"{name} must have non-negative entries")
         for r in range(exact.shape[0]):
             if sum(exact[r]) != 1:
-                raise ParameterError(f"{name} must be row-stochastic (each row sums to 1 exactly), got row {r} summing to {sum(exact[r])}")
+                raise ParameterError(
+                    f"{name} must be row-stochastic (each row sums to 1 exactly), got row {r} summing to {sum(exact[r])}"
+                )
         return exact
     return check_stochastic_matrix(name, matrix, atol=atol)
 
@@ -343,7 +351,9 @@ def multiplicative_leakage(prior: Any, channel: Any, gain: Any | None = None) ->
     else:
         post, pre = posterior_g_vulnerability(prior, channel, gain), prior_g_vulnerability(prior, gain)
     if pre == 0:
-        raise ParameterError("gain must give a positive prior vulnerability for multiplicative leakage, got 0")
+        raise ParameterError(
+            "gain must give a positive prior vulnerability for multiplicative leakage, got 0"
+        )
     return post / pre
 
 
@@ -462,7 +472,9 @@ def equivalent(first: Any, second: Any, *, rtol: float = 1e-9) -> bool:
     a = reduce_channel(as_channel(first, name="first"))
     b = reduce_channel(as_channel(second, name="second"))
     if a.shape[0] != b.shape[0]:
-        raise ParameterError(f"second must have the same input set size as first ({a.shape[0]}), got {b.shape[0]}")
+        raise ParameterError(
+            f"second must have the same input set size as first ({a.shape[0]}), got {b.shape[0]}"
+        )
     if a.shape != b.shape:
         return False
     if a.dtype == object and b.dtype == object:
@@ -500,7 +512,9 @@ def refines(first: Any, second: Any, *, atol: float = 1e-9) -> bool:
     cp = as_channel(second, name="second").astype(float)
     atol = check_real("atol", atol, low=0.0, high=1e-3)
     if c.shape[0] != cp.shape[0]:
-        raise ParameterError(f"second must have the same input set size as first ({c.shape[0]}), got {cp.shape[0]}")
+        raise ParameterError(
+            f"second must have the same input set size as first ({c.shape[0]}), got {cp.shape[0]}"
+        )
     ny, nz = c.shape[1], cp.shape[1]
     nx = c.shape[0]
     # variables D[y, z] (row-major); constraints: C D = C' (nx*nz), D 1 = 1 (ny).
@@ -516,15 +530,17 @@ def refines(first: Any, second: Any, *, atol: float = 1e-9) -> bool:
     b_main = np.array(b_vals)
     a_sum = np.zeros((ny, ny * nz))
     for y in range(ny):
-        a_sum[y, y * nz:(y + 1) * nz] = 1.0
+        a_sum[y, y * nz : (y + 1) * nz] = 1.0
     # Slack formulation: minimise the total violation of C D = C' subject to D stochastic.
     n_var = ny * nz
     n_eq = nx * nz
     # variables: D (n_var), s_plus (n_eq), s_minus (n_eq)
-    a_eq = np.block([
-        [a_eq_main, np.eye(n_eq), -np.eye(n_eq)],
-        [a_sum, np.zeros((ny, 2 * n_eq))],
-    ])
+    a_eq = np.block(
+        [
+            [a_eq_main, np.eye(n_eq), -np.eye(n_eq)],
+            [a_sum, np.zeros((ny, 2 * n_eq))],
+        ]
+    )
     b_eq = np.concatenate([b_main, np.ones(ny)])
     cost = np.concatenate([np.zeros(n_var), np.ones(2 * n_eq)])
     res = linprog(cost, A_eq=a_eq, b_eq=b_eq, bounds=(0, None), method="highs")

@@ -74,7 +74,7 @@ def plot_vulnerability_curves(
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise ImportError(
-            "plot_vulnerability_curves needs matplotlib: pip install \"shuffle-accounting[plot]\""
+            'plot_vulnerability_curves needs matplotlib: pip install "shuffle-accounting[plot]"'
         ) from exc
     ns = [int(n) for n in ns]
     if ax is None:

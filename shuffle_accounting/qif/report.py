@@ -70,10 +70,21 @@ class LeakageReport:
         return (
             ("prior 1/k", f"{self.prior:.6g}", "random guess of the target's value"),
             ("V[N] k-RR only", f"{self.krr:.6g}", "= p (Prop. 15)"),
-            ("V[S] shuffle only", format_bound(self.shuffle.upper, "upper"),
-             f"E[max load]/n, error <= {self.shuffle.error:.1e}"),
-            ("V[NS] k-RR + shuffle", format_bound(self.krr_shuffle.upper, "upper"), "eq. (17); what this deployment leaks"),
-            ("leakage NS (x prior)", format_bound(self.multiplicative_leakage, "upper"), "multiplicative Bayes leakage"),
+            (
+                "V[S] shuffle only",
+                format_bound(self.shuffle.upper, "upper"),
+                f"E[max load]/n, error <= {self.shuffle.error:.1e}",
+            ),
+            (
+                "V[NS] k-RR + shuffle",
+                format_bound(self.krr_shuffle.upper, "upper"),
+                "eq. (17); what this deployment leaks",
+            ),
+            (
+                "leakage NS (x prior)",
+                format_bound(self.multiplicative_leakage, "upper"),
+                "multiplicative Bayes leakage",
+            ),
         )
 
     def values(self) -> tuple[ReportValue, ...]:

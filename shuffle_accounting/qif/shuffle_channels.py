@@ -280,7 +280,9 @@ def all_but_one_prior(n: Any, k: Any, known: Any, *, exact: bool = False) -> np.
     try:
         vals = list(known)
     except TypeError as exc:
-        raise ParameterError(f"known must be a sequence of {n - 1} values in [0, {k - 1}], got {known!r}") from exc
+        raise ParameterError(
+            f"known must be a sequence of {n - 1} values in [0, {k - 1}], got {known!r}"
+        ) from exc
     if len(vals) != n - 1:
         raise ParameterError(f"known must have length n - 1 = {n - 1}, got {len(vals)}")
     vals = [check_int("known", v, minimum=0, maximum=k - 1) for v in vals]
@@ -292,4 +294,3 @@ def all_but_one_prior(n: Any, k: Any, known: Any, *, exact: bool = False) -> np.
         if list(x[1:]) == vals:
             out[j] = Fraction(1, k) if exact else 1.0 / k
     return out
-

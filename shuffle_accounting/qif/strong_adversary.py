@@ -250,4 +250,3 @@ def all_but_one_vulnerability(p: Any, known_counts: Sequence[int], *, unknown: A
         1.0
     """
     return all_but_one_vulnerability_bounds(p, known_counts, unknown=unknown).value
-

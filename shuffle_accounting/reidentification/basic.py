@@ -73,7 +73,9 @@ def _check_dist(name: str, value: Any) -> np.ndarray:
     try:
         return check_probability_vector(name, value)
     except TypeError as exc:  # not iterable at all (None, a number, ...)
-        raise ParameterError(f"{name} must be a probability vector (non-negative, summing to 1), got {value!r}") from exc
+        raise ParameterError(
+            f"{name} must be a probability vector (non-negative, summing to 1), got {value!r}"
+        ) from exc
 
 
 def _check_pair(P: Any, Q: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -120,7 +122,11 @@ def _log_phi(n: int, k: int, log_x: np.ndarray, log_1mx: np.ndarray) -> np.ndarr
         res = np.empty(lx.shape)
         chunk = max(1, 2_000_000 // k)
         for s in range(0, lx.size, chunk):
-            terms = lw[None, :] + i[None, :] * l1[s : s + chunk, None] + (n - i)[None, :] * lx[s : s + chunk, None]
+            terms = (
+                lw[None, :]
+                + i[None, :] * l1[s : s + chunk, None]
+                + (n - i)[None, :] * lx[s : s + chunk, None]
+            )
             m = terms.max(axis=1)
             res[s : s + chunk] = m + np.log(np.exp(terms - m[:, None]).sum(axis=1))
         out[mid] = res

@@ -58,6 +58,7 @@ def _cdf_pair(ratio: Any) -> tuple[Callable[[float], float], Callable[[float], f
             raise ParameterError(f"ratio must be supported on [0, inf), got support ({lo}, {hi})")
         return (lambda t: float(ratio.cdf(t))), (lambda t: float(ratio.sf(t))), hi
     if callable(ratio):
+
         def cdf(t: float) -> float:
             v = float(ratio(t))
             if not (0.0 <= v <= 1.0):
@@ -128,13 +129,14 @@ def success_probability_continuous(
     if upper is not None:
         hi = check_real("upper", upper, low=0.0, low_open=True)
     if not math.isfinite(hi):
-        raise ParameterError(f"upper must be a finite M = sup P/Q (the ratio's support is unbounded), got {hi!r}")
+        raise ParameterError(
+            f"upper must be a finite M = sup P/Q (the ratio's support is unbounded), got {hi!r}"
+        )
 
     mean, mean_err = integrate.quad(sf, 0.0, hi, limit=200)
     if abs(mean - (1.0 - f_inf)) > 1e-6 + mean_err:
         raise ParameterError(
-            "ratio must satisfy Property 1, E_Q[P/Q] = 1 - f_inf: got mean "
-            f"{mean!r} for f_inf = {f_inf!r}"
+            f"ratio must satisfy Property 1, E_Q[P/Q] = 1 - f_inf: got mean {mean!r} for f_inf = {f_inf!r}"
         )
 
     def integrand(t: float) -> float:

@@ -186,6 +186,7 @@ def zipf_claims(m: Any = None, alpha: Any = 0.7, threshold: Any = 0.2, n_max: An
     threshold = check_real("threshold", threshold, low=0.0, high=1.0, low_open=True, high_open=True)
     n_max = check_int("n_max", n_max, minimum=20)
     if m is None:
+
         def beta(n: int, k: int = 1) -> float:
             return zipf_beta_approximation(alpha, n, k)
     else:

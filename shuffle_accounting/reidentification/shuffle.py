@@ -171,9 +171,7 @@ class _MatrixChannel(_Channel):
 
 @singledispatch
 def _channel(randomizer: Any) -> _Channel:
-    raise ParameterError(
-        f"randomizer must be a KRR or a FiniteRandomizer, got {type(randomizer).__name__}"
-    )
+    raise ParameterError(f"randomizer must be a KRR or a FiniteRandomizer, got {type(randomizer).__name__}")
 
 
 @_channel.register
@@ -582,7 +580,11 @@ class ReidentificationRisk:
         eps = self._ch.eps
         e_over_n = math.exp(eps) / n if eps < 700 else math.inf
         return (
-            ("exact beta_n, others share one input", f"{low:.6g}", "basic setting, Thm 4 (lower bound on the worst case)"),
+            (
+                "exact beta_n, others share one input",
+                f"{low:.6g}",
+                "basic setting, Thm 4 (lower bound on the worst case)",
+            ),
             ("blanket bound (Thm 7, 9)", f"{blanket:.6g}", "upper bound on beta_n over all datasets"),
             ("clone bound (Thm 8)", f"{clone:.6g}", "(1 - (1 - e^-eps0)^n) / (n e^-eps0)"),
             ("e^eps0 / n", f"{e_over_n:.6g}", "paper's headline bound"),

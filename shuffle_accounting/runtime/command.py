@@ -51,7 +51,9 @@ def run_simulate(args: argparse.Namespace) -> int:
         if importlib.util.find_spec("matplotlib") is None:
             raise ImportError("simulate --plot needs matplotlib: pip install 'shuffle-accounting[plot]'")
     if importlib.util.find_spec("diffprivlib") is None:
-        raise ImportError("simulate needs diffprivlib (central baseline): pip install 'shuffle-accounting[diffprivlib]'")
+        raise ImportError(
+            "simulate needs diffprivlib (central baseline): pip install 'shuffle-accounting[diffprivlib]'"
+        )
     column: Any = int(args.column) if str(args.column).isdigit() else args.column
     source: Any = load_csv(args.csv, column) if args.csv else args.source
     if args.csv and max(args.n) > source.codes.size:
@@ -87,15 +89,28 @@ def add_subcommand(subparsers: Any) -> None:
         "simulate",
         help="utility of shuffle, shuffle+INV and the central Gaussian baseline across n (NOT private)",
     )
-    sim.add_argument("--source", choices=tuple(GENERATORS), default="normal",
-                     help="synthetic distribution (default normal: N(0, 2) binned into k bins)")
-    sim.add_argument("--csv", metavar="FILE.csv", default=None, help="real categorical data instead of --source")
-    sim.add_argument("--column", default="0",
-                     help="CSV column name, or 0-based index (default 0); the first row is a header")
+    sim.add_argument(
+        "--source",
+        choices=tuple(GENERATORS),
+        default="normal",
+        help="synthetic distribution (default normal: N(0, 2) binned into k bins)",
+    )
+    sim.add_argument(
+        "--csv", metavar="FILE.csv", default=None, help="real categorical data instead of --source"
+    )
+    sim.add_argument(
+        "--column",
+        default="0",
+        help="CSV column name, or 0-based index (default 0); the first row is a header",
+    )
     sim.add_argument("--k", type=int, default=15, help="categories for a synthetic source (default 15)")
     sim.add_argument("--eps0", type=float, default=2.0, help="local epsilon (default 2)")
-    sim.add_argument("--n", type=_int_list, default=[1000, 10_000, 100_000],
-                     help="comma-separated population sizes (default 1000,10000,100000)")
+    sim.add_argument(
+        "--n",
+        type=_int_list,
+        default=[1000, 10_000, 100_000],
+        help="comma-separated population sizes (default 1000,10000,100000)",
+    )
     sim.add_argument("--trials", type=int, default=10, help="trials per n (default 10)")
     sim.add_argument("--delta", type=float, default=1e-6, help="target delta (default 1e-6)")
     sim.add_argument("--seed", type=int, default=None, help="seed for reproducible runs")

@@ -141,16 +141,20 @@ def randomize_partition(
         enc = randomizer.encode_partial(values)
     except ParameterError:  # not even a sequence: never raise on private data
         enc = randomizer.encode_partial(list(_iterate(values)))
-    gen = None if entropy is None else np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(key,)))
+    gen = (
+        None if entropy is None else np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(key,)))
+    )
     counts = np.zeros(randomizer.k, dtype=np.int64)
     codes = enc.codes
     for start in range(0, codes.size, _CHUNK):
-        chunk = codes[start:start + _CHUNK]
+        chunk = codes[start : start + _CHUNK]
         # gen is None or a Generator derived from the validated collection rng (warned once)
         out = randomize_codes_checked(randomizer, chunk, gen)
         counts += np.bincount(out, minlength=randomizer.k)
     counts.setflags(write=False)
-    return PartitionCounts(key, counts, len(enc.rejected), randomizer.k, randomizer.keep_threshold, gen is not None)
+    return PartitionCounts(
+        key, counts, len(enc.rejected), randomizer.k, randomizer.keep_threshold, gen is not None
+    )
 
 
 def _iterate(values: Any) -> Iterable[Any]:

@@ -85,7 +85,9 @@ def _partitions(data: Any, column: Any, header: bool) -> list:
                 f"got {type(data).__name__} of {[type(p).__name__ for p in data][:3]}"
             )
         if column is None:
-            raise ParameterError("column must be given (name or 0-based index) for a list of CSV files, got None")
+            raise ParameterError(
+                "column must be given (name or 0-based index) for a list of CSV files, got None"
+            )
         return [dask.delayed(_read_file, pure=True)(p, column, header) for p in data]
     if isinstance(data, db.Bag):
         return list(data.to_delayed())
@@ -95,7 +97,9 @@ def _partitions(data: Any, column: Any, header: bool) -> list:
         raise ImportError(f"{_INSTALL} ({exc})") from exc
     if isinstance(data, dd.DataFrame):
         if column is None or column not in data.columns:
-            raise ParameterError(f"column must name a column of the DataFrame {list(data.columns)}, got {column!r}")
+            raise ParameterError(
+                f"column must name a column of the DataFrame {list(data.columns)}, got {column!r}"
+            )
         data = data[column]
     if isinstance(data, dd.Series):
         return list(data.to_delayed())
@@ -173,7 +177,8 @@ def collect(
     # pure=False: fresh task keys on every call, so a private-mode run never reuses the randomized
     # counts of an earlier run still held by the cluster.
     tasks = [
-        dask.delayed(_count_values, pure=False)(part, randomizer, key, entropy) for key, part in enumerate(parts)
+        dask.delayed(_count_values, pure=False)(part, randomizer, key, entropy)
+        for key, part in enumerate(parts)
     ]
     client, cluster = _client(client)
     try:

@@ -67,7 +67,16 @@ def plot_simulation(result: SimulationResult, path: str | os.PathLike) -> str:
             tv = result.tv[m]
             mean = tv.mean(axis=1)
             err = [mean - tv.min(axis=1), tv.max(axis=1) - mean]
-            ax.errorbar(result.ns, mean, yerr=err, marker="o", capsize=3, label=_LABELS[m], color=_COLORS[m], ls=_STYLES[m])
+            ax.errorbar(
+                result.ns,
+                mean,
+                yerr=err,
+                marker="o",
+                capsize=3,
+                label=_LABELS[m],
+                color=_COLORS[m],
+                ls=_STYLES[m],
+            )
         ax.set_xscale("log")
         ax.set_xlabel("n (users per batch)")
         ax.set_ylabel("TV distance to the true distribution")

@@ -293,9 +293,7 @@ class KRRRandomizer:
         if fast is not None:
             codes, ok = fast
             bad = np.flatnonzero(~ok)
-            rejected = tuple(
-                RejectedReport(int(i), arr[i].item(), self._reason(arr[i].item())) for i in bad
-            )
+            rejected = tuple(RejectedReport(int(i), arr[i].item(), self._reason(arr[i].item())) for i in bad)
             return EncodedReports(codes[ok], np.flatnonzero(ok), rejected)
         codes_list: list[int] = []
         pos: list[int] = []

@@ -41,9 +41,6 @@ __all__ = [
 ]
 
 
-
-
-
 class BudgetExceededError(RuntimeError):
     """Releasing the pending round would exceed the configured privacy budget; nothing was released.
 
@@ -203,16 +200,21 @@ class CollectionSession:
         self.delta = check_delta("delta", delta)
         self.rounds = None if rounds is None else check_int("rounds", rounds, minimum=1)
         self.epsilon_budget = (
-            None if epsilon_budget is None
+            None
+            if epsilon_budget is None
             else check_real("epsilon_budget", epsilon_budget, low=0.0, low_open=True)
         )
         if self.rounds is None and self.epsilon_budget is None:
-            raise ParameterError("configure a budget: rounds and/or epsilon_budget must be given, got neither")
+            raise ParameterError(
+                "configure a budget: rounds and/or epsilon_budget must be given, got neither"
+            )
         self.output = check_choice("output", output, ("histogram", "sequence"))
         if shuffler is None:
             shuffler = Shuffler(self.n_min)
         if not callable(getattr(shuffler, "shuffle", None)):
-            raise ParameterError(f"shuffler must have a method shuffle(reports, *, rng=None), got {shuffler!r}")
+            raise ParameterError(
+                f"shuffler must have a method shuffle(reports, *, rng=None), got {shuffler!r}"
+            )
         if self.output == "sequence" and getattr(shuffler, "is_uniform", False) is not True:
             raise ParameterError(
                 "shuffler must be a uniform shuffler (is_uniform = True) when output='sequence': the "
@@ -221,7 +223,9 @@ class CollectionSession:
             )
         self.shuffler = shuffler
         if accountant_factory is not None and not callable(accountant_factory):
-            raise ParameterError(f"accountant_factory must be a zero-argument callable, got {accountant_factory!r}")
+            raise ParameterError(
+                f"accountant_factory must be a zero-argument callable, got {accountant_factory!r}"
+            )
         self._factory = accountant_factory or _default_accountant
         self._rng = check_rng(rng)
         self.simulated = is_simulation(self._rng)
@@ -406,8 +410,10 @@ class CollectionSession:
             k = self.randomizer.k
             hist = _histogram(codes, k)  # reference taken BEFORE the shuffler can touch codes
             shuffled = np.asarray(self.shuffler.shuffle(codes, rng=self._rng))
-            if shuffled.shape != codes.shape or shuffled.dtype.kind not in "iu" or not np.array_equal(
-                _histogram(shuffled.astype(np.int64), k), hist
+            if (
+                shuffled.shape != codes.shape
+                or shuffled.dtype.kind not in "iu"
+                or not np.array_equal(_histogram(shuffled.astype(np.int64), k), hist)
             ):
                 raise RuntimeError("the shuffler did not return a permutation of its input; nothing released")
             reports = self.randomizer.decode(shuffled.astype(np.int64)) if self.output == "sequence" else None
@@ -449,7 +455,10 @@ class CollectionSession:
             raise ParameterError(f"merged must be a CountsMerger, got {type(merged).__name__}")
         if self.output != "histogram":
             raise ParameterError(f"release_counts needs output='histogram', got output={self.output!r}")
-        if merged.randomizer != self.randomizer or merged.randomizer.keep_threshold != self.randomizer.keep_threshold:
+        if (
+            merged.randomizer != self.randomizer
+            or merged.randomizer.keep_threshold != self.randomizer.keep_threshold
+        ):
             raise ParameterError(
                 "merged must hold counts of this session's randomizer (same categories and eps0), "
                 f"got {merged.randomizer!r}"
@@ -491,7 +500,9 @@ class CollectionSession:
             )
         return eps
 
-    def _record(self, event: Any, eps: float, n: int, hist: np.ndarray, reports: Any, simulated: bool | None = None) -> Release:
+    def _record(
+        self, event: Any, eps: float, n: int, hist: np.ndarray, reports: Any, simulated: bool | None = None
+    ) -> Release:
         """Spend and record one release (caller holds the lock and has passed every check)."""
         for arr in (hist, reports):
             if arr is not None:

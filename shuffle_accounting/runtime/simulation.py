@@ -214,7 +214,9 @@ def read_csv_column(
         ['Paris', None]
     """
     if not isinstance(path, (str, os.PathLike)):  # an int would be taken as a file descriptor
-        raise ParameterError(f"path must be a file path (str or os.PathLike), got {type(path).__name__} {path!r}")
+        raise ParameterError(
+            f"path must be a file path (str or os.PathLike), got {type(path).__name__} {path!r}"
+        )
     with open(path, newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
     if header:
@@ -233,7 +235,9 @@ def read_csv_column(
             continue
         if idx >= len(row) or not row[idx].strip():
             if strict:
-                raise ParameterError(f"column {column!r} is missing or empty on line {line} of {os.fspath(path)!r}")
+                raise ParameterError(
+                    f"column {column!r} is missing or empty on line {line} of {os.fspath(path)!r}"
+                )
             values.append(None)
             continue
         values.append(row[idx].strip())
@@ -266,7 +270,9 @@ def load_csv(path: str | os.PathLike, column: str | int = 0, *, header: bool = T
     """
     values = read_csv_column(path, column, header=header, strict=True)
     if len(set(values)) < 2:
-        raise ParameterError(f"column {column!r} must hold at least 2 distinct categories, got {sorted(set(values), key=str)}")
+        raise ParameterError(
+            f"column {column!r} must hold at least 2 distinct categories, got {sorted(set(values), key=str)}"
+        )
     return CategoricalData.from_labels(values)
 
 
@@ -326,7 +332,9 @@ def _csprng_multinomial(n: int, p: np.ndarray) -> np.ndarray:
     return counts
 
 
-def _krr_histogram(rnd: KRRRandomizer, true: np.ndarray, q: float, gen: np.random.Generator | None) -> np.ndarray:
+def _krr_histogram(
+    rnd: KRRRandomizer, true: np.ndarray, q: float, gen: np.random.Generator | None
+) -> np.ndarray:
     """Histogram of the k-RR reports of records with true histogram ``true``.
 
     Private mode randomizes every record with ``rnd`` (OS CSPRNG, exact law); simulation mode
@@ -337,7 +345,7 @@ def _krr_histogram(rnd: KRRRandomizer, true: np.ndarray, q: float, gen: np.rando
         out = np.zeros(k, dtype=np.int64)
         codes = np.repeat(np.arange(k, dtype=np.int64), true)
         for start in range(0, codes.size, _CHUNK):
-            out += np.bincount(rnd.randomize_codes(codes[start:start + _CHUNK]), minlength=k)
+            out += np.bincount(rnd.randomize_codes(codes[start : start + _CHUNK]), minlength=k)
         return out
     kept = gen.binomial(true, q)
     return kept + gen.multinomial(int(true.sum()) - int(kept.sum()), np.full(k, 1.0 / k))
@@ -348,7 +356,9 @@ def _source_sampler(source: Any, k: int | None) -> tuple[int, Callable[[int, Any
     """Return ``(k, sample)`` with ``sample(n, gen)`` the true histogram of ``n`` records (``gen=None``: OS CSPRNG)."""
     p = check_probability_vector("source", source)
     if p.size < 2:
-        raise ParameterError(f"source must be a probability vector over k >= 2 categories, got length {p.size}")
+        raise ParameterError(
+            f"source must be a probability vector over k >= 2 categories, got length {p.size}"
+        )
     p = p / p.sum()
     return p.size, lambda n, gen: _csprng_multinomial(n, p) if gen is None else gen.multinomial(n, p)
 
@@ -356,7 +366,9 @@ def _source_sampler(source: Any, k: int | None) -> tuple[int, Callable[[int, Any
 @_source_sampler.register
 def _(source: str, k: int | None) -> tuple[int, Callable[[int, np.random.Generator], np.ndarray]]:
     if source not in GENERATORS:
-        raise ParameterError(f"source must be one of {tuple(GENERATORS)} (or a distribution/data), got {source!r}")
+        raise ParameterError(
+            f"source must be one of {tuple(GENERATORS)} (or a distribution/data), got {source!r}"
+        )
     if k is None:
         raise ParameterError(f"k must be given for the synthetic source {source!r}, got None")
     return _source_sampler(GENERATORS[source](k), k)

@@ -61,7 +61,9 @@ def require_spark() -> Any:
     return pyspark
 
 
-def local_spark(cores: int | str = "*", *, max_failures: int = 4, app_name: str = "shuffle-accounting") -> Any:
+def local_spark(
+    cores: int | str = "*", *, max_failures: int = 4, app_name: str = "shuffle-accounting"
+) -> Any:
     """A local SparkSession (``local[cores, max_failures]``) whose Python workers use this interpreter.
 
     Sets the environment variable ``PYSPARK_PYTHON`` to ``sys.executable`` if it is not set (pyspark

@@ -670,7 +670,9 @@ def _compose_shuffled_krr(acc: ShuffleAccountant, event: ShuffledKRRDpEvent, cou
     return None
 
 
-def _doubled_sensitivity(build: Callable[[ShuffleAccountant, Any], pld_lib.PrivacyLossDistribution]) -> _Handler:
+def _doubled_sensitivity(
+    build: Callable[[ShuffleAccountant, Any], pld_lib.PrivacyLossDistribution],
+) -> _Handler:
     """Handler for an L1-sensitivity event: replace-one doubles the sensitivity; else dp_accounting's own."""
 
     def handler(acc: ShuffleAccountant, event: Any, count: int, do_compose: bool):

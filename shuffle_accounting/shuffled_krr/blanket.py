@@ -131,6 +131,7 @@ def check_krr_parameters(k, eps0, n) -> tuple[int, float, int]:
     n = check_int("n", n, minimum=1, maximum=N_MAX)
     return k, eps0, n
 
+
 #: Relative inflation of the positive and negative parts (covers floating-point error).
 _REL_INFLATION = 1e-10
 #: Windows are widened until the dropped mass is below this fraction of the result.
@@ -225,7 +226,9 @@ class _Blanket:
         def f(lam: np.ndarray, mu: np.ndarray) -> np.ndarray:
             e = [lam * zs[i] + sgn * mu * xs[i] for i in range(3)]
             tgt = np.logaddexp(np.logaddexp(lw_t[0] + e[0], lw_t[1] + e[1]), lw_t[2] + e[2])
-            usr = np.logaddexp(np.logaddexp(l_nb, lw_u[0] + e[0]), np.logaddexp(lw_u[1] + e[1], lw_u[2] + e[2]))
+            usr = np.logaddexp(
+                np.logaddexp(l_nb, lw_u[0] + e[0]), np.logaddexp(lw_u[1] + e[1], lw_u[2] + e[2])
+            )
             return tgt + N1 * usr - sgn * mu * thr
 
         # f is convex in (lam, mu). A log-spaced grid, then two finer grids around the best point;
@@ -241,9 +244,7 @@ class _Blanket:
                 gm = mu[0, :]
                 l_lo, l_hi = gl[max(i - 1, 0)], gl[min(i + 1, gl.size - 1)]
                 m_lo, m_hi = gm[max(j - 1, 0)], gm[min(j + 1, gm.size - 1)]
-                lam, mu = np.meshgrid(
-                    np.linspace(l_lo, l_hi, 25), np.linspace(m_lo, m_hi, 25), indexing="ij"
-                )
+                lam, mu = np.meshgrid(np.linspace(l_lo, l_hi, 25), np.linspace(m_lo, m_hi, 25), indexing="ij")
                 vals = f(lam, mu)
                 best = min(best, float(np.nanmin(vals)))
         if not math.isfinite(best):  # pragma: no cover - defensive
@@ -607,7 +608,8 @@ class _Blanket:
             errs.append(xpart + math.log(8 * eps_m))
             t1m = _log_binom_sf(Ht - 1, Tt - 1, 0.5)
             negs.append(
-                np.logaddexp(lA1 + lF1 + np.logaddexp(lpb + t1m, lp + t1), self.log_km2pbar + lA0 + lF0 + t0) + eps
+                np.logaddexp(lA1 + lF1 + np.logaddexp(lpb + t1m, lp + t1), self.log_km2pbar + lA0 + lF0 + t0)
+                + eps
             )
         l_budget = float(logsumexp(np.concatenate(errs))) if errs else -math.inf
         core = -math.inf
@@ -632,7 +634,9 @@ class _Blanket:
                     )
                 )
         if math.isnan(core) or math.isnan(l_budget):
-            raise SoundnessError(f"internal: NaN in the blanket sum at k={self.k}, eps0={self.eps0}, n={self.n}, eps={eps}")
+            raise SoundnessError(
+                f"internal: NaN in the blanket sum at k={self.k}, eps0={self.eps0}, n={self.n}, eps={eps}"
+            )
         lneg = float(logsumexp(np.concatenate(negs))) if negs else -math.inf
         good = max(core, l_budget) + math.log(_TAIL_FRACTION)  # plain tails below this suffice
         return core, l_budget, lneg, self._log_drop(w["bounds"], eps, good)

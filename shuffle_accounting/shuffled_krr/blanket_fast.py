@@ -445,7 +445,11 @@ class _FastBlanket:
             core = M + math.log(diff) if diff > 0 else -math.inf
             count = sum(np.size(a) for a in pos) + sum(np.size(a) for a in neg)
             # relative inflation plus 1e-300 per term for underflow in the scaled sums
-            lmag = float(np.logaddexp(math.log(_REL_INFLATION) + float(np.logaddexp(lp, ln)), M + math.log(1e-300 * count)))
+            lmag = float(
+                np.logaddexp(
+                    math.log(_REL_INFLATION) + float(np.logaddexp(lp, ln)), M + math.log(1e-300 * count)
+                )
+            )
         lerr = float(np.logaddexp(lmag, _lse(err)))
         if upper:
             return _lse([core, lerr, _lse(bnd)])
@@ -529,7 +533,9 @@ def _check_common(k, eps0, n, rtol):
     return k, eps0, n, rtol
 
 
-def certified_log_delta_bounds(eps, k, eps0, n, *, rtol: float = DEFAULT_RTOL) -> tuple[np.ndarray, np.ndarray]:
+def certified_log_delta_bounds(
+    eps, k, eps0, n, *, rtol: float = DEFAULT_RTOL
+) -> tuple[np.ndarray, np.ndarray]:
     """Certified bracket ``(log upper, log lower)`` of the privacy-blanket divergence of shuffled k-RR.
 
     The divergence is the one of :func:`shuffle_accounting.shuffled_krr.blanket.certified_log_delta`

@@ -77,9 +77,7 @@ def _single_round_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
     return hi
 
 
-def _feasible(
-    k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: int, h: float
-) -> bool:
+def _feasible(k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: int, h: float) -> bool:
     """True iff (epsilon, delta) is certified for ``rounds`` releases of shuffled k-RR(eps0) on n users."""
     if rounds * eps0 <= epsilon:  # pure DP + basic composition
         return True
@@ -95,9 +93,7 @@ def _check_common(epsilon, delta, rounds, h) -> tuple[float, float, int, float]:
     epsilon = check_real("epsilon", epsilon, low=0.0, low_open=True)
     delta = check_delta("delta", delta)
     rounds = check_int("rounds", rounds, minimum=1)
-    h = check_real(
-        "value_discretization_interval", h, low=0.0, high=1.0, low_open=True
-    )
+    h = check_real("value_discretization_interval", h, low=0.0, high=1.0, low_open=True)
     return epsilon, delta, rounds, h
 
 

@@ -88,9 +88,7 @@ def _check_others(others: Any, k: int) -> tuple[int, ...]:
             f"counts, got {others!r}"
         )
     if len(seq) != k:
-        raise ParameterError(
-            f"others must have length k = {k} (one count per value), got length {len(seq)}"
-        )
+        raise ParameterError(f"others must have length k = {k} (one count per value), got length {len(seq)}")
     out = []
     for i, v in enumerate(seq):
         out.append(check_int(f"others[{i}]", v, minimum=0))

@@ -353,7 +353,9 @@ class _SplitCandidate:
         t_hi = min(self.n, int(math.ceil(mean + half)) + 1)
         T = np.arange(t_lo, t_hi + 1, dtype=float)
         lB1 = _log_binom_pmf(T - 1.0, float(N), math.log(q), math.log1p(-q))
-        lB0 = np.where(T <= N, _log_binom_pmf(np.minimum(T, N), float(N), math.log(q), math.log1p(-q)), -np.inf)
+        lB0 = np.where(
+            T <= N, _log_binom_pmf(np.minimum(T, N), float(N), math.log(q), math.log1p(-q)), -np.inf
+        )
         ratio = (N - T + 1.0) * q / (2.0 * (1.0 - q))
         return T, lB1, lB0, ratio
 
@@ -650,8 +652,12 @@ def worst_dataset(eps: Any, k: Any, eps0: Any, n: Any) -> WorstDataset:
     _, who, who_val = _evaluate(k, eps0, n, np.array([e]), DEFAULT_WINDOW_SD)
     c, ld = who[0], float(who_val[0])
     return WorstDataset(
-        eps=e, others=c.others, log_delta=ld, delta=math.exp(ld) if ld > -745 else 0.0,
-        family=c.family, statistic=c.statistic,
+        eps=e,
+        others=c.others,
+        log_delta=ld,
+        delta=math.exp(ld) if ld > -745 else 0.0,
+        family=c.family,
+        statistic=c.statistic,
     )
 
 

@@ -483,8 +483,12 @@ class ShuffledKRR:
             c = self.certificate(eps=eps)
             ld = c.exhibited_log_delta
             return WorstDataset(
-                eps=eps, others=c.worst_others, log_delta=ld, delta=math.exp(ld) if ld > -745 else 0.0,
-                family="certified worst case (branch and bound)", statistic="histogram",
+                eps=eps,
+                others=c.worst_others,
+                log_delta=ld,
+                delta=math.exp(ld) if ld > -745 else 0.0,
+                family="certified worst case (branch and bound)",
+                statistic="histogram",
             )
         return worst_dataset(eps, self.k, self.eps0, self.n)
 

@@ -43,29 +43,57 @@ def report_section(dep: Deployment, *, lower: bool = True) -> ReportSection:
     how = "exact worst case (branch-and-bound certificate)" if wc else "privacy blanket, exact"
     who = "witness dataset of the certificate" if wc else "worst of the searched concrete datasets"
     rows = [
-        ("certified eps (upper bound)", format_bound(upper, "upper"), f"{how}, rounded up; one round",
-         ReportValue(upper, "upper")),
+        (
+            "certified eps (upper bound)",
+            format_bound(upper, "upper"),
+            f"{how}, rounded up; one round",
+            ReportValue(upper, "upper"),
+        ),
     ]
     if lower:
         low = mech.epsilon_lower(dep.delta) if wc else lower_epsilon(dep.delta, dep.k, dep.eps0, dep.n)
         gap = upper / low if low > 0 else math.inf
         rows += [
-            ("exhibited eps (lower bound)", format_bound(low, "lower"), f"{who}, rounded down",
-             ReportValue(low, "lower")),
-            ("gap upper / lower", "inf" if math.isinf(gap) else f"{gap:.4f}", "1.0 would be exactly tight",
-             ReportValue(gap, "estimate")),
+            (
+                "exhibited eps (lower bound)",
+                format_bound(low, "lower"),
+                f"{who}, rounded down",
+                ReportValue(low, "lower"),
+            ),
+            (
+                "gap upper / lower",
+                "inf" if math.isinf(gap) else f"{gap:.4f}",
+                "1.0 would be exactly tight",
+                ReportValue(gap, "estimate"),
+            ),
         ]
     else:
         rows.append(("exhibited eps (lower bound)", "skipped", "--skip lower", ReportValue(None, "none")))
-    rows.append(("no shuffling", f"{dep.eps0:.6f}", "local eps0 per round, delta = 0", ReportValue(dep.eps0, "upper")))
+    rows.append(
+        ("no shuffling", f"{dep.eps0:.6f}", "local eps0 per round, delta = 0", ReportValue(dep.eps0, "upper"))
+    )
     if dep.rounds > 1:
         acc = ShuffleAccountant().compose(ShuffledKRRDpEvent(k=dep.k, eps0=dep.eps0, n=dep.n), dep.rounds)
         composed = acc.get_epsilon(dep.delta)
-        rows.append((f"certified eps, {dep.rounds} rounds", format_bound(composed, "upper"), "PLD composition, pessimistic",
-                     ReportValue(composed, "upper")))
-        rows.append((f"no shuffling, {dep.rounds} rounds", f"{dep.rounds * dep.eps0:.6f}", "basic composition of eps0",
-                     ReportValue(dep.rounds * dep.eps0, "upper")))
-    return _section(f"Shuffled k-RR: (eps, delta = {dep.delta:.3g}) over all neighbouring datasets", "shuffled", rows)
+        rows.append(
+            (
+                f"certified eps, {dep.rounds} rounds",
+                format_bound(composed, "upper"),
+                "PLD composition, pessimistic",
+                ReportValue(composed, "upper"),
+            )
+        )
+        rows.append(
+            (
+                f"no shuffling, {dep.rounds} rounds",
+                f"{dep.rounds * dep.eps0:.6f}",
+                "basic composition of eps0",
+                ReportValue(dep.rounds * dep.eps0, "upper"),
+            )
+        )
+    return _section(
+        f"Shuffled k-RR: (eps, delta = {dep.delta:.3g}) over all neighbouring datasets", "shuffled", rows
+    )
 
 
 def _calibration_rows(dep: Deployment, rounds: int, rtol: float) -> list[tuple[str, str, str, ReportValue]]:
@@ -74,8 +102,11 @@ def _calibration_rows(dep: Deployment, rounds: int, rtol: float) -> list[tuple[s
         e0 = calibrate_eps0(dep.k, dep.n, dep.target_epsilon, dep.delta, rounds=rounds, rtol=rtol)
         e0_row = (f"{e0:.6g}", f"certified; rounded down (rtol {rtol:g})", ReportValue(e0, "lower"))
     except ParameterError:  # every eps0 up to the cap meets the target
-        e0_row = (f">= {calibration.EPS0_CAP:g}", "local privacy does not limit this target",
-                  ReportValue(float(calibration.EPS0_CAP), "lower"))
+        e0_row = (
+            f">= {calibration.EPS0_CAP:g}",
+            "local privacy does not limit this target",
+            ReportValue(float(calibration.EPS0_CAP), "lower"),
+        )
     try:
         n_min = min_users(dep.k, dep.eps0, dep.target_epsilon, dep.delta, rounds=rounds)
         n_row = (f"{n_min}", f"certified at eps0 = {dep.eps0:.6g}; n - 1 fails", ReportValue(n_min, "upper"))
@@ -109,8 +140,14 @@ def calibration_section(dep: Deployment) -> ReportSection:
         if dep.calibrate_rounds:
             rows += _calibration_rows(dep, dep.rounds, 1e-2)
         else:
-            rows.append((f"{dep.rounds} rounds", "not calibrated", "pass --target-eps to calibrate the composition",
-                         ReportValue(None, "none")))
+            rows.append(
+                (
+                    f"{dep.rounds} rounds",
+                    "not calibrated",
+                    "pass --target-eps to calibrate the composition",
+                    ReportValue(None, "none"),
+                )
+            )
     return _section(
         f"Calibration: target (eps = {dep.target_epsilon:.6g}, delta = {dep.delta:.3g})", "calibration", rows
     )
@@ -142,31 +179,64 @@ def accuracy_section(dep: Deployment, *, confidence: float = 0.95) -> ReportSect
     worst = shuffle_frequency_accuracy(dep.k, dep.eps0, dep.n, confidence=confidence)
     uniform = shuffle_frequency_accuracy(dep.k, dep.eps0, dep.n, frequency=1.0 / dep.k, confidence=confidence)
     rows = [
-        ("shuffle+INV std, worst category", format_bound(worst.std, "upper"), "exact; any true frequency in [0, 1]",
-         ReportValue(worst.std, "upper")),
+        (
+            "shuffle+INV std, worst category",
+            format_bound(worst.std, "upper"),
+            "exact; any true frequency in [0, 1]",
+            ReportValue(worst.std, "upper"),
+        ),
         ("shuffle+INV std, frequency 1/k", f"{uniform.std:.6g}", "exact", ReportValue(uniform.std, "exact")),
-        (f"shuffle+INV {pct} CI half-width", f"{worst.normal_half_width:.6g}", "normal approximation, worst category",
-         ReportValue(worst.normal_half_width, "estimate")),
-        (f"shuffle+INV {pct} CI half-width, guaranteed", format_bound(worst.guaranteed_half_width, "upper"),
-         "Bernstein: coverage >= the level for every n", ReportValue(worst.guaranteed_half_width, "upper")),
+        (
+            f"shuffle+INV {pct} CI half-width",
+            f"{worst.normal_half_width:.6g}",
+            "normal approximation, worst category",
+            ReportValue(worst.normal_half_width, "estimate"),
+        ),
+        (
+            f"shuffle+INV {pct} CI half-width, guaranteed",
+            format_bound(worst.guaranteed_half_width, "upper"),
+            "Bernstein: coverage >= the level for every n",
+            ReportValue(worst.guaranteed_half_width, "upper"),
+        ),
     ]
     eps = ShuffledKRR(dep.k, dep.eps0, dep.n).epsilon(dep.delta)
     try:
         g = gaussian_frequency_accuracy(eps, dep.delta, dep.n, confidence=confidence)
     except ImportError:
-        rows.append(("central Gaussian baseline", "needs diffprivlib",
-                     "pip install 'shuffle-accounting[diffprivlib]'", ReportValue(None, "none")))
+        rows.append(
+            (
+                "central Gaussian baseline",
+                "needs diffprivlib",
+                "pip install 'shuffle-accounting[diffprivlib]'",
+                ReportValue(None, "none"),
+            )
+        )
     else:
         sigma = g.std * dep.n
         rows += [
-            ("central Gaussian sigma per bin", f"{sigma:.6g}",
-             f"analytic Gaussian (Balle-Wang 2018) at eps = {eps:.4g}, delta = {dep.delta:.3g}",
-             ReportValue(sigma, "exact")),
-            ("central Gaussian std", f"{g.std:.6g}", "sigma / n; trusted curator, same (eps, delta)",
-             ReportValue(g.std, "exact")),
-            (f"central Gaussian {pct} CI half-width", f"{g.normal_half_width:.6g}", "exact coverage",
-             ReportValue(g.normal_half_width, "exact")),
-            ("std ratio shuffle / central", f"{worst.std / g.std:.4g}", "price of not trusting a curator",
-             ReportValue(worst.std / g.std, "estimate")),
+            (
+                "central Gaussian sigma per bin",
+                f"{sigma:.6g}",
+                f"analytic Gaussian (Balle-Wang 2018) at eps = {eps:.4g}, delta = {dep.delta:.3g}",
+                ReportValue(sigma, "exact"),
+            ),
+            (
+                "central Gaussian std",
+                f"{g.std:.6g}",
+                "sigma / n; trusted curator, same (eps, delta)",
+                ReportValue(g.std, "exact"),
+            ),
+            (
+                f"central Gaussian {pct} CI half-width",
+                f"{g.normal_half_width:.6g}",
+                "exact coverage",
+                ReportValue(g.normal_half_width, "exact"),
+            ),
+            (
+                "std ratio shuffle / central",
+                f"{worst.std / g.std:.4g}",
+                "price of not trusting a curator",
+                ReportValue(worst.std / g.std, "estimate"),
+            ),
         ]
     return _section(f"Accuracy of a debiased frequency, one round ({pct} intervals)", "accuracy", rows)

@@ -208,7 +208,9 @@ def _conv(a: _Dist, b: _Dist) -> _Dist:
         return a
     work = float(a.arr.size) * float(b.arr.size)
     if work > MAX_CONV_WORK:
-        raise WorkBudgetExceeded(f"a convolution of {a.arr.size} x {b.arr.size} terms exceeds {MAX_CONV_WORK:.3g}")
+        raise WorkBudgetExceeded(
+            f"a convolution of {a.arr.size} x {b.arr.size} terms exceeds {MAX_CONV_WORK:.3g}"
+        )
     arr = np.convolve(a.arr, b.arr)
     L = min(a.arr.size, b.arr.size)
     scale = a.scale + b.scale
@@ -273,7 +275,9 @@ def _pair_values(x: _Dist, y: _Dist, ts: np.ndarray, cum_y: np.ndarray, cum_x: n
         s0 = max(lx, full_hi + 1)
         s1 = min(lx + Lx - 1, t - 1 - ly)
         if s1 >= s0:
-            f += float(np.dot(x.arr[s0 - lx : s1 - lx + 1], cum_y[t - 1 - s1 - ly : t - 1 - s0 - ly + 1][::-1]))
+            f += float(
+                np.dot(x.arr[s0 - lx : s1 - lx + 1], cum_y[t - 1 - s1 - ly : t - 1 - s0 - ly + 1][::-1])
+            )
         fv[i] = f
     return yv, fv
 
@@ -304,7 +308,9 @@ def _hockey_pair(x: _Dist, y: _Dist, eps: float, p: float, eps0: float) -> tuple
     # windowed sum), so true <= computed / (1 - rho) + d <= computed (1 + 2 rho) + d: doubled here
     rel = 2.0 * (x.rel + y.rel + x.rel * y.rel + (Lsum + 4) * _U)
     scale = x.scale + y.scale
-    log_drop = float(logsumexp([x.log_drop, y.log_drop, math.log(float(x.arr.size) * y.arr.size * _TINY) + scale]))
+    log_drop = float(
+        logsumexp([x.log_drop, y.log_drop, math.log(float(x.arr.size) * y.arr.size * _TINY) + scale])
+    )
     ld = log_drop - scale
     d = math.exp(ld) if ld < 700.0 else math.inf
     lo_t = x.lo + y.lo
@@ -402,7 +408,10 @@ class _Problem:
             if len(self._leaf_cache) > 256:
                 self._leaf_cache.pop(next(iter(self._leaf_cache)))
             t = self.log_tol - math.log(2.0)
-            x, y = _binom(c, self.log_pbar, self.log_p, t), _binom(self.n - 1 - c, self.log_p, self.log_pbar, t)
+            x, y = (
+                _binom(c, self.log_pbar, self.log_p, t),
+                _binom(self.n - 1 - c, self.log_p, self.log_pbar, t),
+            )
             small = float(x.arr.size) * y.arr.size <= _DIRECT_WORK
             self._leaf_cache[c] = (_conv(x, y),) if small else (x, y)
         return self._leaf_cache[c]
@@ -469,7 +478,10 @@ class _Problem:
             return -math.inf, -math.inf
         m = c2 - c1
         t = self.log_tol - math.log(3.0)
-        a1, a2 = _binom(c1, self.log_pbar, self.log_p, t), _binom(self.n - 1 - c2, self.log_p, self.log_pbar, t)
+        a1, a2 = (
+            _binom(c1, self.log_pbar, self.log_p, t),
+            _binom(self.n - 1 - c2, self.log_p, self.log_pbar, t),
+        )
         small, big = (a1, a2) if a1.arr.size <= a2.arr.size else (a2, a1)
         cells = self.cells(m)
         w_c = 20.0 * math.sqrt(m * 0.25) + 40.0  # rough window of Bin(s, 1/2)
@@ -707,7 +719,7 @@ def certify(
     """
     eps0, n = _check(eps0, n)
     if (eps is None) == (delta is None):
-        raise ParameterError("give exactly one of eps= and delta=, got " f"eps={eps!r}, delta={delta!r}")
+        raise ParameterError(f"give exactly one of eps= and delta=, got eps={eps!r}, delta={delta!r}")
     max_evals = check_int("max_evals", max_evals, minimum=1)
     if eps is not None:
         eps = check_real("eps", eps, low=0.0)
@@ -724,8 +736,21 @@ def certify(
         cover, best, best_c = _certify_delta(pr, eps, tol, max_evals)
         ld = max(c.log_bound for c in cover)
         return WorstCaseCertificate(
-            2, eps0, n, "delta", eps, math.exp(ld), ld, eps, 0.0, best_c, (best_c, n - 1 - best_c), best,
-            tuple(sorted(cover, key=lambda c: c.c_lo)), level, pr.evaluations,
+            2,
+            eps0,
+            n,
+            "delta",
+            eps,
+            math.exp(ld),
+            ld,
+            eps,
+            0.0,
+            best_c,
+            (best_c, n - 1 - best_c),
+            best,
+            tuple(sorted(cover, key=lambda c: c.c_lo)),
+            level,
+            pr.evaluations,
         )
     delta = check_delta("delta", delta)
     tol = 1e-7 if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
@@ -733,8 +758,21 @@ def certify(
     cover, eps_up, eps_low, best_c, ex = _certify_epsilon(pr, math.log(delta), tol, max_evals)
     ld = max(c.log_bound for c in cover)
     return WorstCaseCertificate(
-        2, eps0, n, "epsilon", eps_up, delta, ld, eps_up, eps_low, best_c, (best_c, n - 1 - best_c), ex,
-        tuple(sorted(cover, key=lambda c: c.c_lo)), pr.log_level, pr.evaluations,
+        2,
+        eps0,
+        n,
+        "epsilon",
+        eps_up,
+        delta,
+        ld,
+        eps_up,
+        eps_low,
+        best_c,
+        (best_c, n - 1 - best_c),
+        ex,
+        tuple(sorted(cover, key=lambda c: c.c_lo)),
+        pr.log_level,
+        pr.evaluations,
     )
 
 
