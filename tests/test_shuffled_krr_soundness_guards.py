@@ -118,3 +118,25 @@ def test_shuffled_krr_pld_rejects_a_loss_grid_too_fine():
 def test_soundness_error_is_a_runtime_error():
     assert issubclass(SoundnessError, RuntimeError) and not issubclass(SoundnessError, ValueError)
     assert blanket.EPS0_MAX == 700.0
+
+
+def test_large_n_epsilon_is_certified_by_the_exact_sum_and_survives_a_failing_fast_path(monkeypatch):
+    """From FAST_BLANKET_MIN_N on, the fast root is only a starting point: the exact sum certifies it."""
+    from shuffle_accounting.shuffled_krr import blanket_fast
+
+    n = mechanism.FAST_BLANKET_MIN_N
+    m = ShuffledKRR(10, 2.0, n)
+    fast = m.epsilon(1e-9)
+    assert m.log_delta(fast, method="blanket") <= math.log(1e-9)  # certified by the exact sum
+    # a fast root that is far too small is stepped up until the exact sum accepts it
+    monkeypatch.setattr(blanket_fast, "certified_epsilon", lambda *a, **k: 0.5 * fast)
+    stepped = m.epsilon(1e-9)
+    assert stepped >= fast * (1 - 1e-6) and m.log_delta(stepped, method="blanket") <= math.log(1e-9)
+
+    # a failing fast path falls back to the exact root search
+    def boom(*a, **k):
+        raise ValueError("fast path refused")
+
+    monkeypatch.setattr(blanket_fast, "certified_epsilon", boom)
+    exact = m.epsilon(1e-9)
+    assert exact == pytest.approx(fast, rel=1e-7)

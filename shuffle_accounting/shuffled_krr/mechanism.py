@@ -365,12 +365,17 @@ class ShuffledKRR:
         if self.n >= FAST_BLANKET_MIN_N:
             # root by the sub-linear evaluator, certified by one exact blanket evaluation (the
             # public one); step up until it accepts (eps0 itself is always valid)
-            e = _fast.certified_epsilon(delta, self.k, self.eps0, self.n)
-            step = 1e-9
-            while e < self.eps0 and self.log_delta(e, method="blanket") > lt:
-                e = min(self.eps0, e * (1.0 + step) + 1e-300)
-                step *= 2.0
-            return self._checked_epsilon(e, delta)
+            # (any failure of the fast path falls back to the exact root search below)
+            try:
+                e = _fast.certified_epsilon(delta, self.k, self.eps0, self.n)
+            except (ValueError, ArithmeticError):
+                e = math.nan
+            if 0.0 <= e <= self.eps0:
+                step = 1e-9
+                while e < self.eps0 and self.log_delta(e, method="blanket") > lt:
+                    e = min(self.eps0, e * (1.0 + step) + 1e-300)
+                    step *= 2.0
+                return self._checked_epsilon(e, delta)
         if self.n == 1:
             evaluate = self._eval_n1
         else:
