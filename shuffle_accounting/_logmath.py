@@ -6,6 +6,8 @@ natural logarithms; ``-inf`` stands for an exact zero.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import gammaln, logsumexp
@@ -17,6 +19,7 @@ __all__ = [
     "log1mexp",
     "log_add",
     "exp_or_zero",
+    "bisect_bracket",
 ]
 
 
@@ -86,3 +89,30 @@ def exp_or_zero(x: ArrayLike) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     with np.errstate(under="ignore"):
         return np.asarray(np.exp(x))
+
+
+def bisect_bracket(
+    above: Callable[[float], bool], lo: float, hi: float, *, rtol: float = 0.0, max_iter: int = 60
+) -> tuple[float, float]:
+    """Bisection on a monotone predicate: the bracket ``(lo, hi)`` around its switch point.
+
+    ``above(x)`` must be true below the switch point and false above it (e.g. "delta(x) > target"
+    for a non-increasing curve). Each step evaluates the midpoint and moves ``lo`` up where it is
+    true, ``hi`` down where it is false; it stops after ``max_iter`` steps or once
+    ``hi - lo <= rtol * hi``. Callers choose the side that is sound for them (``hi`` for a
+    certified epsilon, ``lo`` for an exhibited one). Pure floating-point search: no randomness.
+
+    Example:
+        >>> lo, hi = bisect_bracket(lambda x: x * x < 2.0, 0.0, 2.0, rtol=1e-12)
+        >>> lo < 2.0 ** 0.5 <= hi and hi - lo <= 1e-12 * hi
+        True
+    """
+    for _ in range(max_iter):
+        if hi - lo <= rtol * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        if above(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo, hi

@@ -107,6 +107,7 @@ from .._binomial import log_binom_cdf as _log_binom_cdf
 from .._binomial import log_binom_pmf as _log_binom_pmf
 from .._binomial import log_binom_sf as _log_binom_sf
 from .._binomial import logsumexp
+from .._logmath import bisect_bracket
 from .._validation import check_delta, check_int, check_real, check_real_array
 
 __all__ = ["DEFAULT_RTOL", "certified_log_delta_grid", "certified_log_delta_bounds", "certified_epsilon"]
@@ -730,11 +731,4 @@ def _approx_log_delta(k: int, eps0: float, n: int):
 
 def _guess(approx, eps0: float, lt: float) -> float:
     """eps where the approximation crosses ``lt`` (bisection; speed only)."""
-    lo, hi = 0.0, eps0
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if approx(mid) > lt:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return bisect_bracket(lambda e: approx(e) > lt, 0.0, eps0)[1]

@@ -49,7 +49,7 @@ from scipy.special import gammaln
 
 from .._binomial import log_binom_pmf as _log_binom_pmf  # accurate (Loader) pmf
 from .._binomial import log_binom_sf as _log_binom_sf  # binomial tails (upper bounds)
-from .._logmath import log_sub
+from .._logmath import bisect_bracket, log_sub
 from .._validation import check_delta, check_int, check_real, check_real_array
 from ..randomizers import KRR
 from . import exact as _exact
@@ -700,14 +700,6 @@ def lower_epsilon(delta: Any, k: Any, eps0: Any, n: Any) -> float:
 
         if not f(best):
             continue
-        lo, hi = best, eps0  # delta_D(eps0) = 0 <= delta
-        for _ in range(60):
-            if hi - lo <= 1e-10 * hi:
-                break
-            mid = 0.5 * (lo + hi)
-            if f(mid):
-                lo = mid
-            else:
-                hi = mid
+        lo, _ = bisect_bracket(f, best, eps0, rtol=1e-10)  # delta_D(eps0) = 0 <= delta
         best = max(best, lo)
     return float(np.nextafter(best, 0.0)) if best > 0 else 0.0

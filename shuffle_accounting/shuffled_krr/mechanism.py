@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr
 
+from .._logmath import bisect_bracket
 from .._validation import ParameterError, check_choice, check_delta, check_real, check_real_array
 from ..randomizers import KRR
 from . import blanket_fast as _fast
@@ -54,13 +55,7 @@ def _gaussian_guess(mu: float, log_target: float) -> float:
     lo, hi = 0.0, 1.0
     while logd(hi) > log_target and hi < 1e3:
         lo, hi = hi, hi * 2.0
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if logd(mid) > log_target:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return bisect_bracket(lambda e: logd(e) > log_target, lo, hi)[1]
 
 
 def _checked(cert: _wc.WorstCaseCertificate) -> _wc.WorstCaseCertificate:

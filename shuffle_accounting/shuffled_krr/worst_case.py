@@ -108,6 +108,7 @@ from .._binomial import log_binom_cdf as _log_binom_cdf
 from .._binomial import log_binom_pmf as _log_binom_pmf
 from .._binomial import log_binom_sf as _log_binom_sf
 from .._binomial import logsumexp
+from .._logmath import bisect_bracket
 from .._validation import ParameterError, check_delta, check_int, check_real
 
 __all__ = [
@@ -515,15 +516,7 @@ class _Problem:
 
         if not above(0.0):
             return 0.0
-        lo, hi = 0.0, self.eps0
-        for _ in range(200):
-            if hi - lo <= 1e-13 * hi:
-                break
-            mid = 0.5 * (lo + hi)
-            if above(mid):
-                lo = mid
-            else:
-                hi = mid
+        lo, hi = bisect_bracket(above, 0.0, self.eps0, rtol=1e-13, max_iter=200)
         return hi if upper else lo
 
 
