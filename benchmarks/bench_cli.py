@@ -21,14 +21,21 @@ import time
 import numpy as np
 
 COMMANDS = {
-    "shuffle-accounting --help": [sys.executable, "-m", "shuffle_accounting.cli", "--help"],
+    "shuffle-accounting --help": [sys.executable, "-m", "shuffle_accounting.presentation.cli", "--help"],
     "import shuffle_accounting": [sys.executable, "-c", "import shuffle_accounting"],
-    "shuffle-accounting report": [sys.executable, "-m", "shuffle_accounting.cli", "report"],
-    "report --format json": [sys.executable, "-m", "shuffle_accounting.cli", "report", "--format", "json"],
+    "shuffle-accounting report": [sys.executable, "-m", "shuffle_accounting.presentation.cli", "report"],
+    "report --format json": [
+        sys.executable,
+        "-m",
+        "shuffle_accounting.presentation.cli",
+        "report",
+        "--format",
+        "json",
+    ],
     "report --skip lower,literature,reidentification,qif": [
         sys.executable,
         "-m",
-        "shuffle_accounting.cli",
+        "shuffle_accounting.presentation.cli",
         "report",
         "--skip",
         "lower,literature,reidentification,qif",
@@ -36,12 +43,12 @@ COMMANDS = {
     "planner: plan() defaults": [
         sys.executable,
         "-c",
-        "from shuffle_accounting.planner.compute import plan; plan({})",
+        "from shuffle_accounting.presentation.planner.compute import plan; plan({})",
     ],
     "planner: whatif() defaults": [
         sys.executable,
         "-c",
-        "from shuffle_accounting.planner.compute import whatif; whatif({})",
+        "from shuffle_accounting.presentation.planner.compute import whatif; whatif({})",
     ],
 }
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import sys
 import time
 
+from shuffle_accounting.presentation.qif_report import leakage_report
 from shuffle_accounting.qif import (
     all_but_one_vulnerability_bounds,
-    leakage_report,
     shuffle_vulnerability_bounds,
 )
 

@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from shuffle_accounting import KRR, FiniteRandomizer
+from shuffle_accounting.presentation.reidentification_report import risk_rows
 from shuffle_accounting.reidentification import (
     ReidentificationRisk,
     success_probability,
@@ -45,7 +46,10 @@ def main() -> None:
         ("beta_n k-RR k=1000 n=1e6 (arrays of 1000)", lambda: success_probability(P, Q, big)),
         ("beta_n k-RR k=1000 n=1e7", lambda: success_probability(P, Q, 10 * big)),
         ("beta_n^10 k-RR k=1000 n=1e6", lambda: success_probability(P, Q, big, guesses=10)),
-        ("ReidentificationRisk(KRR(1000,2), 1e6).report()", lambda: ReidentificationRisk(r, big).report()),
+        (
+            "risk_rows(ReidentificationRisk(KRR(1000,2), 1e6))",
+            lambda: risk_rows(ReidentificationRisk(r, big)),
+        ),
         ("Zipf(0.7) vs uniform m=1e6, n=1e7", lambda: zipf_uniform_success(big, 0.7, 10 * big)),
         ("blanket bound, 50x200 matrix, max over x1, n=1e6", lambda: ReidentificationRisk(fr, big).bound()),
         (

@@ -12,7 +12,8 @@ Subpackages, one per paper/concept:
 * :mod:`shuffle_accounting.runtime` — randomizer, shufflers, analyzer, simulation.
 * :mod:`shuffle_accounting.adapters` — OpenDP, diffprivlib and dp_accounting glue.
 * :mod:`shuffle_accounting.accuracy` — accuracy of the shuffle+INV frequency estimates.
-* :mod:`shuffle_accounting.planner` — the local web planner (``shuffle-accounting serve``).
+* :mod:`shuffle_accounting.presentation` — report, figures, the command line and the local web
+  planner (``shuffle-accounting serve``); the mathematics never imports it.
 
 The public names below are imported on first use (PEP 562 module ``__getattr__``), so
 ``import shuffle_accounting`` and ``shuffle-accounting --help`` stay fast; ``from

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from shuffle_accounting.cli import main
-from shuffle_accounting.report import BOUNDS, SCHEMA_VERSION
+from shuffle_accounting.presentation.cli import main
+from shuffle_accounting.presentation.report import BOUNDS, SCHEMA_VERSION
 
 
 def test_report_defaults(capsys):
@@ -27,7 +27,7 @@ def test_report_bad_input(capsys):
 
 def test_console_script_runs():
     proc = subprocess.run(
-        [sys.executable, "-m", "shuffle_accounting.cli", "report", "--k", "3", "--n", "1e3"],
+        [sys.executable, "-m", "shuffle_accounting.presentation.cli", "report", "--k", "3", "--n", "1e3"],
         capture_output=True,
         text=True,
         check=True,
@@ -133,7 +133,7 @@ def test_bad_arguments_name_the_option(argv, message, capsys):
     ],
 )
 def test_out_of_range_refused_before_computing(argv, message, capsys, monkeypatch):
-    import shuffle_accounting.report as report
+    import shuffle_accounting.presentation.report as report
 
     def boom(*a, **k):  # any computation would be a failure of the early checks
         raise AssertionError("computed before checking")
@@ -146,7 +146,7 @@ def test_out_of_range_refused_before_computing(argv, message, capsys, monkeypatc
 def test_help_imports_nothing_heavy():
     code = (
         "import sys\n"
-        "from shuffle_accounting.cli import main\n"
+        "from shuffle_accounting.presentation.cli import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
         "heavy = [m for m in ('numpy', 'scipy', 'dp_accounting', 'shuffle_accounting.shuffled_krr',"
         " 'shuffle_accounting.runtime', 'matplotlib') if m in sys.modules]\n"
@@ -276,9 +276,9 @@ def test_report_plot_svg_and_whatif(tmp_path, capsys):
 
 
 def test_plots_draw_the_composed_rounds(tmp_path):
-    from shuffle_accounting.plotting import plot_delta_curves, plot_whatif
-    from shuffle_accounting.report import Deployment
-    from shuffle_accounting.whatif import whatif_grid
+    from shuffle_accounting.presentation.plotting import plot_delta_curves, plot_whatif
+    from shuffle_accounting.presentation.report import Deployment
+    from shuffle_accounting.presentation.whatif import whatif_grid
 
     dep = Deployment(k=3, eps0=1.0, n=30, rounds=2)
     plot_delta_curves(dep, str(tmp_path / "d.svg"), num=12)
@@ -302,7 +302,7 @@ def test_simulate_checks_before_running(tmp_path, capsys):
 def test_format_bound_rounds_outward():
     import random
 
-    from shuffle_accounting.report import format_bound
+    from shuffle_accounting.presentation.report import format_bound
 
     rnd = random.Random(7)
     for _ in range(3000):

@@ -32,8 +32,8 @@ from shuffle_accounting.dsigma import (
     sample_mallows,
     theta_for_alpha,
 )
-from shuffle_accounting.dsigma.command import add_subcommand, load_points
 from shuffle_accounting.dsigma.utility import _hamming_failure_probability
+from shuffle_accounting.presentation.dsigma_command import add_subcommand, load_points
 
 # Seeds and Generators are used on purpose here (simulation mode): expect the warning.
 pytestmark = pytest.mark.filterwarnings("ignore::shuffle_accounting._rng.PrivacyLeakWarning")

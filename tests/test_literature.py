@@ -31,9 +31,9 @@ from shuffle_accounting.literature import (
     fmt2023_krr_clone_epsilon,
     fmt2023_krr_closed_form_epsilon,
     literature_epsilons,
-    report_section,
 )
-from shuffle_accounting.report import Deployment
+from shuffle_accounting.presentation.literature_report import report_section
+from shuffle_accounting.presentation.report import Deployment
 
 
 def _printed_match(value: float, printed: str) -> bool:

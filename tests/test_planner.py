@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 
 from shuffle_accounting._validation import ParameterError
-from shuffle_accounting.planner.compute import parse_params, plan, script
+from shuffle_accounting.presentation.planner.compute import parse_params, plan, script
 from shuffle_accounting.shuffled_krr.lower import lower_epsilon
 from shuffle_accounting.shuffled_krr.mechanism import ShuffledKRR
 
@@ -73,7 +73,7 @@ def test_script_reproduces_the_numbers():
 
 def test_serve_refuses_a_busy_port():
     pytest.importorskip("uvicorn", reason="the web extra (uvicorn) is not installed")
-    from shuffle_accounting.planner.server import serve
+    from shuffle_accounting.presentation.planner.server import serve
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -104,7 +104,7 @@ def server():
     pytest.importorskip("uvicorn", reason="the web extra (uvicorn) is not installed")
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "shuffle_accounting.cli", "serve", "--port", str(port)],
+        [sys.executable, "-m", "shuffle_accounting.presentation.cli", "serve", "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )

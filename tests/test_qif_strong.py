@@ -11,8 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shuffle_accounting import ParameterError
+from shuffle_accounting.presentation.qif_plot import plot_vulnerability_curves, vulnerability_curves
+from shuffle_accounting.presentation.qif_report import LeakageReport, leakage_report, report_section
+from shuffle_accounting.presentation.report import Deployment, ReportSection, format_sections
 from shuffle_accounting.qif import (
-    LeakageReport,
     all_but_one_prior,
     all_but_one_vulnerability,
     all_but_one_vulnerability_bounds,
@@ -20,15 +22,10 @@ from shuffle_accounting.qif import (
     datasets,
     krr_channel,
     krr_shuffle_vulnerability,
-    leakage_report,
-    plot_vulnerability_curves,
     posterior_g_vulnerability,
     reduced_shuffle_channel,
-    report_section,
     single_target_gain,
-    vulnerability_curves,
 )
-from shuffle_accounting.report import Deployment, ReportSection, format_sections
 
 
 def test_published_fig3_values():

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 from shuffle_accounting import KRR, FiniteRandomizer, ParameterError
+from shuffle_accounting.presentation.reidentification_report import report_section, risk_rows
+from shuffle_accounting.presentation.report import Deployment, ReportSection
 from shuffle_accounting.reidentification import (
     ReidentificationRisk,
     clone_bound,
     game2_success_probability,
-    report_section,
     success_probability,
 )
-from shuffle_accounting.report import Deployment, ReportSection
 
 RANDOMIZERS = [
     KRR(2, math.log(3)),
@@ -192,7 +192,7 @@ def test_input_distribution_target():
 
 def test_report_rows_and_section():
     risk = ReidentificationRisk(KRR(10, 2.0), 1000)
-    rows = risk.report()
+    rows = risk_rows(risk)
     assert all(len(r) == 3 and all(isinstance(c, str) for c in r) for r in rows)
     values = {label: value for label, value, _ in rows}
     assert float(values["exact beta_n, others share one input"]) <= float(values["blanket bound (Thm 7, 9)"])

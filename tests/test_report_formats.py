@@ -7,8 +7,8 @@ import json
 import pytest
 
 from shuffle_accounting._validation import ParameterError
-from shuffle_accounting.plotting import check_plot_path, whatif_path
-from shuffle_accounting.report import (
+from shuffle_accounting.presentation.plotting import check_plot_path, whatif_path
+from shuffle_accounting.presentation.report import (
     Deployment,
     ReportSection,
     ReportValue,
@@ -19,7 +19,7 @@ from shuffle_accounting.report import (
     render,
     to_json,
 )
-from shuffle_accounting.whatif import default_eps0s, default_ns, whatif_grid
+from shuffle_accounting.presentation.whatif import default_eps0s, default_ns, whatif_grid
 
 DEP = Deployment(k=3, eps0=1.0, n=100)
 SEC = [ReportSection("A", (("x", "1", "note"),), (ReportValue(1.0, "upper"),), "a")]

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from shuffle_accounting._validation import ParameterError
+from shuffle_accounting.presentation.simulate_command import add_subcommand
+from shuffle_accounting.presentation.simulation_plot import plot_simulation
 from shuffle_accounting.runtime import (
     HISTOGRAM_L2_SENSITIVITY,
     CategoricalData,
@@ -17,13 +19,11 @@ from shuffle_accounting.runtime import (
     gaussian_sigma,
     load_csv,
     normal_binned_distribution,
-    plot_simulation,
     simulate,
     total_variation,
     uniform_distribution,
     zipf_distribution,
 )
-from shuffle_accounting.runtime.command import add_subcommand
 
 # Seeds and Generators are used on purpose here (simulation mode): expect the warning.
 pytestmark = pytest.mark.filterwarnings("ignore::shuffle_accounting._rng.PrivacyLeakWarning")

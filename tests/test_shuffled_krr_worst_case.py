@@ -275,8 +275,8 @@ def test_threshold_localised_evaluation_matches_full_convolution(eps0, n, c):
 
 
 def test_report_section_uses_the_certificate_for_k2():
-    from shuffle_accounting.report import Deployment
-    from shuffle_accounting.shuffled_krr.report import report_section
+    from shuffle_accounting.presentation.report import Deployment
+    from shuffle_accounting.presentation.shuffled_krr_report import report_section
 
     rows = report_section(Deployment(k=2, eps0=2.0, n=1000, delta=1e-6)).rows
     assert rows[0][1] == "0.323324" and "branch-and-bound" in rows[0][2]  # upper rounded up

@@ -126,7 +126,7 @@ def test_choice():
     ],
 )
 def test_deployment_rejects(field, bad):
-    from shuffle_accounting.report import Deployment
+    from shuffle_accounting.presentation.report import Deployment
 
     with pytest.raises(ParameterError, match=f"^{field} must be"):
         Deployment(**{field: bad})

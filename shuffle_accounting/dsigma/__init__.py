@@ -11,7 +11,8 @@ with the paper's known errors corrected:
 Modules: :mod:`.groups` (group assignment), :mod:`.reference` (BFS sigma_0, widths),
 :mod:`.sensitivity`, :mod:`.mallows` (exact samplers, normalisers, moments), :mod:`.mechanism`
 (:class:`MallowsShuffler`), :mod:`.accounting` (:class:`DSigmaAccountant`, Thm A.2, 4.4, 4.2),
-:mod:`.utility` ((eta, delta)-preservation), :mod:`.command` (``shuffle-accounting dsigma``).
+:mod:`.utility` ((eta, delta)-preservation); the ``shuffle-accounting dsigma`` subcommand is
+:mod:`shuffle_accounting.presentation.dsigma_command`.
 
 Example:
     >>> from shuffle_accounting.dsigma import MallowsShuffler

@@ -5,11 +5,13 @@
 * :mod:`.feldman2021` — Feldman, McMillan, Talwar, FOCS 2021: closed form and exact clone bound.
 * :mod:`.feldman2023` — Feldman, McMillan, Talwar, SODA 2023: stronger clones for k-RR.
 * :mod:`.biswas` — Biswas, Jung, Palamidessi: reproductions of their Tables II and IV (as printed).
-* :mod:`.registry` — all of them at one deployment (:func:`literature_epsilons`, :func:`report_section`).
+* :mod:`.registry` — all of them at one deployment (:func:`literature_epsilons`); the report's
+  section is :func:`shuffle_accounting.presentation.literature_report.report_section`.
 
 Validity conditions raise :class:`BoundNotApplicable` (a ``ParameterError``).
 """
 
+from .._deprecation import moved_names
 from ._common import BoundNotApplicable
 from .balle2019 import (
     balle2019_bennett_delta,
@@ -49,7 +51,7 @@ from .feldman2023 import (
     fmt2023_krr_closed_form_log_delta,
     krr_clone_probability,
 )
-from .registry import LITERATURE_BOUNDS, LiteratureBound, literature_epsilons, report_section
+from .registry import LITERATURE_BOUNDS, LiteratureBound, literature_epsilons
 
 __all__ = [
     "BoundNotApplicable",
@@ -88,5 +90,7 @@ __all__ = [
     "LiteratureBound",
     "LITERATURE_BOUNDS",
     "literature_epsilons",
-    "report_section",
 ]
+
+#: Presentation names that moved to :mod:`shuffle_accounting.presentation` (deprecated aliases).
+__getattr__ = moved_names(__name__, {"report_section": "shuffle_accounting.presentation.literature_report"})

@@ -1,4 +1,4 @@
-"""All literature bounds side by side, for the CLI report.
+"""All literature bounds side by side (the report's literature section is built from them).
 
 :func:`literature_epsilons` evaluates every bound of this subpackage at one deployment and returns
 one :class:`LiteratureBound` per bound, with either its epsilon or the reason it is not valid here.
@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .._deprecation import moved_names
 from .._validation import ParameterError
 from ._common import _delta, _eps0, _k, _n
 from .balle2019 import balle2019_bennett_epsilon, balle2019_hoeffding_epsilon, balle2019_krr_epsilon
@@ -16,7 +17,7 @@ from .erlingsson2019 import erlingsson2019_epsilon
 from .feldman2021 import fmt2021_clone_epsilon, fmt2021_closed_form_epsilon
 from .feldman2023 import fmt2023_krr_clone_epsilon, fmt2023_krr_closed_form_epsilon
 
-__all__ = ["LiteratureBound", "LITERATURE_BOUNDS", "literature_epsilons", "report_section"]
+__all__ = ["LiteratureBound", "LITERATURE_BOUNDS", "literature_epsilons"]
 
 
 @dataclass(frozen=True)
@@ -104,28 +105,5 @@ def literature_epsilons(k: int, eps0: float, n: int, delta: float) -> list[Liter
     return out
 
 
-def report_section(dep):
-    """The "Literature bounds" block of ``shuffle-accounting report`` (one round; epsilons at ``dep.delta``).
-
-    Args:
-        dep: A :class:`shuffle_accounting.report.Deployment`.
-
-    Returns:
-        A :class:`shuffle_accounting.report.ReportSection` with one row per bound.
-
-    Example:
-        >>> from shuffle_accounting.report import Deployment
-        >>> sec = report_section(Deployment(k=10, eps0=2.0, n=10_000, delta=1e-6))
-        >>> sec.rows[0][1]
-        'not valid here'
-    """
-    from ..report import ReportSection
-
-    rows = []
-    for b in literature_epsilons(dep.k, dep.eps0, dep.n, dep.delta):
-        if b.epsilon is None:
-            rows.append((b.name, "not valid here", b.reason))
-        else:
-            rows.append((b.name, f"{b.epsilon:.6g}", b.citation))
-    note = "per round" if dep.rounds == 1 else f"per round (x{dep.rounds} rounds not composed here)"
-    return ReportSection(title=f"Literature bounds (eps at delta={dep.delta:g}, {note})", rows=tuple(rows))
+#: ``report_section`` moved to the presentation package (deprecated alias, issue 13).
+__getattr__ = moved_names(__name__, {"report_section": "shuffle_accounting.presentation.literature_report"})

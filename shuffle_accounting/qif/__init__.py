@@ -12,8 +12,9 @@ single target's value; larger is worse, so ``upper`` ends of intervals are pessi
 * :mod:`~shuffle_accounting.qif.vulnerability` — closed forms (Prop. 14, 15, 20, 21; Thm. 17,
   19; eq. (15)-(17)) and the fast certified ``V[S]`` (expected maximum load).
 * :mod:`~shuffle_accounting.qif.strong_adversary` — all-but-one adversary, eq. (10).
-* :mod:`~shuffle_accounting.qif.report` — :class:`LeakageReport`, ``report_section``.
-* :mod:`~shuffle_accounting.qif.plot` — Fig. 2/4-style curves (needs the ``plot`` extra).
+The leakage report (``LeakageReport``, ``leakage_report``, ``report_section``) and the Fig. 2/4-style
+curves moved to :mod:`shuffle_accounting.presentation.qif_report` and
+:mod:`shuffle_accounting.presentation.qif_plot`; the old names here are deprecated aliases.
 
 Example:
     >>> from shuffle_accounting import qif
@@ -21,6 +22,7 @@ Example:
     (0.528174, 0.52254)
 """
 
+from .._deprecation import moved_names
 from ._common import Estimate, krr_keep_probability
 from .channels import (
     additive_leakage,
@@ -38,8 +40,6 @@ from .channels import (
     refines,
     uniform_prior,
 )
-from .plot import plot_vulnerability_curves, vulnerability_curves
-from .report import LeakageReport, leakage_report, report_section
 from .shuffle_channels import (
     all_but_one_prior,
     datasets,
@@ -84,11 +84,6 @@ __all__ = [
     "reduce_channel",
     "refines",
     "uniform_prior",
-    "plot_vulnerability_curves",
-    "vulnerability_curves",
-    "LeakageReport",
-    "leakage_report",
-    "report_section",
     "all_but_one_prior",
     "datasets",
     "histograms",
@@ -113,3 +108,15 @@ __all__ = [
     "shuffle_vulnerability_bounds",
     "shuffle_vulnerability_exact",
 ]
+
+#: Presentation names that moved to :mod:`shuffle_accounting.presentation` (deprecated aliases).
+__getattr__ = moved_names(
+    __name__,
+    {
+        "LeakageReport": "shuffle_accounting.presentation.qif_report",
+        "leakage_report": "shuffle_accounting.presentation.qif_report",
+        "report_section": "shuffle_accounting.presentation.qif_report",
+        "plot_vulnerability_curves": "shuffle_accounting.presentation.qif_plot",
+        "vulnerability_curves": "shuffle_accounting.presentation.qif_plot",
+    },
+)

@@ -6,7 +6,8 @@ Su, Cheng, Wang, *Bayesian Advantage of Re-Identification Attack in the Shuffle 
   k-guess form with ties), advantages, total variation, the Theorem 5 bounds;
 * :mod:`.continuous` — Theorems 1-2 for a continuous likelihood-ratio law, with an error estimate;
 * :mod:`.shuffle` — :class:`ReidentificationRisk` for k-RR or any finite randomizer: blanket,
-  clone and limit bounds (Theorems 7-10), exact small-``n`` worst case, report section;
+  clone and limit bounds (Theorems 7-10), exact small-``n`` worst case (the report section is
+  :mod:`shuffle_accounting.presentation.reidentification_report`);
 * :mod:`.examples` — Examples IV.1 and IV.2 (exact Zipf values and the Beta approximation).
 
 Example:
@@ -17,6 +18,7 @@ Example:
     True
 """
 
+from .._deprecation import moved_names
 from .basic import (
     AdvantageBounds,
     additive_advantage,
@@ -39,7 +41,6 @@ from .shuffle import (
     WorstCase,
     clone_bound,
     game2_success_probability,
-    report_section,
 )
 
 __all__ = [
@@ -55,7 +56,6 @@ __all__ = [
     "WorstCase",
     "clone_bound",
     "game2_success_probability",
-    "report_section",
     "example_iv1_success",
     "zipf_distribution",
     "zipf_uniform_success",
@@ -63,3 +63,8 @@ __all__ = [
     "ZipfClaims",
     "zipf_claims",
 ]
+
+#: Presentation names that moved to :mod:`shuffle_accounting.presentation` (deprecated aliases).
+__getattr__ = moved_names(
+    __name__, {"report_section": "shuffle_accounting.presentation.reidentification_report"}
+)

@@ -43,9 +43,9 @@ from typing import Any
 
 import numpy as np
 
+from .._deprecation import moved_attribute, moved_names
 from .._validation import ParameterError, check_choice, check_int, check_real, check_work
 from ..randomizers import KRR, FiniteRandomizer
-from ..report import Deployment, ReportSection
 from .basic import _check_dist, _success_core
 
 __all__ = [
@@ -53,7 +53,6 @@ __all__ = [
     "WorstCase",
     "clone_bound",
     "game2_success_probability",
-    "report_section",
 ]
 
 _UP = 1.0 + 1e-9
@@ -562,54 +561,18 @@ class ReidentificationRisk:
         return best
 
     def report(self) -> tuple[tuple[str, str, str], ...]:
-        """Report rows ``(label, value, note)`` for the worst target input.
+        """Deprecated: the report rows moved to the presentation package (issue 13).
 
-        Returns:
-            Rows with the exact basic-setting value (a lower bound), the blanket, clone and limit
-            upper bounds, the paper's ``e^eps/n`` and the multiplicative advantage range.
-
-        Example:
-            >>> rows = ReidentificationRisk(KRR(k=10, eps0=2.0), n=1000).report()
-            >>> [r[0] for r in rows][:2]
-            ['exact beta_n, others share one input', 'blanket bound (Thm 7, 9)']
+        Use :func:`shuffle_accounting.presentation.reidentification_report.risk_rows` (same rows).
         """
-        n = self.n
-        low = self.lower_bound()
-        blanket = self.bound(method="blanket")
-        clone = self.bound(method="clone")
-        eps = self._ch.eps
-        e_over_n = math.exp(eps) / n if eps < 700 else math.inf
-        return (
-            (
-                "exact beta_n, others share one input",
-                f"{low:.6g}",
-                "basic setting, Thm 4 (lower bound on the worst case)",
-            ),
-            ("blanket bound (Thm 7, 9)", f"{blanket:.6g}", "upper bound on beta_n over all datasets"),
-            ("clone bound (Thm 8)", f"{clone:.6g}", "(1 - (1 - e^-eps0)^n) / (n e^-eps0)"),
-            ("e^eps0 / n", f"{e_over_n:.6g}", "paper's headline bound"),
-            ("limit M / n (Thm 10)", f"{self.limit() / n:.6g}", "n beta_n -> M"),
-            ("blind guess 1 / n", f"{1 / n:.6g}", ""),
-            ("multiplicative advantage n beta_n", f"{n * low:.4g} .. {n * blanket:.4g}", "lower .. upper"),
-        )
+        return moved_attribute(
+            "ReidentificationRisk.report()",
+            "shuffle_accounting.presentation.reidentification_report",
+            "risk_rows",
+        )(self)
 
 
-def report_section(dep: Deployment) -> ReportSection:
-    """The re-identification block of ``shuffle-accounting report`` for a k-RR deployment.
-
-    Per shuffled batch (one report per user): probability that a Bayes-optimal adversary who knows
-    every input locates a given user's report (Su, Cheng, Wang).
-
-    Args:
-        dep: The deployment (k, eps0, n).
-
-    Returns:
-        A :class:`~shuffle_accounting.report.ReportSection`.
-
-    Example:
-        >>> sec = report_section(Deployment(k=10, eps0=2.0, n=10_000))
-        >>> sec.title
-        'Re-identification risk (Su, Cheng, Wang), per batch'
-    """
-    risk = ReidentificationRisk(KRR(dep.k, dep.eps0), dep.n)
-    return ReportSection("Re-identification risk (Su, Cheng, Wang), per batch", risk.report())
+#: ``report_section`` moved to the presentation package (deprecated alias, issue 13).
+__getattr__ = moved_names(
+    __name__, {"report_section": "shuffle_accounting.presentation.reidentification_report"}
+)

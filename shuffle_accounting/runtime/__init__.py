@@ -21,7 +21,8 @@
   DataFrame column or RDD, ``local[*]`` by default).
 * :func:`gaussian_histogram` — central baseline with diffprivlib's ``GaussianAnalytic``.
 * :func:`simulate` — utility of shuffle, shuffle+INV and the Gaussian baseline across ``n``
-  (simulation mode, NOT private); :func:`plot_simulation` draws it.
+  (simulation mode, NOT private); :func:`shuffle_accounting.presentation.simulation_plot.plot_simulation`
+  draws it (``runtime.plot_simulation`` is a deprecated alias).
 
 Randomness follows the package's one policy (:mod:`shuffle_accounting._rng`): ``rng=None`` is
 private mode (OS CSPRNG, exact sampling); a seed or numpy Generator selects simulation mode
@@ -30,11 +31,11 @@ everywhere — reproducible, NOT private, warned with :class:`PrivacyLeakWarning
 threads.
 """
 
+from .._deprecation import moved_names
 from ._rng import PrivacyLeakWarning
 from .analyzer import estimate_frequencies, histogram, project_simplex, total_variation
 from .baseline import HISTOGRAM_L2_SENSITIVITY, gaussian_histogram, gaussian_sigma
 from .counts import CountsMerger, PartitionCounts, collect_partitions, randomize_partition
-from .plot import plot_simulation
 from .randomizer import EncodedReports, KRRRandomizer, RejectedReport, exact_log_upper
 from .session import (
     AccountingError,
@@ -93,5 +94,7 @@ __all__ = [
     "normal_binned_distribution",
     "zipf_distribution",
     "uniform_distribution",
-    "plot_simulation",
 ]
+
+#: Presentation names that moved to :mod:`shuffle_accounting.presentation` (deprecated aliases).
+__getattr__ = moved_names(__name__, {"plot_simulation": "shuffle_accounting.presentation.simulation_plot"})

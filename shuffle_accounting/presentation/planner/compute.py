@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from .._validation import ParameterError, check_choice
+from ..._validation import ParameterError, check_choice
 from ..report import N_MAX, Deployment
 
 __all__ = ["FIELDS", "parse_params", "plan", "whatif", "script"]
@@ -80,7 +80,7 @@ def parse_params(query: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _calibrated(dep: Deployment) -> tuple[Deployment, dict[str, Any]]:
-    from ..shuffled_krr import calibration  # noqa: PLC0415
+    from ...shuffled_krr import calibration  # noqa: PLC0415
 
     try:
         rtol = 1e-3 if dep.rounds == 1 else 1e-2  # a composition costs one PLD per bisection step
@@ -134,10 +134,10 @@ def plan(query: Mapping[str, Any]) -> dict[str, Any]:
         >>> out["certified_epsilon"]["bound"], out["exhibited_epsilon"]["bound"]
         ('upper', 'lower')
     """
-    from ..accuracy import gaussian_frequency_accuracy, shuffle_frequency_accuracy  # noqa: PLC0415
-    from ..shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent  # noqa: PLC0415
-    from ..shuffled_krr.lower import lower_epsilon  # noqa: PLC0415
-    from ..shuffled_krr.mechanism import ShuffledKRR  # noqa: PLC0415
+    from ...accuracy import gaussian_frequency_accuracy, shuffle_frequency_accuracy  # noqa: PLC0415
+    from ...shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent  # noqa: PLC0415
+    from ...shuffled_krr.lower import lower_epsilon  # noqa: PLC0415
+    from ...shuffled_krr.mechanism import ShuffledKRR  # noqa: PLC0415
 
     dep, calibrated = _resolved(query)
     eps = ShuffledKRR(dep.k, dep.eps0, dep.n).epsilon(dep.delta)

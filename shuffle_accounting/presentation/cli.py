@@ -1,8 +1,8 @@
 """Command-line interface: ``shuffle-accounting report`` and friends.
 
 The ``report`` subcommand prints, for a planned shuffled k-RR deployment, one section per
-registered module (:func:`shuffle_accounting.report.build_report`) as text, Markdown, CSV or JSON.
-``serve`` starts the local web planner (:mod:`shuffle_accounting.planner`).
+registered module (:func:`shuffle_accounting.presentation.report.build_report`) as text, Markdown, CSV or JSON.
+``serve`` starts the local web planner (:mod:`shuffle_accounting.presentation.planner`).
 
 Start-up is kept fast: nothing heavy is imported until a subcommand runs, and the modules of the
 other subcommands (``simulate``, ``dsigma``) are imported only when that subcommand is chosen.
@@ -22,18 +22,18 @@ __all__ = ["main", "build_parser", "SUBCOMMAND_MODULES"]
 
 #: Names of the modules whose ``add_subcommand(subparsers)`` registers a subcommand.
 SUBCOMMAND_MODULES: tuple[str, ...] = (
-    "shuffle_accounting.runtime.command",
-    "shuffle_accounting.dsigma.command",
+    "shuffle_accounting.presentation.simulate_command",
+    "shuffle_accounting.presentation.dsigma_command",
 )
 #: Subcommand name -> (module of SUBCOMMAND_MODULES, help line): lets ``--help`` list them unimported.
 _LAZY_SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "simulate": (
-        "shuffle_accounting.runtime.command",
+        "shuffle_accounting.presentation.simulate_command",
         "utility of shuffle, shuffle+INV and the central Gaussian baseline across n (NOT private; "
         "needs the diffprivlib extra, --plot the plot extra)",
     ),
     "dsigma": (
-        "shuffle_accounting.dsigma.command",
+        "shuffle_accounting.presentation.dsigma_command",
         "plan a d_sigma-private Mallows shuffle from public points",
     ),
 }
@@ -65,7 +65,7 @@ def _skip_arg(text: str) -> frozenset[str]:
 
 
 def _check_output(path: str | None) -> None:
-    from ._validation import ParameterError  # noqa: PLC0415 - light module
+    from .._validation import ParameterError  # noqa: PLC0415 - light module
 
     if path is None or path == "-":
         return
@@ -138,7 +138,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _version() -> str:
-    from . import __version__  # noqa: PLC0415
+    from .. import __version__  # noqa: PLC0415
 
     return f"shuffle-accounting {__version__}"
 

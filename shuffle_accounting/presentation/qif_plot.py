@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._validation import ParameterError, check_int
-from ._common import check_p
-from .vulnerability import krr_shuffle_vulnerability
+from ..qif._common import check_p
+from ..qif.vulnerability import krr_shuffle_vulnerability
 
 __all__ = ["vulnerability_curves", "plot_vulnerability_curves"]
 

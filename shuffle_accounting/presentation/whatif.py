@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._validation import ParameterError, check_int, check_real
+from .._validation import ParameterError, check_int, check_real
 from .report import EPS0_MAX, N_MAX, Deployment, format_bound
 
 __all__ = ["WhatIfSeries", "WhatIfGrid", "default_ns", "default_eps0s", "whatif_grid"]
@@ -30,7 +30,7 @@ class WhatIfSeries:
         quantity: What is measured (e.g. ``"certified epsilon"``).
         eps0: Local epsilon of the curve.
         rounds: Rounds composed.
-        bound: Bound direction (see :data:`shuffle_accounting.report.BOUNDS`).
+        bound: Bound direction (see :data:`shuffle_accounting.presentation.report.BOUNDS`).
         values: One value per grid ``n``.
     """
 
@@ -85,7 +85,7 @@ class WhatIfGrid:
         }
 
     def csv_rows(self) -> list[list[Any]]:
-        """Rows in :data:`shuffle_accounting.report.CSV_COLUMNS` order, section ``whatif``."""
+        """Rows in :data:`shuffle_accounting.presentation.report.CSV_COLUMNS` order, section ``whatif``."""
         out = []
         for s in self.series:
             for n, v in zip(self.ns, s.values):
@@ -196,10 +196,10 @@ def whatif_grid(
         >>> s.bound, s.values[0] > s.values[1]
         ('upper', True)
     """
-    from .accuracy import gaussian_frequency_accuracy, shuffle_frequency_accuracy  # noqa: PLC0415
-    from .shuffled_krr import calibration as cal  # noqa: PLC0415
-    from .shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent  # noqa: PLC0415
-    from .shuffled_krr.mechanism import ShuffledKRR  # noqa: PLC0415
+    from ..accuracy import gaussian_frequency_accuracy, shuffle_frequency_accuracy  # noqa: PLC0415
+    from ..shuffled_krr import calibration as cal  # noqa: PLC0415
+    from ..shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent  # noqa: PLC0415
+    from ..shuffled_krr.mechanism import ShuffledKRR  # noqa: PLC0415
 
     if not isinstance(dep, Deployment):
         raise ParameterError(f"dep must be a Deployment, got {type(dep).__name__}")

@@ -1,13 +1,13 @@
 """The web planner's HTTP server: a static page and a JSON API (Starlette, served by uvicorn).
 
 Routes (all GET, query parameters = the page's fields, see
-:data:`shuffle_accounting.planner.compute.FIELDS`):
+:data:`shuffle_accounting.presentation.planner.compute.FIELDS`):
 
 * ``/`` — the page (``static/index.html``);
-* ``/api/plan`` — :func:`~shuffle_accounting.planner.compute.plan` as JSON (the numbers);
-* ``/api/whatif`` — :func:`~shuffle_accounting.planner.compute.whatif` as JSON (the plots' data);
-* ``/api/report.json`` — the full report (schema of :mod:`shuffle_accounting.report`), as a download;
-* ``/api/script.py`` — :func:`~shuffle_accounting.planner.compute.script`, as a download.
+* ``/api/plan`` — :func:`~shuffle_accounting.presentation.planner.compute.plan` as JSON (the numbers);
+* ``/api/whatif`` — :func:`~shuffle_accounting.presentation.planner.compute.whatif` as JSON (the plots' data);
+* ``/api/report.json`` — the full report (schema of :mod:`shuffle_accounting.presentation.report`), as a download;
+* ``/api/script.py`` — :func:`~shuffle_accounting.presentation.planner.compute.script`, as a download.
 
 Invalid input answers HTTP 400 with ``{"error": message}``; the page shows the message. The
 server listens on 127.0.0.1 by default: it is a local tool, not a public service.
@@ -20,7 +20,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from .._validation import ParameterError, check_int
+from ..._validation import ParameterError, check_int
 from . import compute
 
 __all__ = ["create_app", "serve"]

@@ -49,7 +49,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._validation import ParameterError, check_delta, check_int, check_real
+from .._validation import ParameterError, check_delta, check_int, check_real
 
 __all__ = [
     "Deployment",
@@ -243,7 +243,7 @@ def annotate(section: ReportSection, key: str, bounds: Sequence[str]) -> ReportS
 
 
 def _local_section(dep: Deployment) -> ReportSection:
-    from .randomizers import KRR  # noqa: PLC0415
+    from ..randomizers import KRR  # noqa: PLC0415
 
     r = KRR(dep.k, dep.eps0)
     rows = (
@@ -269,66 +269,37 @@ def _local_section(dep: Deployment) -> ReportSection:
 
 
 def _shuffled(dep: Deployment, skip: frozenset[str]) -> ReportSection:
-    from .shuffled_krr.report import report_section  # noqa: PLC0415
+    from .shuffled_krr_report import report_section  # noqa: PLC0415
 
     return report_section(dep, lower="lower" not in skip)
 
 
 def _calibration(dep: Deployment, skip: frozenset[str]) -> ReportSection:
-    from .shuffled_krr.report import calibration_section  # noqa: PLC0415
+    from .shuffled_krr_report import calibration_section  # noqa: PLC0415
 
     return calibration_section(dep)
 
 
 def _accuracy(dep: Deployment, skip: frozenset[str]) -> ReportSection:
-    from .shuffled_krr.report import accuracy_section  # noqa: PLC0415
+    from .shuffled_krr_report import accuracy_section  # noqa: PLC0415
 
     return accuracy_section(dep)
 
 
 def _literature(dep: Deployment, skip: frozenset[str]) -> ReportSection:
-    """The literature block with each published epsilon (an upper bound) rounded up in the text
-    and kept at full precision in the value (same rows as ``literature.report_section``)."""
-    from .literature import literature_epsilons  # noqa: PLC0415
+    from .literature_report import report_section  # noqa: PLC0415
 
-    rows, values = [], []
-    for b in literature_epsilons(dep.k, dep.eps0, dep.n, dep.delta):
-        if b.epsilon is None:
-            rows.append((b.name, "not valid here", b.reason))
-            values.append(ReportValue(None, "none"))
-        else:
-            rows.append((b.name, format_bound(b.epsilon, "upper"), b.citation))
-            values.append(ReportValue(b.epsilon, "upper"))
-    note = "per round" if dep.rounds == 1 else f"per round (x{dep.rounds} rounds not composed here)"
-    return ReportSection(
-        f"Literature bounds (eps at delta={dep.delta:g}, {note})", tuple(rows), tuple(values), "literature"
-    )
-
-
-_REID_BOUNDS = {
-    "exact beta_n": "lower",
-    "blanket bound": "upper",
-    "clone bound": "upper",
-    "e^eps0 / n": "upper",
-    "limit M / n": "estimate",
-    "blind guess": "exact",
-    "multiplicative advantage": "estimate",
-}
+    return report_section(dep)
 
 
 def _reidentification(dep: Deployment, skip: frozenset[str]) -> ReportSection:
-    from .reidentification import report_section  # noqa: PLC0415
+    from .reidentification_report import report_section  # noqa: PLC0415
 
-    sec = report_section(dep)
-    bounds = []
-    for label, _, _ in sec.rows:
-        matches = [b for prefix, b in _REID_BOUNDS.items() if label.startswith(prefix)]
-        bounds.append(matches[0] if matches else "estimate")
-    return annotate(sec, "reidentification", bounds)
+    return report_section(dep)  # each row annotated with its bound direction
 
 
 def _qif(dep: Deployment, skip: frozenset[str]) -> ReportSection:
-    from .qif import report_section  # noqa: PLC0415
+    from .qif_report import report_section  # noqa: PLC0415
 
     return report_section(dep)  # carries its values: prior and p exact, the rest upper ends
 
@@ -455,9 +426,9 @@ def report_dict(
         dep: The deployment.
         sections: Output of :func:`build_report`.
         skip: The skipped section keys (recorded).
-        whatif: A :class:`~shuffle_accounting.whatif.WhatIfGrid` or ``None``.
+        whatif: A :class:`~shuffle_accounting.presentation.whatif.WhatIfGrid` or ``None``.
     """
-    from . import __version__  # noqa: PLC0415
+    from .. import __version__  # noqa: PLC0415
 
     return {
         "schema": "shuffle-accounting/report",

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import ParameterError
+from .._validation import ParameterError
 from .report import Deployment
 
 __all__ = ["delta_curves", "plot_delta_curves", "plot_whatif", "whatif_path", "PLOT_SUFFIXES"]
@@ -32,7 +32,7 @@ _MARKERS = ["o", "s", "^", "v", "D", "x", "+", "*", "P"]
 
 
 def _literature_delta_functions(dep: Deployment) -> dict[str, Callable[[float], float]]:
-    from . import literature as lit  # noqa: PLC0415
+    from .. import literature as lit  # noqa: PLC0415
 
     k, e0, n = dep.k, dep.eps0, dep.n
     return {
@@ -48,7 +48,7 @@ def _literature_delta_functions(dep: Deployment) -> dict[str, Callable[[float], 
 
 def _eps_range(dep: Deployment) -> float:
     """Right end of the eps axis: where the certified curve reaches ``delta / 1e6`` (at most eps0)."""
-    from .shuffled_krr.mechanism import ShuffledKRR  # noqa: PLC0415
+    from ..shuffled_krr.mechanism import ShuffledKRR  # noqa: PLC0415
 
     floor = max(dep.delta * 1e-6, 1e-300)
     return min(dep.eps0, 1.15 * ShuffledKRR(dep.k, dep.eps0, dep.n).epsilon(floor))
@@ -76,8 +76,8 @@ def delta_curves(
         >>> bool(np.all(curves["lower bound (concrete datasets)"] <= curves["certified (privacy blanket)"]))
         True
     """
-    from .shuffled_krr.lower import lower_log_delta  # noqa: PLC0415
-    from .shuffled_krr.mechanism import ShuffledKRR  # noqa: PLC0415
+    from ..shuffled_krr.lower import lower_log_delta  # noqa: PLC0415
+    from ..shuffled_krr.mechanism import ShuffledKRR  # noqa: PLC0415
 
     top = _eps_range(dep) if eps_max is None else float(eps_max)
     eps = np.linspace(0.0, top, num + 1)[1:-1] if num > 1 else np.array([top / 2])
@@ -151,8 +151,8 @@ def plot_delta_curves(dep: Deployment, path: str, num: int = 60) -> None:
         ImportError: If matplotlib is missing (install ``shuffle-accounting[plot]``).
         ParameterError: If ``path`` is not a writable .png/.svg path.
     """
-    from .shuffled_krr.lower import lower_epsilon  # noqa: PLC0415
-    from .shuffled_krr.mechanism import ShuffledKRR  # noqa: PLC0415
+    from ..shuffled_krr.lower import lower_epsilon  # noqa: PLC0415
+    from ..shuffled_krr.mechanism import ShuffledKRR  # noqa: PLC0415
 
     path = check_plot_path(path)
     figure = _figure_class()
@@ -161,7 +161,7 @@ def plot_delta_curves(dep: Deployment, path: str, num: int = 60) -> None:
     top = _eps_range(dep)
     composed = None
     if dep.rounds > 1:
-        from .shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent  # noqa: PLC0415
+        from ..shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent  # noqa: PLC0415
 
         acc = ShuffleAccountant().compose(ShuffledKRRDpEvent(k=dep.k, eps0=dep.eps0, n=dep.n), dep.rounds)
         eps_comp = acc.get_epsilon(dep.delta)
@@ -246,7 +246,7 @@ def plot_delta_curves(dep: Deployment, path: str, num: int = 60) -> None:
 
 
 def plot_whatif(grid: Any, path: str) -> None:
-    """Write the what-if figure of a :class:`~shuffle_accounting.whatif.WhatIfGrid` to ``path``.
+    """Write the what-if figure of a :class:`~shuffle_accounting.presentation.whatif.WhatIfGrid` to ``path``.
 
     Three panels against ``n`` (log scales): (a) certified epsilon for each eps0 (and the composed
     rounds) with the target epsilon; (b) the largest eps0 meeting the target; (c) the standard

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..report import Deployment, ReportSection, ReportValue, format_bound
-from ._common import Estimate, krr_keep_probability
-from .vulnerability import _ns_from_s, shuffle_vulnerability_bounds
+from ..qif._common import Estimate, krr_keep_probability
+from ..qif.vulnerability import _ns_from_s, shuffle_vulnerability_bounds
+from .report import Deployment, ReportSection, ReportValue, format_bound
 
 __all__ = ["LeakageReport", "leakage_report", "report_section"]
 
@@ -62,10 +62,10 @@ class LeakageReport:
         return self.krr_shuffle.upper / self.prior
 
     def rows(self) -> tuple[tuple[str, str, str], ...]:
-        """(label, value, note) rows for :class:`shuffle_accounting.report.ReportSection`.
+        """(label, value, note) rows for :class:`shuffle_accounting.presentation.report.ReportSection`.
 
         The vulnerabilities and the leakage are the upper ends of certified intervals, printed
-        rounded up (:func:`~shuffle_accounting.report.format_bound`).
+        rounded up (:func:`~shuffle_accounting.presentation.report.format_bound`).
         """
         return (
             ("prior 1/k", f"{self.prior:.6g}", "random guess of the target's value"),
@@ -125,7 +125,7 @@ def leakage_report(n: Any, k: Any, eps0: Any) -> LeakageReport:
 
 
 def report_section(dep: Deployment) -> ReportSection:
-    """The QIF block of ``shuffle-accounting report`` for a :class:`~shuffle_accounting.report.Deployment`.
+    """The QIF block of ``shuffle-accounting report`` for a :class:`~shuffle_accounting.presentation.report.Deployment`.
 
     Uses the deployment's ``n``, ``k`` and ``eps0`` (one round; vulnerability of a single
     release).

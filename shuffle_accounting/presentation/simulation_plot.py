@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 from .._validation import ParameterError
-from .simulation import METHODS, SimulationResult
+from ..runtime.simulation import METHODS, SimulationResult
 
 __all__ = ["plot_simulation"]
 

@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from .._validation import ParameterError
-from .simulation import GENERATORS, load_csv, simulate
+from ..runtime.simulation import GENERATORS, load_csv, simulate
 
 __all__ = ["add_subcommand", "run_simulate"]
 
@@ -45,7 +45,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     """
     # Every check before the computation: output path, optional packages, data size.
     if args.plot:
-        from ..plotting import check_plot_path  # noqa: PLC0415 - light module
+        from .plotting import check_plot_path  # noqa: PLC0415 - light module
 
         check_plot_path(args.plot)
         if importlib.util.find_spec("matplotlib") is None:
@@ -69,7 +69,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     )
     print(result.table())
     if args.plot:
-        from .plot import plot_simulation  # noqa: PLC0415 - optional matplotlib
+        from .simulation_plot import plot_simulation  # noqa: PLC0415 - optional matplotlib
 
         plot_simulation(result, args.plot)
         print(f"\nwrote {args.plot}")

@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 
 from .._validation import ParameterError
-from ..report import Deployment, ReportSection, ReportValue, format_bound
-from . import calibration
-from .accountant import ShuffleAccountant, ShuffledKRRDpEvent
-from .calibration import calibrate_eps0, min_users
-from .lower import lower_epsilon
-from .mechanism import ShuffledKRR
+from ..shuffled_krr import calibration
+from ..shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent
+from ..shuffled_krr.calibration import calibrate_eps0, min_users
+from ..shuffled_krr.lower import lower_epsilon
+from ..shuffled_krr.mechanism import ShuffledKRR
+from .report import Deployment, ReportSection, ReportValue, format_bound
 
 __all__ = ["report_section", "calibration_section", "accuracy_section"]
 
@@ -28,7 +28,7 @@ def report_section(dep: Deployment, *, lower: bool = True) -> ReportSection:
         lower: Compute the exhibited lower bound and the gap (the slowest part; ``False`` skips it).
 
     Returns:
-        A :class:`~shuffle_accounting.report.ReportSection` (key ``"shuffled"``).
+        A :class:`~shuffle_accounting.presentation.report.ReportSection` (key ``"shuffled"``).
 
     Example:
         >>> sec = report_section(Deployment(k=4, eps0=1.0, n=200, delta=1e-6))
@@ -128,7 +128,7 @@ def calibration_section(dep: Deployment) -> ReportSection:
         dep: The planned deployment.
 
     Returns:
-        A :class:`~shuffle_accounting.report.ReportSection` (key ``"calibration"``).
+        A :class:`~shuffle_accounting.presentation.report.ReportSection` (key ``"calibration"``).
 
     Example:
         >>> sec = calibration_section(Deployment(k=4, eps0=1.0, n=200, delta=1e-6, target_epsilon=0.5))
@@ -166,7 +166,7 @@ def accuracy_section(dep: Deployment, *, confidence: float = 0.95) -> ReportSect
         confidence: Confidence level of the intervals, in ``(0, 1)``.
 
     Returns:
-        A :class:`~shuffle_accounting.report.ReportSection` (key ``"accuracy"``).
+        A :class:`~shuffle_accounting.presentation.report.ReportSection` (key ``"accuracy"``).
 
     Example:
         >>> sec = accuracy_section(Deployment(k=10, eps0=2.0, n=10_000))

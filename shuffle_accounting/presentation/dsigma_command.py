@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 
 from .._validation import ParameterError
-from .accounting import reidentification_bound
-from .groups import groups_from_points, nearest_groups
-from .mechanism import MallowsShuffler
-from .utility import hamming_preservation_delta
+from ..dsigma.accounting import reidentification_bound
+from ..dsigma.groups import groups_from_points, nearest_groups
+from ..dsigma.mechanism import MallowsShuffler
+from ..dsigma.utility import hamming_preservation_delta
 
 __all__ = ["add_subcommand", "run", "load_points"]
 

@@ -1,11 +1,11 @@
 """Local web planner: ``shuffle-accounting serve`` (extra ``web``: Starlette + uvicorn).
 
-:mod:`~shuffle_accounting.planner.compute` turns the page's form fields into a validated
-:class:`~shuffle_accounting.report.Deployment` and computes what the page shows (certified and
+:mod:`~shuffle_accounting.presentation.planner.compute` turns the page's form fields into a validated
+:class:`~shuffle_accounting.presentation.report.Deployment` and computes what the page shows (certified and
 exhibited epsilon, composition, accuracy, the data of the plots) and what it downloads (the JSON
-report, a Python script reproducing the numbers); :mod:`~shuffle_accounting.planner.server` serves
+report, a Python script reproducing the numbers); :mod:`~shuffle_accounting.presentation.planner.server` serves
 the static page and a small JSON API on 127.0.0.1. The web packages are imported only by
-:func:`shuffle_accounting.planner.server.create_app`.
+:func:`shuffle_accounting.presentation.planner.server.create_app`.
 """
 
 __all__ = ["compute", "server"]

@@ -1,0 +1,123 @@
+"""Deprecated import paths: an old name forwards to its new home and warns once per use.
+
+The presentation code (report sections, plots, command-line subcommands) moved out of the math
+packages into :mod:`shuffle_accounting.presentation` (issue 13). Users' old imports keep working
+through the two helpers here:
+
+* :func:`moved_module` — the ``__getattr__``/``__dir__`` pair of a module that now only forwards
+  (``shuffle_accounting/report.py`` forwards every name to
+  ``shuffle_accounting.presentation.report``);
+* :func:`moved_names` — the ``__getattr__`` of a math module or package that keeps a few old
+  names (``shuffle_accounting.qif.report_section``) without importing their new home;
+* :func:`moved_attribute` — a deprecated method that now calls a presentation function
+  (``ReidentificationRisk.report()``).
+
+Both import the new module by its *name* only when an old name is used, so a math module never
+imports the presentation package (``tests/test_architecture.py`` checks that the only mentions
+of ``shuffle_accounting.presentation`` in layers 1-4 are these string arguments). Every
+forwarded access emits a :class:`DeprecationWarning` naming the new path.
+
+Example:
+    >>> import warnings
+    >>> getattr_, _ = moved_module("old.place", "shuffle_accounting._validation")
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     cls = getattr_("ParameterError")
+    >>> cls.__name__, caught[0].category.__name__
+    ('ParameterError', 'DeprecationWarning')
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["moved_module", "moved_names", "moved_attribute", "warn_moved"]
+
+
+def warn_moved(old: str, new: str, *, stacklevel: int = 3) -> None:
+    """Emit the :class:`DeprecationWarning` saying ``old`` is now ``new``.
+
+    Args:
+        old: The deprecated dotted path.
+        new: The dotted path to use instead.
+        stacklevel: Passed to :func:`warnings.warn` (3: the caller of the forwarding function).
+    """
+    warnings.warn(
+        f"{old} is deprecated: it moved to {new} (the presentation package, issue 13); "
+        "the old path will be removed in a future release",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def moved_module(old: str, new: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` for a module ``old`` whose whole content moved to module ``new``.
+
+    Args:
+        old: Dotted name of the deprecated module (its ``__name__``).
+        new: Dotted name of the module that now holds everything.
+
+    Returns:
+        A PEP 562 ``__getattr__`` that imports ``new``, warns and returns ``new.<name>`` (dunder
+        names are not forwarded), and a ``__dir__`` listing ``new``'s public names.
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(f"module {old!r} has no attribute {name!r}")
+        target = importlib.import_module(new)
+        try:
+            value = getattr(target, name)
+        except AttributeError:
+            raise AttributeError(f"module {old!r} has no attribute {name!r}") from None
+        warn_moved(f"{old}.{name}", f"{new}.{name}")
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(getattr(importlib.import_module(new), "__all__", ()))
+
+    return __getattr__, __dir__
+
+
+def moved_names(old: str, names: Mapping[str, str]) -> Callable[[str], Any]:
+    """``__getattr__`` for a module ``old`` that keeps a few names which moved elsewhere.
+
+    Args:
+        old: Dotted name of the module keeping the old names (its ``__name__``).
+        names: Old attribute name -> dotted name of the module that now defines it (same name).
+
+    Returns:
+        A PEP 562 ``__getattr__``: for a name of ``names`` it imports the new module, warns and
+        returns the attribute; any other name raises :class:`AttributeError` as usual.
+    """
+    table = dict(names)
+
+    def __getattr__(name: str) -> Any:
+        try:
+            new = table[name]
+        except KeyError:
+            raise AttributeError(f"module {old!r} has no attribute {name!r}") from None
+        value = getattr(importlib.import_module(new), name)
+        warn_moved(f"{old}.{name}", f"{new}.{name}")
+        return value
+
+    return __getattr__
+
+
+def moved_attribute(old: str, new_module: str, name: str) -> Any:
+    """Warn that ``old`` is now ``new_module.name`` and return that attribute (imported by name).
+
+    Args:
+        old: The deprecated dotted path (e.g. ``"...ReidentificationRisk.report"``).
+        new_module: Dotted name of the module that now defines it.
+        name: The attribute's name there.
+
+    Returns:
+        ``new_module.name``.
+    """
+    value = getattr(importlib.import_module(new_module), name)
+    warn_moved(old, f"{new_module}.{name}")
+    return value
