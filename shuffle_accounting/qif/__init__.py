@@ -12,6 +12,7 @@ single target's value; larger is worse, so ``upper`` ends of intervals are pessi
 * :mod:`~shuffle_accounting.qif.vulnerability` — closed forms (Prop. 14, 15, 20, 21; Thm. 17,
   19; eq. (15)-(17)) and the fast certified ``V[S]`` (expected maximum load).
 * :mod:`~shuffle_accounting.qif.strong_adversary` — all-but-one adversary, eq. (10).
+
 The leakage report (``LeakageReport``, ``leakage_report``, ``report_section``) and the Fig. 2/4-style
 curves moved to :mod:`shuffle_accounting.presentation.qif_report` and
 :mod:`shuffle_accounting.presentation.qif_plot`; the old names here are deprecated aliases.

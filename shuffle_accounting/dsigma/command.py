@@ -1,0 +1,11 @@
+"""Deprecated alias of :mod:`shuffle_accounting.presentation.dsigma_command` (moved there with the rest of the presentation code, issue 13).
+
+``from shuffle_accounting.dsigma.command import X`` keeps working and emits a :class:`DeprecationWarning`; import from
+:mod:`shuffle_accounting.presentation.dsigma_command` instead.
+"""
+
+from .._deprecation import moved_module
+
+__getattr__, __dir__ = moved_module(
+    "shuffle_accounting.dsigma.command", "shuffle_accounting.presentation.dsigma_command"
+)

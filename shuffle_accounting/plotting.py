@@ -1,0 +1,9 @@
+"""Deprecated alias of :mod:`shuffle_accounting.presentation.plotting` (moved there with the rest of the presentation code, issue 13).
+
+``from shuffle_accounting.plotting import X`` keeps working and emits a :class:`DeprecationWarning`; import from
+:mod:`shuffle_accounting.presentation.plotting` instead.
+"""
+
+from ._deprecation import moved_module
+
+__getattr__, __dir__ = moved_module("shuffle_accounting.plotting", "shuffle_accounting.presentation.plotting")

@@ -1,0 +1,11 @@
+"""Deprecated alias of :mod:`shuffle_accounting.presentation.shuffled_krr_report` (moved there with the rest of the presentation code, issue 13).
+
+``from shuffle_accounting.shuffled_krr.report import X`` keeps working and emits a :class:`DeprecationWarning`; import from
+:mod:`shuffle_accounting.presentation.shuffled_krr_report` instead.
+"""
+
+from .._deprecation import moved_module
+
+__getattr__, __dir__ = moved_module(
+    "shuffle_accounting.shuffled_krr.report", "shuffle_accounting.presentation.shuffled_krr_report"
+)
