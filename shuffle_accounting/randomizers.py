@@ -128,6 +128,20 @@ class KRR:
         return math.exp(self.log_pbar)
 
     @property
+    def p_minus_pbar(self) -> float:
+        """``p - pbar = 1 - gamma = (e^eps0 - 1) pbar``, computed without cancellation.
+
+        The weight of the true value in the debiasing ``(c/n - pbar) / (p - pbar)`` and the
+        non-blanket mass ``1 - gamma`` of the blanket decomposition.
+
+        Example:
+            >>> r = KRR(3, 1e-9)
+            >>> r.p_minus_pbar > 0.0, abs(r.p_minus_pbar - 1e-9 / 3) < 1e-20
+            (True, True)
+        """
+        return math.expm1(self.eps0) * self.pbar if self.eps0 < 700 else 1.0 - self.gamma
+
+    @property
     def gamma(self) -> float:
         """Blanket mass ``k * pbar = k / (e^eps0 + k - 1)`` (Balle et al. 2019, Sec. 4.1)."""
         return self.k * self.pbar

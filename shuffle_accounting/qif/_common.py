@@ -9,6 +9,7 @@ from fractions import Fraction
 from typing import Any
 
 from .._validation import ParameterError, check_int, check_real
+from ..randomizers import KRR
 
 __all__ = ["Estimate", "check_p", "check_nk", "krr_keep_probability"]
 
@@ -99,5 +100,4 @@ def krr_keep_probability(k: Any, eps0: Any) -> float:
     """
     k = check_int("k", k, minimum=2, maximum=2**53)
     eps0 = check_real("eps0", eps0, low=0.0)
-    # p = 1 / (1 + (k-1) e^{-eps0}), stable for large eps0.
-    return 1.0 / (1.0 + (k - 1) * math.exp(-eps0))
+    return 1.0 / k if eps0 == 0.0 else KRR(k, eps0).p  # KRR requires eps0 > 0

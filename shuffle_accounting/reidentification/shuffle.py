@@ -100,10 +100,10 @@ class _KRRChannel(_Channel):
     def eps(self) -> float:  # type: ignore[override]
         return self.r.eps0
 
-    def _one_minus_alpha(self) -> float:
-        return math.expm1(self.r.eps0) * self.r.pbar if self.r.eps0 < 700 else 1.0 - self.r.gamma
-
     def target_and_min(self, v1):
+        # KRR's blanket decomposition (KRR.blanket_decomposition: gamma = k pbar, uniform blanket)
+        # on the grouped outputs, without its k x k residual: each output's blanket mass is pbar,
+        # and 1 - gamma = p - pbar.
         r = self.r
         if isinstance(v1, int):
             p = np.array([r.p, (r.k - 1) * r.pbar])
@@ -111,7 +111,7 @@ class _KRRChannel(_Channel):
         else:
             p = r.pbar + (r.p - r.pbar) * v1
             lo = np.full(r.k, r.pbar)
-        return p, lo, self._one_minus_alpha()
+        return p, lo, r.p_minus_pbar
 
     def pair(self, v1, x_other):
         r = self.r
@@ -155,8 +155,8 @@ class _MatrixChannel(_Channel):
         return m[v1].copy() if isinstance(v1, int) else v1 @ m
 
     def target_and_min(self, v1):
-        lo = self.r.matrix.min(axis=0)
-        return self._row(v1), lo, max(0.0, 1.0 - float(lo.sum()))
+        d = self.r.blanket_decomposition()  # lo(y) = min_x R(x)(y) = gamma * blanket(y)
+        return self._row(v1), d.gamma * d.blanket, 1.0 - d.gamma
 
     def pair(self, v1, x_other):
         return self._row(v1), self.r.matrix[x_other].copy()

@@ -11,12 +11,12 @@ histogram, so it costs no privacy.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from .._validation import ParameterError, check_int, check_real, check_real_array
+from ..randomizers import KRR
 
 __all__ = ["histogram", "estimate_frequencies", "project_simplex", "total_variation"]
 
@@ -95,10 +95,8 @@ def estimate_frequencies(counts: Any, k: int, eps0: float) -> np.ndarray:
     """
     k = check_int("k", k, minimum=2)
     eps0 = check_real("eps0", eps0, low=0.0, low_open=True)
-    em1 = math.expm1(min(eps0, 700.0))
-    q = em1 / (em1 + k)  # p - pbar
-    pbar = 1.0 / (em1 + k)
-    return _inversion(counts, k, pbar, q)
+    r = KRR(k, eps0)
+    return _inversion(counts, k, r.pbar, r.p_minus_pbar)
 
 
 def project_simplex(v: Any) -> np.ndarray:

@@ -75,6 +75,7 @@ from .._binomial import log_binom_pmf as _log_binom_pmf
 from .._binomial import log_binom_sf as _log_binom_sf
 from .._binomial import logsumexp
 from .._validation import check_int, check_real, check_real_array
+from ..randomizers import KRR
 
 __all__ = [
     "MAX_PAIRS",
@@ -160,9 +161,8 @@ class _Blanket:
     def __init__(self, k: int, eps0: float, n: int) -> None:
         self.k, self.eps0, self.n = k, eps0, n
         self.N1 = n - 1
-        # log p, log pbar as in KRR
-        self.log_p = -math.log1p((k - 1) * math.exp(-eps0))
-        self.log_pbar = self.log_p - eps0
+        krr = KRR(k, eps0)
+        self.log_p, self.log_pbar = krr.log_p, krr.log_pbar
         self.pbar = math.exp(self.log_pbar)
         self.em1 = math.expm1(eps0)  # c / pbar
         self.log_2pbar = math.log(2.0) + self.log_pbar
@@ -802,8 +802,7 @@ def certified_log_delta(
     live = flat < eps0
     if n == 1:
         # exact k-RR: delta = p - e^eps pbar = pbar (e^eps0 - e^eps)
-        log_p = -math.log1p((k - 1) * math.exp(-eps0))
-        log_pbar = log_p - eps0
+        log_pbar = KRR(k, eps0).log_pbar
         x = flat[live]
         val = log_pbar + eps0 + np.log(-np.expm1(x - eps0))
         # relative inflation for floating-point error, then the cap delta <= 1
@@ -825,9 +824,8 @@ def _blanket_atoms(k: int, eps0: float, n: int):
     """
     from math import comb
 
-    pbar = 1.0 / (math.exp(eps0) + k - 1)
-    p = math.exp(eps0) * pbar
-    g = k * pbar
+    r = KRR(k, eps0)
+    pbar, p, g = r.pbar, r.p, r.gamma
     for m in range(n):  # blanket draws among the others
         wm = comb(n - 1, m) * g**m * (1 - g) ** (n - 1 - m)
         S = m + 1

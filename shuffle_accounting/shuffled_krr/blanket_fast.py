@@ -109,6 +109,7 @@ from .._binomial import log_binom_sf as _log_binom_sf
 from .._binomial import logsumexp
 from .._logmath import bisect_bracket
 from .._validation import check_delta, check_int, check_real, check_real_array
+from ..randomizers import KRR
 
 __all__ = ["DEFAULT_RTOL", "certified_log_delta_grid", "certified_log_delta_bounds", "certified_epsilon"]
 
@@ -137,8 +138,8 @@ class _FastBlanket:
 
     def __init__(self, k: int, eps0: float, n: int) -> None:
         self.k, self.eps0, self.n = k, eps0, n
-        self.log_p = -math.log1p((k - 1) * math.exp(-eps0))
-        self.log_pbar = self.log_p - eps0
+        krr = KRR(k, eps0)
+        self.log_p, self.log_pbar = krr.log_p, krr.log_pbar
         self.pbar = math.exp(self.log_pbar)
         self.u = math.expm1(eps0)
         self.qT = 2.0 * self.pbar
@@ -575,7 +576,7 @@ def certified_log_delta_bounds(
     lo = np.full(flat.shape, -np.inf)
     live = flat < eps0
     if n == 1:
-        log_pbar = -math.log1p((k - 1) * math.exp(-eps0)) - eps0
+        log_pbar = KRR(k, eps0).log_pbar
         x = flat[live]
         val = log_pbar + eps0 + np.log(-np.expm1(x - eps0))
         up[live] = val + math.log1p(_REL_INFLATION)
@@ -711,7 +712,7 @@ def certified_epsilon(delta: float, k: int, eps0: float, n: int, *, rtol: float 
 
 def _approx_log_delta(k: int, eps0: float, n: int):
     """Normal approximation of ``log delta(eps)`` via (1) (speed only: starting point, slope)."""
-    pbar = math.exp(-math.log1p((k - 1) * math.exp(-eps0)) - eps0)
+    pbar = KRR(k, eps0).pbar
     u = math.expm1(eps0)
     pr = (pbar, pbar, (k - 2) * pbar)
 

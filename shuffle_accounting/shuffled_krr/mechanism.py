@@ -132,14 +132,14 @@ class ShuffledKRR:
         privacy loss exactly ``eps0``, so ``delta(eps) >= p^n (1 - e^(eps - eps0))``. Rounded down
         by ``1e-9`` (relative) against floating-point error.
         """
-        log_p = -math.log1p((self.k - 1) * math.exp(-self.eps0))
+        log_p = self.krr.log_p
         with np.errstate(divide="ignore"):
             val = self.n * log_p + np.log(-np.expm1(np.minimum(eps, self.eps0) - self.eps0))
         return val - 1e-9 * (1.0 + np.abs(np.where(np.isfinite(val), val, 0.0)))
 
     def _one_outcome_epsilon(self, delta: float) -> float:
         """Exhibited lower bound on epsilon(delta) from the same outcome, rounded down (0 if none)."""
-        log_p = -math.log1p((self.k - 1) * math.exp(-self.eps0))
+        log_p = self.krr.log_p
         r = math.log(delta) - self.n * log_p  # log(delta / p^n)
         if r >= 0.0:
             return 0.0
