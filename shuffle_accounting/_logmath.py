@@ -2,6 +2,9 @@
 
 All functions are vectorised over numpy arrays. Probabilities that may underflow are carried as
 natural logarithms; ``-inf`` stands for an exact zero.
+
+:data:`UNIT_ROUNDOFF` is the one rounding constant of the error budgets: modules whose budgets
+are written in units of the machine epsilon ``2^-52`` use ``2 * UNIT_ROUNDOFF`` (a 2x margin).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from numpy.typing import ArrayLike
 from scipy.special import gammaln, logsumexp
 
 __all__ = [
+    "UNIT_ROUNDOFF",
     "logsumexp",
     "log_binom",
     "log_sub",
@@ -21,6 +25,12 @@ __all__ = [
     "exp_or_zero",
     "bisect_bracket",
 ]
+
+#: Unit roundoff of IEEE-754 double precision, ``u = 2^-53``: every correctly rounded operation
+#: (``+ - * /``, ``sqrt``) returns ``x (1 + e)`` with ``|e| <= u``; ``exp``/``log``/``log1p`` of numpy
+#: and libm are within 1 ulp (``<= 2u`` relative). The machine epsilon (spacing of doubles at 1)
+#: is ``2u = 2^-52``.
+UNIT_ROUNDOFF = 2.0**-53
 
 
 def log_binom(n: ArrayLike, k: ArrayLike) -> np.ndarray:

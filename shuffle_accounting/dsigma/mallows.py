@@ -46,7 +46,7 @@ import mpmath
 import numpy as np
 from scipy.special import gammaln
 
-from .._logmath import log1mexp, logsumexp
+from .._logmath import UNIT_ROUNDOFF, log1mexp, logsumexp
 from .._rng import check_rng
 from .._validation import ParameterError, check_choice, check_int, check_real, check_work
 
@@ -106,13 +106,13 @@ def _uniform_permutation(n: int, bits: _Bits) -> np.ndarray:
 def _u_interval(u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Float point estimate and an enclosing interval of U in [u 2^-64, (u+1) 2^-64]."""
     uf = u.astype(np.float64) / _TWO64
-    return uf, uf - 2.0**-52, uf + 2.0**-52
+    return uf, uf - (2.0 * UNIT_ROUNDOFF), uf + (2.0 * UNIT_ROUNDOFF)
 
 
 def _threshold_bounds(F: np.ndarray, S: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
     """Enclosure of a CDF value from float F (=P(X<=k)) and S (=P(X>k)), both with relative error <= tol."""
-    lo = np.maximum(F * (1 - tol), 1.0 - S * (1 + tol) - 2.0**-52)
-    hi = np.minimum(F * (1 + tol), 1.0 - S * (1 - tol) + 2.0**-52)
+    lo = np.maximum(F * (1 - tol), 1.0 - S * (1 + tol) - (2.0 * UNIT_ROUNDOFF))
+    hi = np.minimum(F * (1 + tol), 1.0 - S * (1 - tol) + (2.0 * UNIT_ROUNDOFF))
     return lo, hi
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from scipy.special import gammaln
 from scipy.stats import beta as beta_dist
 
-from .._logmath import log1mexp, logsumexp
+from .._logmath import UNIT_ROUNDOFF, log1mexp, logsumexp
 from .._validation import ParameterError, check_int, check_real, check_work
 from .mallows import MAX_ITEMS, _Bits, _sample_kendall_rows
 
@@ -150,7 +150,7 @@ def hamming_preservation_log_delta(
     log_fail, log_norm, mag = _log_fail_and_norm(n, l, k, theta)
     if not math.isfinite(log_fail):
         return -math.inf
-    rel = 1e-12 + 64 * 2.0**-52 * (mag + 1.0)
+    rel = 1e-12 + 64 * (2.0 * UNIT_ROUNDOFF) * (mag + 1.0)
     return min(0.0, log_fail - log_norm + math.log1p(rel))
 
 

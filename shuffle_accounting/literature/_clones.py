@@ -53,9 +53,10 @@ import math
 import numpy as np
 from scipy.special import gammaln
 
+from .._logmath import UNIT_ROUNDOFF
 from .._validation import check_max_work, check_work
 
-_U = 2.0**-52  # machine epsilon (2 units of roundoff: already a 2x margin on u = 2^-53)
+_U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52 (2 units of roundoff: already a 2x margin on u)
 _RHO_LGAMMA = 64.0 * _U
 _INNER_L = 20.0  # inner cut: Hoeffding tail exp(-20) relative to the bulk (the tail is still added)
 _EXACT_MAX = 1024  # windows with at most this many clone counts are summed at every c (no blocks)

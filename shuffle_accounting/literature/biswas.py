@@ -29,8 +29,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
 
+from .._logmath import log_binom as _lbinom
+from .._logmath import logsumexp
 from .._validation import ParameterError, check_int, check_real, check_work
 from ._common import _eps, _eps0, _k, _n
 
@@ -40,15 +41,6 @@ __all__ = [
     "biswas_table2_balle_simplified_delta",
     "biswas_table2_feldman_simplified_delta",
 ]
-
-
-def _lbinom(n, k):
-    n = np.asarray(n, dtype=float)
-    k = np.asarray(k, dtype=float)
-    ok = (k >= 0) & (k <= n) & (n >= 0)
-    kk = np.where(ok, k, 0.0)
-    nn = np.where(ok, n, 0.0)
-    return np.where(ok, gammaln(nn + 1) - gammaln(kk + 1) - gammaln(nn - kk + 1), -np.inf)
 
 
 def biswas_as_printed_delta(

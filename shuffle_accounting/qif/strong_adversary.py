@@ -36,12 +36,13 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln, xlogy
 
+from .._logmath import UNIT_ROUNDOFF
 from .._validation import ParameterError, check_int
 from ._common import Estimate, check_p
 
 __all__ = ["all_but_one_vulnerability", "all_but_one_vulnerability_bounds", "MAX_WORK", "MAX_FFT_CELLS"]
 
-_U = 2.0**-53
+_U = UNIT_ROUNDOFF  # the error analysis below counts unit roundoffs u = 2^-53
 #: Largest number of array operations (roughly multiply-adds) of the direct evaluation.
 MAX_WORK = 300_000_000
 #: Largest histogram grid ``(n + 1)^(k - 1)`` of the FFT evaluation used beyond :data:`MAX_WORK`.

@@ -48,8 +48,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
 
+from .._binomial import log_binom_pmf
+from .._logmath import UNIT_ROUNDOFF, logsumexp
 from .._validation import ParameterError, check_choice, check_int, check_real, check_real_array
 from ..randomizers import KRR
 
@@ -155,7 +156,7 @@ def _pld(log_p: np.ndarray, log_q: np.ndarray, cap: float = np.inf) -> tuple[np.
         # loses that state's whole mass for eps within those ulps of ``cap`` (an under-estimate
         # by up to e^13 measured). Losses within the rounding of ``lp - lq`` of ``cap`` are
         # counted at ``cap`` (tolerance kept below the error margin that ``lower`` adds to eps).
-        tol = 1e-12 + 8.0 * 2.0**-52 * (np.abs(lp) + np.abs(lq))
+        tol = 1e-12 + 8.0 * (2.0 * UNIT_ROUNDOFF) * (np.abs(lp) + np.abs(lq))
         loss = np.where(loss >= cap - tol, cap, loss)
     pos = loss > 0
     loss = loss[pos]
@@ -267,8 +268,7 @@ def _histogram_log_pq(k: int, eps0: float, counts: tuple[int, ...]) -> tuple[np.
 
 
 def _log_binom_pmf(c: int, log_pi: float, log_1mpi: float) -> np.ndarray:
-    j = np.arange(c + 1, dtype=float)
-    return gammaln(c + 1.0) - gammaln(j + 1.0) - gammaln(c - j + 1.0) + j * log_pi + (c - j) * log_1mpi
+    return log_binom_pmf(np.arange(c + 1, dtype=float), float(c), log_pi, log_1mpi)
 
 
 def _log_convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:

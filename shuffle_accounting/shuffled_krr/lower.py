@@ -49,7 +49,7 @@ from scipy.special import gammaln
 
 from .._binomial import log_binom_pmf as _log_binom_pmf  # accurate (Loader) pmf
 from .._binomial import log_binom_sf as _log_binom_sf  # binomial tails (upper bounds)
-from .._logmath import bisect_bracket, log_sub
+from .._logmath import UNIT_ROUNDOFF, bisect_bracket, log_sub
 from .._validation import check_delta, check_int, check_real, check_real_array
 from ..randomizers import KRR
 from . import exact as _exact
@@ -73,7 +73,7 @@ WIDE_WINDOW_SD: float = 40.0
 #: already within ~1e-6 of the certified value for k >= 3 (a weaker but valid lower bound for k = 2).
 LARGE_N: int = 10_000_000
 
-_U = 2.0**-52
+_U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52: the error budgets below are in units of 2u
 _TINY = 2.3e-308  # bound on a flushed-to-zero product of two scaled values <= 1
 
 
@@ -172,7 +172,8 @@ class _Candidate:
 
 def _log_err_bound(n: int) -> float:
     # gammaln(x) for x <= n + 1 has absolute error of a few ulps of its value; a pmf sums a
-    # handful of them; log-space convolutions add O(n u). Generous bound:
+    # handful of them (Loader's binomial log-pmf: ~1e-13 absolute); log-space convolutions add
+    # O(n u). Generous bound:
     return 1e-12 + 64.0 * _U * (n + 2.0) * math.log(n + 2.0)
 
 
@@ -224,10 +225,6 @@ def _window(c: int, pi: float, w: float) -> tuple[int, int, float]:
     hi = min(c, int(math.ceil(mean + half)) + 1)
     tails = [_log_chernoff_tail(c, pi, lo - 1, False), _log_chernoff_tail(c, pi, hi + 1, True)]
     return lo, hi, float(np.logaddexp(*tails))
-
-
-def _binom_logpmf(c: int, j: np.ndarray, log_pi: float, log_1mpi: float) -> np.ndarray:
-    return gammaln(c + 1.0) - gammaln(j + 1.0) - gammaln(c - j + 1.0) + j * log_pi + (c - j) * log_1mpi
 
 
 # ---- (h0, h1) marginal, k >= 3 --------------------------------------------------------------
@@ -405,7 +402,7 @@ def _h0_candidate(k, eps0, others, family, w) -> _Candidate | None:
     for c, pi, l0, l1 in ((c0, krr.p, lp, l1mp), (n - 1 - c0, krr.pbar, lq, l1mq)):
         if c > 0:
             lo, hi, tail = _window(c, pi, w)
-            comps.append((lo, _binom_logpmf(c, np.arange(lo, hi + 1, dtype=float), l0, l1), tail))
+            comps.append((lo, _log_binom_pmf(np.arange(lo, hi + 1, dtype=float), float(c), l0, l1), tail))
     if len(comps) == 1:
         _off, log_s, log_drop = comps[0]
     else:

@@ -108,7 +108,7 @@ from .._binomial import log_binom_cdf as _log_binom_cdf
 from .._binomial import log_binom_pmf as _log_binom_pmf
 from .._binomial import log_binom_sf as _log_binom_sf
 from .._binomial import logsumexp
-from .._logmath import bisect_bracket
+from .._logmath import UNIT_ROUNDOFF, bisect_bracket
 from .._validation import ParameterError, check_delta, check_int, check_real
 
 __all__ = [
@@ -122,7 +122,7 @@ __all__ = [
     "MAX_CONV_WORK",
 ]
 
-_U = 2.0**-52
+_U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52: the error budgets below are in units of 2u
 #: Relative error counted for each Loader log-pmf / tail (measured ~1e-13).
 _REL_PMF = 1e-10
 #: Bound on one product that fell below the normal range (as in ``lower``).
