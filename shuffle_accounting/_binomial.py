@@ -5,7 +5,8 @@ One home for the log-space binomial helpers that the privacy-blanket evaluators
 the k = 2 worst case (:mod:`~shuffle_accounting.shuffled_krr.worst_case`) and the exhibited lower
 bounds (:mod:`~shuffle_accounting.shuffled_krr.lower`) use:
 
-* :func:`stirlerr`, :func:`bd0` — Loader's two helpers (also used for the Poisson log-pmf of
+* :func:`stirlerr`, :func:`bd0` — Loader's two helpers;
+* :func:`log_poisson_pmf` — the Poisson log-pmf in the same form (used by
   :mod:`shuffle_accounting.qif.vulnerability`);
 * :func:`log_binom_pmf` — Loader's saddle-point form (C. Loader, *Fast and accurate computation of
   binomial probabilities*, 2000), relative error ~1e-13 for every ``n``;
@@ -30,6 +31,7 @@ __all__ = [
     "stirlerr",
     "bd0",
     "log_binom_pmf",
+    "log_poisson_pmf",
     "log_binom_cdf",
     "log_binom_sf",
     "log_lower_tail_series",
@@ -130,6 +132,23 @@ def log_binom_pmf(x, n, log_p: float, log_q: float) -> np.ndarray:
     out = np.where((x == 0) & (n >= 0), n * log_q, out)
     out = np.where((x == n) & (n > 0), n * log_p, out)
     return out
+
+
+def log_poisson_pmf(x, mu: float) -> np.ndarray:
+    """log Poisson(mu) pmf at integers ``x >= 0``, accurate for large ``x`` and ``mu`` (Loader's form).
+
+    ``-(log(2 pi x))/2 - stirlerr(x) - bd0(x, mu)`` for ``x >= 1`` and ``-mu`` at ``x = 0``.
+
+    Example:
+        >>> import math
+        >>> round(float(log_poisson_pmf(3.0, 2.0)), 12) == round(3 * math.log(2.0) - 2.0 - math.log(6.0), 12)
+        True
+    """
+    x = np.asarray(x, dtype=float)
+    pos = x >= 1
+    xp = np.where(pos, x, 1.0)
+    val = -0.5 * (_LOG_2PI + np.log(xp)) - stirlerr(xp) - bd0(xp, mu)
+    return np.where(pos, val, -mu)
 
 
 def log_binom_cdf(b, n, q: float) -> np.ndarray:
