@@ -136,8 +136,8 @@ class KRR:
 
         Example:
             >>> r = KRR(3, 1e-9)
-            >>> r.p_minus_pbar > 0.0, abs(r.p_minus_pbar - 1e-9 / 3) < 1e-20
-            (True, True)
+            >>> abs(r.p_minus_pbar * 3e9 - 1) < 1e-8  # ~ eps0 / k; r.p - r.pbar loses 7 digits here
+            True
         """
         return math.expm1(self.eps0) * self.pbar if self.eps0 < 700 else 1.0 - self.gamma
 
