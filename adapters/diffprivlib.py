@@ -309,7 +309,7 @@ def reidentification_risk(mechanism):
     return mechanism.reidentification_risk()
 
 
-def _bin_codes(sample, edges: np.ndarray) -> np.ndarray:
+def bin_codes(sample, edges: np.ndarray) -> np.ndarray:
     """Total binning like ``numpy.histogram`` (last bin closed); outside -> end bins, non-numbers -> 0."""
     nbins = edges.size - 1
     out = np.zeros(len(sample), dtype=np.int64)
@@ -361,7 +361,7 @@ def _label_array(labels: tuple) -> np.ndarray:
     return arr
 
 
-def _calibrated_collection(labels, n: int, epsilon: float, delta: float, rounds: int) -> ShuffledCollection:
+def calibrated_collection(labels, n: int, epsilon: float, delta: float, rounds: int) -> ShuffledCollection:
     """Collection whose certified composed epsilon (at its effective eps0) is ``<= epsilon``."""
     from ..shuffled_krr import calibrate_eps0  # noqa: PLC0415
     from ..shuffled_krr.calibration import EPS0_CAP  # noqa: PLC0415
@@ -458,10 +458,10 @@ def shuffled_histogram(
     _, _, BudgetAccountant = _diffprivlib()
     rng = _runtime_rng(random_state, warn=True)
     acc = BudgetAccountant.load_default(accountant)
-    coll = _calibrated_collection(labels, n, epsilon, delta, n_rounds)
+    coll = calibrated_collection(labels, n, epsilon, delta, n_rounds)
     spent = coll.epsilon(delta)
     acc.check(spent, delta)
-    values = _bin_codes(sample, edges) if edges is not None else sample
+    values = bin_codes(sample, edges) if edges is not None else sample
     hists = np.asarray(coll.release(values, rng=rng), dtype=np.int64)
     acc.spend(spent, delta)
     if edges is not None:

@@ -200,7 +200,7 @@ def test_calibrated_answer_above_target_is_shrunk_until_certified(monkeypatch):
     import shuffle_accounting.shuffled_krr as skrr
 
     monkeypatch.setattr(skrr, "calibrate_eps0", lambda *a, **k: 5.0)  # far too large for eps = 0.3
-    coll = adapter._calibrated_collection(LABELS, 100, 0.3, 1e-6, 1)
+    coll = adapter.calibrated_collection(LABELS, 100, 0.3, 1e-6, 1)
     assert coll.epsilon(1e-6) <= 0.3 and coll.eps0 == 0.3  # fell back to pure DP: eps0 = epsilon
 
 
@@ -211,7 +211,7 @@ def test_labels_codes_and_bin_edges():
     sample = [0.5, 1.0, 2.5, 10.0, -3.0, 99.0, float("nan"), "oops"] * 25
     hist, out_edges = adapter.shuffled_histogram(sample, 2.0, delta=1e-6, bins=edges)
     assert out_edges.tolist() == edges and hist.shape == (3,) and int(hist.sum()) == len(sample)
-    assert adapter._bin_codes(
+    assert adapter.bin_codes(
         [0.5, 1.0, 2.5, 10.0, -3.0, 99.0, float("nan"), "oops"], np.array(edges)
     ).tolist() == [
         0,

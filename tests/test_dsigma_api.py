@@ -32,7 +32,7 @@ from shuffle_accounting.dsigma import (
     sample_mallows,
     theta_for_alpha,
 )
-from shuffle_accounting.dsigma.utility import _hamming_failure_probability
+from shuffle_accounting.dsigma.utility import hamming_failure_probability
 from shuffle_accounting.presentation.dsigma_command import add_subcommand, load_points
 
 # Seeds and Generators are used on purpose here (simulation mode): expect the warning.
@@ -228,7 +228,7 @@ def test_theorem_a4_floor_vs_printed_ceiling():
     # README of the papers: n=7, |S|=4, eta=0.6, theta=0.5: true 0.5138998476, printed 0.0694271895
     assert hamming_preservation_delta(7, 4, 0.6, 0.5) == pytest.approx(0.5138998476, abs=1e-10)
     k_ceil = math.ceil((1 - 0.6) * 4)
-    assert _hamming_failure_probability(7, 4, k_ceil, 0.5) == pytest.approx(0.0694271895, abs=1e-10)
+    assert hamming_failure_probability(7, 4, k_ceil, 0.5) == pytest.approx(0.0694271895, abs=1e-10)
     assert _brute_force_delta(7, 4, 0.6, 0.5, k=k_ceil) == pytest.approx(0.0694271895, abs=1e-10)
     assert hamming_preservation_delta(7, 4, 0.6, math.inf) == 0.0
 

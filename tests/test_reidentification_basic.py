@@ -123,8 +123,8 @@ def test_windowed_large_k_path_matches_full_sum(monkeypatch, n, k):
     import shuffle_accounting.reidentification.basic as basic
 
     P, Q = [0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]
-    full = success_probability(P, Q, n, k) if k <= basic._FULL_SUM_MAX_K else None
-    monkeypatch.setattr(basic, "_FULL_SUM_MAX_K", 8)
+    full = success_probability(P, Q, n, k) if k <= basic.FULL_SUM_MAX_K else None
+    monkeypatch.setattr(basic, "FULL_SUM_MAX_K", 8)
     windowed = success_probability(P, Q, n, k)
     if full is not None:
         assert windowed == pytest.approx(full, rel=1e-12)

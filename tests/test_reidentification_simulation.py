@@ -80,9 +80,9 @@ def _play_game2(r: KRR, inputs, trials, rng, y=None, perm=None):
     k = r.k
     n = len(inputs)
     # law of the others' count vectors, for the posterior
-    from shuffle_accounting.reidentification.shuffle import _others_count_distribution
+    from shuffle_accounting.reidentification.shuffle import others_count_distribution
 
-    dist = _others_count_distribution(mat, inputs[1:])
+    dist = others_count_distribution(mat, inputs[1:])
     if y is None:
         y = np.empty((trials, n), dtype=np.int64)
         for i, x in enumerate(inputs):

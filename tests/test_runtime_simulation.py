@@ -266,9 +266,9 @@ def test_private_mode_simulation_draws_from_the_os_csprng():
     import warnings
 
     from shuffle_accounting.runtime import PrivacyLeakWarning
-    from shuffle_accounting.runtime.simulation import _csprng_multinomial
+    from shuffle_accounting.runtime.simulation import csprng_multinomial
 
-    counts = _csprng_multinomial(200_000, np.array([0.5, 0.25, 0.25]))
+    counts = csprng_multinomial(200_000, np.array([0.5, 0.25, 0.25]))
     assert counts.sum() == 200_000
     assert np.all(np.abs(counts / 200_000 - [0.5, 0.25, 0.25]) < 0.01)  # ~10 sigma
 

@@ -94,7 +94,7 @@ def _log_fail_and_norm(n: int, l: int, k: int, theta: float) -> tuple[float, flo
     return log_fail, log_norm, mag
 
 
-def _hamming_failure_probability(n: int, l: int, k: int, theta: float) -> float:
+def hamming_failure_probability(n: int, l: int, k: int, theta: float) -> float:
     """P(more than k elements of a fixed l-set leave it) under Hamming-Mallows(theta); no rounding."""
     if math.isinf(theta):
         return 0.0

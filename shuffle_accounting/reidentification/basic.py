@@ -66,10 +66,15 @@ __all__ = [
 ]
 
 #: Above this many guesses the binomial sum in Phi_k is restricted to a window around its mean.
-_FULL_SUM_MAX_K = 2048
+FULL_SUM_MAX_K = 2048
 
 
-def _check_dist(name: str, value: Any) -> np.ndarray:
+def check_dist(name: str, value: Any) -> np.ndarray:
+    """``value`` as a validated probability vector (shared with :mod:`.shuffle`; not in ``__all__``).
+
+    Raises:
+        ParameterError: Naming ``name`` if ``value`` is not a probability vector.
+    """
     try:
         return check_probability_vector(name, value)
     except TypeError as exc:  # not iterable at all (None, a number, ...)
@@ -79,8 +84,8 @@ def _check_dist(name: str, value: Any) -> np.ndarray:
 
 
 def _check_pair(P: Any, Q: Any) -> tuple[np.ndarray, np.ndarray]:
-    p = _check_dist("P", P)
-    q = _check_dist("Q", Q)
+    p = check_dist("P", P)
+    q = check_dist("Q", Q)
     if p.shape != q.shape:
         raise ParameterError(
             f"Q must be on the same support as P (same length), got len(P) = {p.size}, len(Q) = {q.size}"
@@ -100,7 +105,7 @@ def _log_levels(log_x_lo: np.ndarray, log_x_hi_tail: np.ndarray, cum: np.ndarray
         return np.where(cum <= 0.5, log_x_lo, log_x_hi_tail)
 
 
-def _log_phi(n: int, k: int, log_x: np.ndarray, log_1mx: np.ndarray) -> np.ndarray:
+def log_phi(n: int, k: int, log_x: np.ndarray, log_1mx: np.ndarray) -> np.ndarray:
     """``log Phi_k(x)`` elementwise, ``Phi_k(x) = sum_{i<k} (k - i) C(n, i) (1-x)^i x^(n-i)``.
 
     ``Phi_k(0) = 0`` (as k <= n) and ``Phi_k(1) = k`` are handled explicitly.
@@ -116,7 +121,7 @@ def _log_phi(n: int, k: int, log_x: np.ndarray, log_1mx: np.ndarray) -> np.ndarr
         return out
     lx = log_x[mid]
     l1 = log_1mx[mid]
-    if k <= _FULL_SUM_MAX_K:
+    if k <= FULL_SUM_MAX_K:
         i = np.arange(k, dtype=float)
         lw = np.log(k - i) + log_binom(n, i)
         res = np.empty(lx.shape)
@@ -152,7 +157,7 @@ def _log_phi(n: int, k: int, log_x: np.ndarray, log_1mx: np.ndarray) -> np.ndarr
     return out
 
 
-def _success_core(p: np.ndarray, q: np.ndarray, n: int, k: int) -> float:
+def success_core(p: np.ndarray, q: np.ndarray, n: int, k: int) -> float:
     """Formula (*) of the module docstring for mass vectors ``p``, ``q`` (each summing to 1)."""
     p = np.asarray(p, dtype=float)
     q = np.asarray(q, dtype=float)
@@ -191,8 +196,8 @@ def _success_core(p: np.ndarray, q: np.ndarray, n: int, k: int) -> float:
         log_dphi = np.where(np.isneginf(log_Gp), n * log_G, log_dphi)
         total = float(np.exp(levels[finite] + log_dphi[finite]).sum())
     else:
-        phi_hi = np.exp(_log_phi(n, k, log_G[finite], log_1mG[finite]))
-        phi_lo = np.exp(_log_phi(n, k, log_Gp[finite], log_1mGp[finite]))
+        phi_hi = np.exp(log_phi(n, k, log_G[finite], log_1mG[finite]))
+        phi_lo = np.exp(log_phi(n, k, log_Gp[finite], log_1mGp[finite]))
         dphi = np.maximum(phi_hi - phi_lo, 0.0)  # monotone; guards rounding only
         total = float((np.exp(levels[finite]) * dphi).sum())
     return f_inf + total / n
@@ -237,7 +242,7 @@ def success_probability(P: Any, Q: Any, n: Any, guesses: Any = 1) -> float:
     """
     p, q = _check_pair(P, Q)
     n, k = _check_n_guesses(n, guesses)
-    return _success_core(p, q, n, k)
+    return success_core(p, q, n, k)
 
 
 def total_variation(P: Any, Q: Any) -> float:
@@ -285,7 +290,7 @@ def additive_advantage(P: Any, Q: Any, n: Any, guesses: Any = 1) -> float:
     """
     p, q = _check_pair(P, Q)
     n, k = _check_n_guesses(n, guesses)
-    return _success_core(p, q, n, k) - k / n
+    return success_core(p, q, n, k) - k / n
 
 
 def multiplicative_advantage(P: Any, Q: Any, n: Any, guesses: Any = 1) -> float:
@@ -312,7 +317,7 @@ def multiplicative_advantage(P: Any, Q: Any, n: Any, guesses: Any = 1) -> float:
     """
     p, q = _check_pair(P, Q)
     n, k = _check_n_guesses(n, guesses)
-    return n * _success_core(p, q, n, k) / k
+    return n * success_core(p, q, n, k) / k
 
 
 @dataclass(frozen=True)
@@ -368,5 +373,5 @@ def advantage_bounds(P: Any, Q: Any, n: Any) -> AdvantageBounds:
     p, q = _check_pair(P, Q)
     n = check_int("n", n, minimum=1, maximum=2**53)
     tv = float(0.5 * np.abs(p - q).sum())
-    adv = _success_core(p, q, n, 1) - 1.0 / n
+    adv = success_core(p, q, n, 1) - 1.0 / n
     return AdvantageBounds(n=n, total_variation=tv, lower=tv / n if n >= 2 else 0.0, advantage=adv, upper=tv)

@@ -22,7 +22,7 @@ import numpy as np
 from scipy import integrate
 
 from .._validation import ParameterError, check_int, check_real
-from .basic import _log_phi
+from .basic import log_phi
 
 __all__ = ["ContinuousEstimate", "success_probability_continuous"]
 
@@ -148,7 +148,7 @@ def success_probability_continuous(
         log_1mx = math.log1p(-x) if x <= 0.5 else (math.log(s) if s > 0 else -math.inf)
         if k == 1:
             return -math.expm1(n * log_x)  # 1 - G^n without cancellation
-        phi = float(np.exp(_log_phi(n, k, np.array([log_x]), np.array([log_1mx]))[0]))
+        phi = float(np.exp(log_phi(n, k, np.array([log_x]), np.array([log_1mx]))[0]))
         return k - phi
 
     # Break points where Phi_k(G) moves: Binomial(n, 1 - x) has mean c = n (1 - x) near k, so

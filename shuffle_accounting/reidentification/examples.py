@@ -25,7 +25,7 @@ import numpy as np
 from scipy.special import betaln, gammaln
 
 from .._validation import check_int, check_real
-from .basic import _success_core
+from .basic import success_core
 
 __all__ = [
     "example_iv1_success",
@@ -108,7 +108,7 @@ def zipf_uniform_success(m: Any, alpha: Any, n: Any, guesses: Any = 1) -> float:
     p = zipf_distribution(m, alpha)
     n = check_int("n", n, minimum=1, maximum=2**53)
     k = check_int("guesses", guesses, minimum=1, maximum=n)
-    return _success_core(p, np.full(p.size, 1.0 / p.size), n, k)
+    return success_core(p, np.full(p.size, 1.0 / p.size), n, k)
 
 
 def zipf_beta_approximation(alpha: Any, n: Any, guesses: Any = 1) -> float:
@@ -195,7 +195,7 @@ def zipf_claims(m: Any = None, alpha: Any = 0.7, threshold: Any = 0.2, n_max: An
         q = np.full(m, 1.0 / m)
 
         def beta(n: int, k: int = 1) -> float:
-            return _success_core(p, q, n, k)
+            return success_core(p, q, n, k)
 
     if beta(n_max) >= threshold:
         from .._validation import ParameterError

@@ -46,7 +46,7 @@ import numpy as np
 from .._deprecation import moved_attribute, moved_names
 from .._validation import ParameterError, check_choice, check_int, check_real, check_work
 from ..randomizers import KRR, FiniteRandomizer
-from .basic import _check_dist, _success_core
+from .basic import check_dist, success_core
 
 __all__ = [
     "ReidentificationRisk",
@@ -223,7 +223,7 @@ def _clone_value(gamma: float, n: int) -> float:
     return min(1.0, val * _UP)
 
 
-def _others_count_distribution(mat: np.ndarray, others: Sequence[int]) -> dict[tuple[int, ...], float]:
+def others_count_distribution(mat: np.ndarray, others: Sequence[int]) -> dict[tuple[int, ...], float]:
     """Law of the output-count vector of the users holding ``others`` (dynamic programming)."""
     n_out = mat.shape[1]
     dist: dict[tuple[int, ...], float] = {tuple([0] * n_out): 1.0}
@@ -241,7 +241,7 @@ def _others_count_distribution(mat: np.ndarray, others: Sequence[int]) -> dict[t
 
 def _game2_value(target: np.ndarray, mat: np.ndarray, others: Sequence[int]) -> float:
     """Exact Bayes-optimal single-guess success of Game 2 (see game2_success_probability)."""
-    dist = _others_count_distribution(mat, others)
+    dist = others_count_distribution(mat, others)
     n_out = mat.shape[1]
     best: dict[tuple[int, ...], float] = {}
     for c_other, pr in dist.items():
@@ -256,7 +256,7 @@ def _game2_value(target: np.ndarray, mat: np.ndarray, others: Sequence[int]) -> 
 
 def _check_x1(x1: Any, n_inputs: int) -> np.ndarray | int:
     if isinstance(x1, (list, tuple, np.ndarray)):
-        v = _check_dist("x1", x1)
+        v = check_dist("x1", x1)
         if v.size != n_inputs:
             raise ParameterError(
                 f"x1 must be an input in [0, {n_inputs - 1}] or an input distribution of length "
@@ -366,7 +366,7 @@ class ReidentificationRisk:
         p, lo, one_minus_alpha = self._ch.target_and_min(v1)
         p_ext = np.concatenate([p, [0.0]])
         q_ext = np.concatenate([lo, [one_minus_alpha]])
-        return _success_core(p_ext / p_ext.sum(), q_ext / q_ext.sum(), self.n, 1)
+        return success_core(p_ext / p_ext.sum(), q_ext / q_ext.sum(), self.n, 1)
 
     def _limit(self, v1: np.ndarray | int) -> float:
         p, lo, _ = self._ch.target_and_min(v1)
@@ -478,7 +478,7 @@ class ReidentificationRisk:
         v1 = _check_x1(x1, ch.n_inputs)
         x_other = check_int("x_other", x_other, minimum=0, maximum=ch.n_inputs - 1)
         p, q = ch.pair(v1, x_other)
-        return _success_core(p / p.sum(), q / q.sum(), self.n, 1)
+        return success_core(p / p.sum(), q / q.sum(), self.n, 1)
 
     def lower_bound(self, x1: Any = None) -> float:
         """Lower bound on ``beta_n(R, x1)``: the best exact basic-setting value over ``x*``.
@@ -506,7 +506,7 @@ class ReidentificationRisk:
         for v in self._targets(x1):
             for xo in ch.other_candidates(v):
                 p, q = ch.pair(v, xo)
-                best = max(best, _success_core(p / p.sum(), q / q.sum(), self.n, 1))
+                best = max(best, success_core(p / p.sum(), q / q.sum(), self.n, 1))
         return best * _DOWN
 
     def exact_worst_case(self, x1: Any = None, *, max_work: Any = None) -> WorstCase:

@@ -59,7 +59,7 @@ def _check_counts(counts: Any, k: int) -> np.ndarray:
     return arr
 
 
-def _inversion(counts: Any, k: int, pbar: float, q: float) -> np.ndarray:
+def invert_counts(counts: Any, k: int, pbar: float, q: float) -> np.ndarray:
     """``(counts/n - pbar) / q`` with ``q = p - pbar``; rows of a 2-D input are separate batches."""
     arr = _check_counts(counts, k)
     n = arr.sum(axis=-1, keepdims=True)
@@ -96,7 +96,7 @@ def estimate_frequencies(counts: Any, k: int, eps0: float) -> np.ndarray:
     k = check_int("k", k, minimum=2)
     eps0 = check_real("eps0", eps0, low=0.0, low_open=True)
     r = KRR(k, eps0)
-    return _inversion(counts, k, r.pbar, r.p_minus_pbar)
+    return invert_counts(counts, k, r.pbar, r.p_minus_pbar)
 
 
 def project_simplex(v: Any) -> np.ndarray:

@@ -466,9 +466,9 @@ class KRRRandomizer:
             >>> r.estimate([50, 25, 25]).tolist()
             [1.0, 0.0, 0.0]
         """
-        from .analyzer import _inversion  # noqa: PLC0415 - avoid an import cycle
+        from .analyzer import invert_counts  # noqa: PLC0415 - avoid an import cycle
 
-        return _inversion(counts, self.k, float(self.pbar_exact), float(self.keep_probability))
+        return invert_counts(counts, self.k, float(self.pbar_exact), float(self.keep_probability))
 
 
 def randomize_codes_checked(

@@ -317,7 +317,7 @@ class SimulationResult:
 _CHUNK = 1 << 20  # records per chunk of the private-mode (OS CSPRNG) samplers
 
 
-def _csprng_multinomial(n: int, p: np.ndarray) -> np.ndarray:
+def csprng_multinomial(n: int, p: np.ndarray) -> np.ndarray:
     """``Multinomial(n, p')`` from the OS CSPRNG, ``p'`` = ``p`` with cumulative sums rounded to ``2**-64``.
 
     Each record is the category ``i`` with ``cut_{i-1} <= U < cut_i`` for a uniform 64-bit ``U``
@@ -360,7 +360,7 @@ def _source_sampler(source: Any, k: int | None) -> tuple[int, Callable[[int, Any
             f"source must be a probability vector over k >= 2 categories, got length {p.size}"
         )
     p = p / p.sum()
-    return p.size, lambda n, gen: _csprng_multinomial(n, p) if gen is None else gen.multinomial(n, p)
+    return p.size, lambda n, gen: csprng_multinomial(n, p) if gen is None else gen.multinomial(n, p)
 
 
 @_source_sampler.register
