@@ -17,10 +17,10 @@ import time
 from shuffle_accounting.shuffled_krr.accountant import (
     ShuffleAccountant,
     ShuffledKRRDpEvent,
-    _certified_grid,
+    certified_grid,
     shuffled_krr_pld,
 )
-from shuffle_accounting.shuffled_krr.calibration import _single_round_epsilon, calibrate_eps0, min_users
+from shuffle_accounting.shuffled_krr.calibration import calibrate_eps0, min_users, single_round_epsilon
 
 
 def _timed(fn):
@@ -52,11 +52,11 @@ def main() -> None:
     for n in args.n:
         for k in args.k:
             for eps0 in args.eps0:
-                _certified_grid.cache_clear()  # time a cold build
+                certified_grid.cache_clear()  # time a cold build
                 _, t_build = _timed(lambda: shuffled_krr_pld(k, eps0, n))
-                grid, _ = _certified_grid(k, eps0, n, 1e-4)
+                grid, _ = certified_grid(k, eps0, n, 1e-4)
                 ev = ShuffledKRRDpEvent(k, eps0, n)
-                single = _single_round_epsilon(k, eps0, n, d)
+                single = single_round_epsilon(k, eps0, n, d)
                 e1 = ShuffleAccountant().compose(ev).get_epsilon(d)
                 e10, t10 = _timed(lambda: ShuffleAccountant().compose(ev, 10).get_epsilon(d))
                 e100, t100 = _timed(lambda: ShuffleAccountant().compose(ev, 100).get_epsilon(d))
@@ -70,11 +70,11 @@ def main() -> None:
     cal_cases = ((1, 1.0), (2, 2.0)) if args.smoke else ((1, 1.0), (10, 3.0))
     print(f"\ncalibration at n={n}, k={k}, delta={d}, rtol={args.rtol:g}")
     for rounds, eps in cal_cases:
-        _certified_grid.cache_clear()
+        certified_grid.cache_clear()
         e0, t = _timed(lambda: calibrate_eps0(k, n, eps, d, rounds=rounds, rtol=args.rtol))
         print(f"  calibrate_eps0(epsilon={eps}, rounds={rounds}) = {e0:.6f}   {t:.2f} s")
     for rounds, eps in cal_cases[:1] if args.smoke else cal_cases:  # composed min_users is the slow one
-        _certified_grid.cache_clear()
+        certified_grid.cache_clear()
         m, t = _timed(lambda: min_users(k, 2.0, eps, d, rounds=rounds))
         print(f"  min_users(eps0=2, epsilon={eps}, rounds={rounds}) = {m}   {t:.2f} s")
 

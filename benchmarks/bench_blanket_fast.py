@@ -58,13 +58,13 @@ def main() -> None:
     print(f"reference (exact evaluator, k=10, eps0=2, n=1e5, eps=0.03): {ref:.3f} s")
 
     calls = [0]
-    orig = bf._FastBlanket.bounds
+    orig = bf.FastBlanketEvaluator.bounds
 
     def counted(self, *a, **k):
         calls[0] += 1
         return orig(self, *a, **k)
 
-    bf._FastBlanket.bounds = counted
+    bf.FastBlanketEvaluator.bounds = counted
     ns = [10**4, 10**5, 10**6, 10**7] + ([] if args.quick else [10**8, 10**9])
     if args.smoke:
         ns = [10**4]
@@ -88,7 +88,7 @@ def main() -> None:
                 f"{n:>7.0e} {rtol:>6.0e} {e:>14.9g} {ev:>5} {dt:>7.3f} {dt / ref:>6.2f} {mib:>6.1f}{tail}",
                 flush=True,
             )
-    bf._FastBlanket.bounds = orig
+    bf.FastBlanketEvaluator.bounds = orig
 
     print("\none delta(eps) at the fast epsilon(1e-9) (rtol = 1e-6), k = 10, eps0 = 2")
     print(f"{'n':>7} {'eps':>12} {'log upper':>14} {'log lower':>14} {'sec':>7} {'exact log':>14} {'sec':>7}")

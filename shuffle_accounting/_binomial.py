@@ -63,7 +63,7 @@ def logsumexp(a) -> float:
 _SFE = None  # lazily built table of stirlerr(0..15)
 
 
-def stirlerr(x: np.ndarray) -> np.ndarray:
+def stirlerr(x: np.ndarray | float) -> np.ndarray:
     """``log(x!) - log(sqrt(2 pi x) (x/e)^x)`` for integer-valued ``x >= 0`` (0 at ``x = 0``).
 
     Table for ``x <= 15``, Stirling's series (5 terms, error below 1e-16 relative) above.
@@ -89,7 +89,7 @@ def stirlerr(x: np.ndarray) -> np.ndarray:
     return np.where(x <= 15, _SFE[np.clip(x, 0, 15).astype(np.int64)], big)
 
 
-def bd0(x: np.ndarray, m: np.ndarray) -> np.ndarray:
+def bd0(x: np.ndarray | float, m: np.ndarray | float) -> np.ndarray:
     """``x log(x/m) + m - x`` without cancellation (``x > 0``, ``m > 0``; arrays broadcast).
 
     A series in ``v = (x - m) / (x + m)`` where ``|v| < 0.1``, the direct formula elsewhere.

@@ -27,7 +27,7 @@ from shuffle_accounting.shuffled_krr.accountant import (
     shuffled_krr_pld,
 )
 from shuffle_accounting.shuffled_krr.blanket import certified_log_delta
-from shuffle_accounting.shuffled_krr.calibration import _single_round_epsilon
+from shuffle_accounting.shuffled_krr.calibration import single_round_epsilon
 
 from _bad_inputs import BAD_K_EPS0_N
 
@@ -192,7 +192,7 @@ def test_property_pld_dominates_certified(k, eps0, n, u):
 @pytest.mark.parametrize("k, eps0, n", CASES)
 @pytest.mark.parametrize("delta", [1e-2, 1e-4, 1e-6])
 def test_single_release_epsilon_matches_certified_within_discretisation(k, eps0, n, delta):
-    single = _single_round_epsilon(k, eps0, n, delta)
+    single = single_round_epsilon(k, eps0, n, delta)
     got = ShuffleAccountant().compose(ShuffledKRRDpEvent(k, eps0, n)).get_epsilon(delta)
     assert single <= got <= single + 2 * H
 
@@ -201,7 +201,7 @@ def test_single_release_epsilon_matches_certified_within_discretisation(k, eps0,
 def test_composition_is_monotone_and_below_basic_and_advanced(k, eps0, n):
     ev = ShuffledKRRDpEvent(k, eps0, n)
     delta = 1e-3
-    single = _single_round_epsilon(k, eps0, n, delta)
+    single = single_round_epsilon(k, eps0, n, delta)
     prev = 0.0
     for rounds in (1, 2, 3, 5, 8):
         acc = ShuffleAccountant().compose(ev, count=rounds)

@@ -14,7 +14,7 @@ import shuffle_accounting.adapters.dp_accounting as adapter
 from shuffle_accounting import ParameterError
 from shuffle_accounting.shuffled_krr import accountant as core
 from shuffle_accounting.shuffled_krr.blanket import certified_log_delta
-from shuffle_accounting.shuffled_krr.calibration import _single_round_epsilon
+from shuffle_accounting.shuffled_krr.calibration import single_round_epsilon
 
 EV = adapter.ShuffledKRRDpEvent(k=3, eps0=2.0, n=50)
 
@@ -40,7 +40,7 @@ def test_event_round_trips_through_named_tuple():
 def test_accountant_reports_the_certified_number():
     acc = adapter.ShufflePLDAccountant()
     eps = acc.compose(EV).get_epsilon(1e-4)
-    single = _single_round_epsilon(3, 2.0, 50, 1e-4)
+    single = single_round_epsilon(3, 2.0, 50, 1e-4)
     assert single <= eps <= single + 2e-4
     assert eps == core.ShuffleAccountant().compose(EV).get_epsilon(1e-4)
 
@@ -125,7 +125,7 @@ def test_bad_parameters_raise_parameter_error_before_any_library_call(call, monk
 
 import itertools  # noqa: E402
 
-from shuffle_accounting.shuffled_krr.blanket import _blanket_atoms  # noqa: E402
+from shuffle_accounting.shuffled_krr.blanket import blanket_atoms  # noqa: E402
 
 ORDERS = [1.1, 1.5, 2.0, 3.0, 5.0, 10.0, 32.0]
 
@@ -172,7 +172,7 @@ def test_rdp_bounds_every_neighbouring_pair_by_brute_force(k, n, eps0):
 
 @pytest.mark.parametrize("k, n, eps0", [(3, 8, 1.0), (4, 12, 2.0)])
 def test_rdp_bounds_and_approaches_the_blanket_pair(k, n, eps0):
-    atoms = list(_blanket_atoms(k, eps0, n))
+    atoms = list(blanket_atoms(k, eps0, n))
     p = [a[3] for a in atoms]
     q = [a[4] for a in atoms]
     exact = np.array([_renyi(p, q, a) for a in ORDERS])

@@ -23,7 +23,7 @@ from shuffle_accounting.literature import (
 from shuffle_accounting.shuffled_krr import ShuffledKRR, certified_log_delta
 from shuffle_accounting.shuffled_krr.blanket import blanket_log_delta_bruteforce
 from shuffle_accounting.shuffled_krr.blanket_fast import (
-    _FastBlanket,
+    FastBlanketEvaluator,
     certified_epsilon,
     certified_log_delta_bounds,
     certified_log_delta_grid,
@@ -117,7 +117,7 @@ def test_wide_blocks_bracket_exact():
     # a loose tolerance forces wide blocks of T (the sub-linear path) already at n = 1e5
     k, eps0, n = 10, 2.0, 100_000
     eps = np.array([0.01, 0.03])
-    fb = _FastBlanket(k, eps0, n)
+    fb = FastBlanketEvaluator(k, eps0, n)
     fb.trace = []
     up = np.array([fb.bounds(float(e), 1e-3)[0] for e in eps])
     lo = np.array([fb.bounds(float(e), 1e-3)[1] for e in eps])

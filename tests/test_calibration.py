@@ -12,9 +12,9 @@ from shuffle_accounting.shuffled_krr import calibration
 from shuffle_accounting.shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent
 from shuffle_accounting.shuffled_krr.blanket import certified_log_delta
 from shuffle_accounting.shuffled_krr.calibration import (
-    _single_round_epsilon,
     calibrate_eps0,
     min_users,
+    single_round_epsilon,
 )
 
 
@@ -32,7 +32,7 @@ def _eps_r(k, eps0, n, delta, rounds):
 @pytest.mark.parametrize("k, eps0, n", [(2, 1.0, 80), (3, 2.0, 40), (5, 0.5, 20)])
 @pytest.mark.parametrize("delta", [0.3, 1e-3, 1e-8])
 def test_single_round_epsilon_is_smallest_certified(k, eps0, n, delta):
-    eps = _single_round_epsilon(k, eps0, n, delta)
+    eps = single_round_epsilon(k, eps0, n, delta)
     assert 0.0 <= eps <= eps0
     assert _delta1(k, eps0, n, eps) <= delta  # rounded up: the bound holds at the returned eps
     if eps > 0:
@@ -40,7 +40,7 @@ def test_single_round_epsilon_is_smallest_certified(k, eps0, n, delta):
 
 
 def test_single_round_epsilon_zero_when_delta_large():
-    assert _single_round_epsilon(2, 1.0, 10, 0.99) == 0.0
+    assert single_round_epsilon(2, 1.0, 10, 0.99) == 0.0
 
 
 # ----- calibrate_eps0 ---------------------------------------------------------------------------
@@ -53,7 +53,7 @@ def test_calibrate_eps0_single_round_certified_and_maximal(k, n, epsilon, delta)
     e0 = calibrate_eps0(k, n, epsilon, delta)
     assert e0 >= epsilon  # never worse than the pure-DP choice eps0 = epsilon
     assert _delta1(k, e0, n, epsilon) <= delta
-    assert _single_round_epsilon(k, e0, n, delta) <= epsilon
+    assert single_round_epsilon(k, e0, n, delta) <= epsilon
     assert _delta1(k, e0 * (1 + 1e-5), n, epsilon) > delta  # rounded down, within rtol
 
 

@@ -187,7 +187,7 @@ def test_extremes_and_shapes():
     assert sample_mallows(4, 1.0, size=2, rng=0).shape == (2, 4)
 
 
-class _ScriptedBits(M._Bits):
+class _ScriptedBits(M.RandomBits):
     """Bit source replaying given 64-bit words (to force the high-precision fallback)."""
 
     def __init__(self, words):
@@ -207,26 +207,26 @@ def test_lazy_fallback_resolves_boundary_exactly(tail, expected):
     f0 = mpmath.expm1(-mpmath.mpf(theta)) / mpmath.expm1(-mpmath.mpf(theta) * m)
     u = int(mpmath.floor(f0 * mpmath.mpf(2) ** 64))  # U's first 64 bits straddle F(0)
     bits = _ScriptedBits([u] + [tail] * 6)
-    k = M._truncated_geometric(np.array([m]), theta, bits)
+    k = M.truncated_geometric(np.array([m]), theta, bits)
     # The first word puts U within 2^-64 of F(0), inside the fast path's refusal margin; the
     # following words decide: all zeros -> U < F(0) -> 0, all ones -> U > F(0) -> 1.
     assert int(k[0]) == expected
 
 
 def test_discrete_fallback_agrees_with_float_path():
-    lw = M._hamming_log_weights(6, 0.3)
+    lw = M.hamming_log_weights(6, 0.3)
     cdf = np.cumsum(np.exp(lw - lw.max()))
     cdf /= cdf[-1]
     for h in range(2, 6):
         u = int(cdf[h] * 2.0**64) - 3  # just below a boundary: fast path may refuse
-        got = M._resolve_lazy(u, 64, 6, lambda prec: lambda j: mpmath.mpf(float(cdf[j])), M._Bits(0))
+        got = M.resolve_lazy(u, 64, 6, lambda prec: lambda j: mpmath.mpf(float(cdf[j])), M.RandomBits(0))
         assert got == h
 
 
 def test_hamming_high_precision_weights_match_float_law():
     for n, theta in [(6, 0.4), (9, 2.5)]:
         with mpmath.workprec(120):
-            ws = M._hamming_hp_weights(n, theta)(120)
+            ws = M.hamming_hp_weights(n, theta)(120)
             tot = sum(ws)
             hp = [float(w / tot) for w in ws]
         np.testing.assert_allclose(hp, hamming_distance_pmf(n, theta), rtol=1e-12, atol=1e-16)
@@ -238,12 +238,12 @@ def test_hamming_distance_draw_fallback_at_boundary(tail, offset):
     cdf = np.cumsum(hamming_distance_pmf(n, theta))
     h = 3
     with mpmath.workprec(200):
-        ws = M._hamming_hp_weights(n, theta)(200)
+        ws = M.hamming_hp_weights(n, theta)(200)
         F = sum(ws[: h + 1]) / sum(ws)
         u = int(mpmath.floor(F * mpmath.mpf(2) ** 64))
     assert abs(u / 2.0**64 - cdf[h]) < 1e-12
     bits = _ScriptedBits([u] + [tail] * 6)
-    lw = M._hamming_log_weights(n, theta)
-    got = M._discrete_from_log_weights(lw, bits, 1e-6, M._hamming_hp_weights(n, theta), count=1)
+    lw = M.hamming_log_weights(n, theta)
+    got = M.discrete_from_log_weights(lw, bits, 1e-6, M.hamming_hp_weights(n, theta), count=1)
     # U just below F(h) -> h; just above -> h + 1 (Hamming distance h + 1 = 4 has positive mass)
     assert int(got[0]) == h + offset

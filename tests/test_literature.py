@@ -265,11 +265,11 @@ def _blanket_l_moments_brute(eps, k, eps0):
 
 
 def test_balle_l_statistics_match_definition():
-    from shuffle_accounting.literature.balle2019 import _krr_l_stats
+    from shuffle_accounting.literature.balle2019 import krr_l_stats
 
     for eps, k, eps0 in [(0.3, 3, 1.0), (0.1, 10, 2.0), (1.0, 4, 0.5)]:
         vals = np.array(_blanket_l_moments_brute(eps, k, eps0))
-        _gamma, a, b, rng, second = _krr_l_stats(eps, k, eps0)
+        _gamma, a, b, rng, second = krr_l_stats(eps, k, eps0)
         assert np.mean(vals) == pytest.approx(-a)
         assert vals.max() == pytest.approx(b)
         assert vals.max() - vals.min() == pytest.approx(rng)

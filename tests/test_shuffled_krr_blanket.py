@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from shuffle_accounting import ParameterError
 from shuffle_accounting.shuffled_krr import ShuffledKRR, blanket, certified_log_delta
-from shuffle_accounting.shuffled_krr.blanket import _Blanket, blanket_log_delta_bruteforce
+from shuffle_accounting.shuffled_krr.blanket import BlanketEvaluator, blanket_log_delta_bruteforce
 
 from _bad_inputs import BAD_K_EPS0_N
 
@@ -90,7 +90,7 @@ def krr_delta(eps: float, k: int, eps0: float) -> float:
 @pytest.mark.parametrize("e_eps0", [2, 5])
 def test_blanket_divergence_matches_enumeration(k, n, e_eps0):
     eps0 = math.log(e_eps0)
-    bl = _Blanket(k, eps0, n)
+    bl = BlanketEvaluator(k, eps0, n)
     for eps in [0.0, 0.1, 0.4, 0.9 * eps0]:
         ref = blanket_delta_enumerated(eps, k, e_eps0, n)
         core, _, _, ldrop = bl.log_delta_at(eps, bl.window(9.0))
@@ -274,7 +274,7 @@ def _exact_joint(k, eps0, n, eps, which, thr):
     """P_D(L > e^eps and constraint) by enumeration of every blanket outcome (h0, h1, S)."""
     E = math.exp(eps)
     total = 0.0
-    for S, h0, h1, P, Q in blanket._blanket_atoms(k, eps0, n):
+    for S, h0, h1, P, Q in blanket.blanket_atoms(k, eps0, n):
         T = h0 + h1
         ok = {"S>": S >= thr, "S<": S <= thr, "T>": T >= thr, "T<": T <= thr}[which]
         if ok and P > E * Q:
@@ -288,7 +288,7 @@ def test_joint_chernoff_dominates_exact_probability(which, thr, eps):
     # the Chernoff bound must exceed the exact P_D(L > e^eps, constraint) (n = 18, enumeration)
     k, eps0, n = 3, 1.5, 18
     exact = _exact_joint(k, eps0, n, eps, which, thr)
-    bound = blanket._Blanket(k, eps0, n)._log_joint_chernoff(eps, which, thr)
+    bound = blanket.BlanketEvaluator(k, eps0, n)._log_joint_chernoff(eps, which, thr)
     assert exact > 0.0
     assert bound >= math.log(exact)
     assert bound <= 0.0
@@ -299,7 +299,7 @@ def test_joint_chernoff_dominates_exact_probability(which, thr, eps):
 def test_narrow_windows_stay_upper_bounds(z, eps):
     # force narrow windows at n = 40: core + error + dropped-mass bound >= the exact divergence
     k, eps0, n = 4, 1.2, 40
-    bl = blanket._Blanket(k, eps0, n)
+    bl = blanket.BlanketEvaluator(k, eps0, n)
     w = bl.window(z)
     assert not w["full"]
     core, lerr, _, ldrop = bl.log_delta_at(eps, w)

@@ -90,7 +90,7 @@ def test_k4_marginal_is_not_sufficient():
     others = (0, 0, 6, 0)
     hist = dataset_delta(0.5, 4, 1.0, others)
     assert round(hist, 10) == 0.0189457458
-    cand = lower._h01_candidate(4, 1.0, others, "all at x2", 12.0)
+    cand = lower.h01_candidate(4, 1.0, others, "all at x2", 12.0)
     marg = math.exp(float(cand.log_delta(np.array([0.5]))[0]))
     assert round(marg, 10) == 0.0183976375
     assert cand.statistic == "(h0,h1) marginal"
@@ -144,16 +144,16 @@ def test_windowed_marginal_matches_exact_and_truncation_stays_below():
     k, eps0, others = 3, 1.0, (10, 0, 29)
     eps = np.array([0.0, 0.2, 0.5, 0.8])
     ex = dataset_log_delta(eps, k, eps0, others)
-    full = lower._h01_candidate(k, eps0, others, "mix", 40.0).log_delta(eps)
+    full = lower.h01_candidate(k, eps0, others, "mix", 40.0).log_delta(eps)
     assert np.all(np.abs(full - ex) <= 1e-7) and np.all(full <= ex + 1e-12)
-    cut = lower._h01_candidate(k, eps0, others, "mix", 2.0)  # heavy truncation, subtracted
+    cut = lower.h01_candidate(k, eps0, others, "mix", 2.0)  # heavy truncation, subtracted
     assert np.isfinite(cut.log_drop)
     assert np.all(cut.log_delta(eps) <= ex + 1e-12)
     # k = 2: h0 windows, against the exact count convolution
     ex2 = dataset_log_delta(eps, 2, eps0, (50, 69))
-    c2 = lower._h0_candidate(2, eps0, (50, 69), "mix", 40.0).log_delta(eps)
+    c2 = lower.h0_candidate(2, eps0, (50, 69), "mix", 40.0).log_delta(eps)
     assert np.all(np.abs(c2 - ex2) <= 1e-7) and np.all(c2 <= ex2 + 1e-12)
-    t2 = lower._h0_candidate(2, eps0, (50, 69), "mix", 1.5)
+    t2 = lower.h0_candidate(2, eps0, (50, 69), "mix", 1.5)
     assert np.all(t2.log_delta(eps) <= ex2 + 1e-12)
 
 
@@ -264,7 +264,7 @@ def _marginal_delta_mpmath(eps, k, eps0, n):
 @pytest.mark.parametrize("k, eps0, n", [(3, 1.0, 2), (3, 2.0, 9), (5, 0.7, 14), (4, 3.0, 25)])
 def test_split_marginal_matches_mpmath_enumeration(k, eps0, n):
     others = tuple([0, 0, n - 1] + [0] * (k - 3))
-    cand = lower._SplitCandidate(others, "all at x2", "(h0,h1) marginal", k, eps0, n)
+    cand = lower.SplitCandidate(others, "all at x2", "(h0,h1) marginal", k, eps0, n)
     eps = np.array([0.0, 0.1 * eps0, 0.4 * eps0, 0.8 * eps0, 0.99 * eps0])
     got = np.exp(cand.log_delta(eps))
     for e, g in zip(eps, got):
@@ -294,9 +294,9 @@ def test_work_is_bounded_for_huge_n():
 
     from shuffle_accounting.shuffled_krr import lower as L
 
-    lo, hi, drop = L._window(10**9, 0.3, math.inf)
+    lo, hi, drop = L.binomial_window(10**9, 0.3, math.inf)
     assert hi - lo + 1 <= L.MAX_WINDOW and drop < -300
-    assert L._window(1000, 0.3, math.inf) == (0, 1000, -math.inf)
+    assert L.binomial_window(1000, 0.3, math.inf) == (0, 1000, -math.inf)
     n = 2 * L.LARGE_N
     eps = 3e-4
     low = float(L.lower_log_delta(eps, 2, 1.0, n))

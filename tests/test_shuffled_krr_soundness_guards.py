@@ -15,7 +15,7 @@ import pytest
 from shuffle_accounting import ParameterError
 from shuffle_accounting.shuffled_krr import ShuffledKRR, blanket, calibrate_eps0, mechanism, shuffled_krr_pld
 from shuffle_accounting.shuffled_krr.accountant import MAX_LOSS_GRID
-from shuffle_accounting.shuffled_krr.blanket import SoundnessError, _Blanket, certified_log_delta
+from shuffle_accounting.shuffled_krr.blanket import BlanketEvaluator, SoundnessError, certified_log_delta
 
 
 def test_log_delta_below_exhibited_raises(monkeypatch):
@@ -50,7 +50,7 @@ def test_epsilon_never_returns_an_uncertified_value(monkeypatch):
 
 def test_epsilon_below_one_outcome_bound_raises(monkeypatch):
     m = ShuffledKRR(3, 30.0, 5)
-    monkeypatch.setattr(_Blanket, "certified", lambda self, e, *a, **k: (-1e6, -1.0))
+    monkeypatch.setattr(BlanketEvaluator, "certified", lambda self, e, *a, **k: (-1e6, -1.0))
     monkeypatch.setattr(ShuffledKRR, "log_delta", lambda self, eps, **kw: -1e6)
     with pytest.raises(SoundnessError, match="exhibited"):
         m.epsilon(1e-6)
@@ -87,7 +87,7 @@ def test_eps0_700_no_nan():
 
 
 def test_work_estimate_is_constant_memory():
-    bl = _Blanket(3, 1.0, 10**15)
+    bl = BlanketEvaluator(3, 1.0, 10**15)
     est = bl._pairs_estimate(0.3, (1, 10**15, 1, 10**15))
     assert est > 1e15  # the full problem: estimated, not enumerated
 

@@ -263,12 +263,12 @@ def test_interval_bounds_with_cells_dominate_brute_force():
 @pytest.mark.parametrize("eps0,n,c", [(1.0, 400, 0), (1.0, 400, 150), (2.0, 1000, 997), (0.3, 2000, 1000)])
 def test_threshold_localised_evaluation_matches_full_convolution(eps0, n, c):
     # the O(window) bracket evaluation (used for large windows) against the full convolution
-    pr = W._Problem(eps0, n, -40.0)
-    x = W._binom(c, pr.log_pbar, pr.log_p, pr.log_tol)
-    y = W._binom(n - 1 - c, pr.log_p, pr.log_pbar, pr.log_tol)
+    pr = W.WorstCaseProblem(eps0, n, -40.0)
+    x = W.binomial_dist(c, pr.log_pbar, pr.log_p, pr.log_tol)
+    y = W.binomial_dist(n - 1 - c, pr.log_p, pr.log_pbar, pr.log_tol)
     for eps in (0.0, 0.1, 0.3, 0.6):
-        up_p, lo_p = W._hockey_pair(x, y, eps, pr.p, eps0)
-        up_c, lo_c = W._hockey(W._conv(x, y), eps, pr.p, eps0)
+        up_p, lo_p = W.hockey_pair(x, y, eps, pr.p, eps0)
+        up_c, lo_c = W.hockey_of_dist(W.convolve_dists(x, y), eps, pr.p, eps0)
         assert lo_p <= up_c and lo_c <= up_p
         if up_c > -700:
             assert up_p == pytest.approx(up_c, abs=1e-7) and lo_p == pytest.approx(lo_c, abs=1e-7)
@@ -292,8 +292,8 @@ def test_extreme_eps0_worst_case_and_the_standing_invariant():
     assert m.epsilon(1e-6, method="worst-case") >= cert.epsilon_lower
     assert W.certify(1e-6, 100, delta=1e-3).epsilon == 0.0  # TV <= tanh(eps0/2) < delta
     # a certified value below an exhibited one is refused, never returned
-    from shuffle_accounting.shuffled_krr.mechanism import _no_certified_below_exhibited
+    from shuffle_accounting.shuffled_krr.mechanism import no_certified_below_exhibited
 
     with pytest.raises(RuntimeError, match="internal error"):
-        _no_certified_below_exhibited(31.5, 299.9, "epsilon(1e-06)")
-    _no_certified_below_exhibited(0.33, 0.32, "epsilon(1e-06)")
+        no_certified_below_exhibited(31.5, 299.9, "epsilon(1e-06)")
+    no_certified_below_exhibited(0.33, 0.32, "epsilon(1e-06)")

@@ -28,6 +28,7 @@ import numpy as np
 
 from .._validation import ParameterError, check_choice, check_int, check_real
 from .groups import validate_groups
+from .mechanism import MallowsShuffler
 from .reference import validate_order
 from .sensitivity import sensitivity as _sensitivity
 
@@ -175,8 +176,6 @@ class DSigmaAccountant:
             >>> DSigmaAccountant([[0, 1, 2], [0, 1], [0, 2], [3]]).add_shuffler(sh).alpha > 1.0
             True
         """
-        from .mechanism import MallowsShuffler  # noqa: PLC0415 - avoid an import cycle
-
         if not isinstance(shuffler, MallowsShuffler):
             raise ParameterError(f"shuffler must be a MallowsShuffler, got {type(shuffler).__name__}")
         if shuffler.n != len(self._groups):

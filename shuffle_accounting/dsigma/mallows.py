@@ -716,3 +716,15 @@ def kendall_distance_variance(n: int, theta: float) -> float:
         return 0.0
     j = np.arange(1, n + 1, dtype=np.float64)
     return float(n * _h(np.array([theta]))[0] - np.sum(j**2 * _h(j * theta)))
+
+
+# Shared with other modules and the tests under public names (issue 13: no module imports
+# another module's private name). Internal: not in __all__.
+SAMPLERS = _SAMPLERS  # the exact samplers by metric (mechanism)
+RandomBits = _Bits  # the CSPRNG / simulation bit source (mechanism, utility, tests)
+sample_kendall_rows = _sample_kendall_rows  # Kendall-Mallows rows (utility)
+truncated_geometric = _truncated_geometric  # exact truncated geometric (tests)
+hamming_log_weights = _hamming_log_weights  # Hamming-Mallows log weights (tests)
+discrete_from_log_weights = _discrete_from_log_weights  # exact discrete sampler (tests)
+resolve_lazy = _resolve_lazy  # lazy-precision inversion (tests)
+hamming_hp_weights = _hamming_hp_weights  # high-precision Hamming weights (tests)

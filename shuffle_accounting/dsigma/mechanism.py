@@ -26,7 +26,8 @@ import numpy as np
 
 from .._validation import ParameterError, check_choice, check_real
 from .groups import groups_from_points, validate_groups
-from .mallows import _SAMPLERS, _Bits
+from .mallows import SAMPLERS as _SAMPLERS
+from .mallows import RandomBits as _Bits
 from .reference import group_widths, inverse_order, reference_permutation, validate_order
 from .sensitivity import kendall_width_bound
 from .sensitivity import sensitivity as _sensitivity

@@ -32,7 +32,9 @@ from scipy.stats import beta as beta_dist
 
 from .._logmath import UNIT_ROUNDOFF, log1mexp, logsumexp
 from .._validation import ParameterError, check_int, check_real, check_work
-from .mallows import MAX_ITEMS, _Bits, _sample_kendall_rows
+from .mallows import MAX_ITEMS
+from .mallows import RandomBits as _Bits
+from .mallows import sample_kendall_rows as _sample_kendall_rows
 
 __all__ = [
     "preservation_k",

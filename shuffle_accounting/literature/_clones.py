@@ -363,3 +363,8 @@ class ClonePair:
                     new.append(np.round(np.linspace(a, b, p + 1)[1:-1]).astype(np.int64))
             edges = np.unique(np.concatenate(new))
         return up, lower, f_at(np.array([n_c - 1]))[0]
+
+
+# Shared with other modules and the tests under public names (issue 13: no module imports
+# another module's private name). Internal: not in __all__.
+log_factorial_with_error = _lgf  # log(x!) with its error bound (tests)

@@ -94,3 +94,12 @@ def log_clip_to_prob(log_value: float) -> float:
     if value < 2.3e-308:
         value += 5e-324
     return value
+
+
+# Shared with other modules and the tests under public names (issue 13: no module imports
+# another module's private name). Internal: not in __all__.
+eps0_arg = _eps0  # validated eps0 (every literature module)
+eps_arg = _eps  # validated eps
+n_arg = _n  # validated n
+k_arg = _k  # validated k
+delta_arg = _delta  # validated delta

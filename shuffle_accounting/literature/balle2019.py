@@ -23,7 +23,12 @@ from __future__ import annotations
 
 import math
 
-from ._common import BoundNotApplicable, _delta, _eps, _eps0, _k, _n, log_clip_to_prob, smallest_eps
+from ._common import BoundNotApplicable, log_clip_to_prob, smallest_eps
+from ._common import delta_arg as _delta
+from ._common import eps0_arg as _eps0
+from ._common import eps_arg as _eps
+from ._common import k_arg as _k
+from ._common import n_arg as _n
 
 __all__ = [
     "balle2019_krr_epsilon",
@@ -373,3 +378,8 @@ def balle2019_bennett_epsilon(k: int, eps0: float, n: int, delta: float) -> floa
     """
     k, eps0, n, delta = _k(k), _eps0(eps0), _n(n), _delta(delta)
     return _numeric_eps(balle2019_bennett_delta, k, eps0, n, delta)
+
+
+# Shared with other modules and the tests under public names (issue 13: no module imports
+# another module's private name). Internal: not in __all__.
+krr_l_stats = _krr_l_stats  # the privacy-loss statistics of k-RR (tests)

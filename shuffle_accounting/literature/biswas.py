@@ -33,7 +33,10 @@ import numpy as np
 from .._logmath import log_binom as _lbinom
 from .._logmath import logsumexp
 from .._validation import ParameterError, check_int, check_real, check_work
-from ._common import _eps, _eps0, _k, _n
+from ._common import eps0_arg as _eps0
+from ._common import eps_arg as _eps
+from ._common import k_arg as _k
+from ._common import n_arg as _n
 
 __all__ = [
     "biswas_as_printed_delta",

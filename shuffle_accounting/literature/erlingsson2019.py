@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import math
 
-from ._common import BoundNotApplicable, _delta, _eps, _eps0, _n
+from ._common import BoundNotApplicable
+from ._common import delta_arg as _delta
+from ._common import eps0_arg as _eps0
+from ._common import eps_arg as _eps
+from ._common import n_arg as _n
 
 __all__ = ["erlingsson2019_epsilon", "erlingsson2019_delta", "erlingsson2019_log_delta"]
 

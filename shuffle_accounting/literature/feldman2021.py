@@ -30,7 +30,11 @@ from scipy.optimize import brentq
 
 from .._validation import check_real
 from ._clones import ClonePair
-from ._common import BoundNotApplicable, _delta, _eps, _eps0, _n, log_clip_to_prob
+from ._common import BoundNotApplicable, log_clip_to_prob
+from ._common import delta_arg as _delta
+from ._common import eps0_arg as _eps0
+from ._common import eps_arg as _eps
+from ._common import n_arg as _n
 
 __all__ = [
     "fmt2021_closed_form_epsilon",
@@ -500,3 +504,11 @@ def fmt2021_clone_epsilon(eps0: float, n: int, delta: float, *, max_work: int | 
     """
     eps0, n, delta = _eps0(eps0), _n(n), _delta(delta)
     return clone_pair_epsilon(eps0, n, delta, math.exp(-eps0), max_work=max_work)
+
+
+# Shared with other modules and the tests under public names (issue 13: no module imports
+# another module's private name). Internal: not in __all__.
+clone_closed_delta = _closed_delta  # closed-form clone delta for a given log q (feldman2023)
+clone_closed_eps = _closed_eps  # closed-form clone epsilon for a given log q (feldman2023)
+clone_closed_log_delta = _closed_log_delta  # closed-form clone log delta (feldman2023)
+closed_form_n_arg = _closed_n  # validated n of the closed forms (feldman2023)

@@ -25,16 +25,15 @@ from __future__ import annotations
 
 import math
 
-from ._common import _delta, _eps, _eps0, _n
-from .feldman2021 import (
-    _closed_delta,
-    _closed_eps,
-    _closed_log_delta,
-    _closed_n,
-    clone_pair_delta,
-    clone_pair_epsilon,
-    clone_pair_log_delta,
-)
+from ._common import delta_arg as _delta
+from ._common import eps0_arg as _eps0
+from ._common import eps_arg as _eps
+from ._common import n_arg as _n
+from .feldman2021 import clone_closed_delta as _closed_delta
+from .feldman2021 import clone_closed_eps as _closed_eps
+from .feldman2021 import clone_closed_log_delta as _closed_log_delta
+from .feldman2021 import clone_pair_delta, clone_pair_epsilon, clone_pair_log_delta
+from .feldman2021 import closed_form_n_arg as _closed_n
 
 __all__ = [
     "krr_clone_probability",

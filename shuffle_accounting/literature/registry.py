@@ -11,7 +11,10 @@ from dataclasses import dataclass
 
 from .._deprecation import moved_names
 from .._validation import ParameterError
-from ._common import _delta, _eps0, _k, _n
+from ._common import delta_arg as _delta
+from ._common import eps0_arg as _eps0
+from ._common import k_arg as _k
+from ._common import n_arg as _n
 from .balle2019 import balle2019_bennett_epsilon, balle2019_hoeffding_epsilon, balle2019_krr_epsilon
 from .erlingsson2019 import erlingsson2019_epsilon
 from .feldman2021 import fmt2021_clone_epsilon, fmt2021_closed_form_epsilon

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..qif._common import Estimate, krr_keep_probability
-from ..qif.vulnerability import _ns_from_s, shuffle_vulnerability_bounds
+from ..qif.vulnerability import ns_from_s as _ns_from_s
+from ..qif.vulnerability import shuffle_vulnerability_bounds
 from .report import Deployment, ReportSection, ReportValue, format_bound
 
 __all__ = ["LeakageReport", "leakage_report", "report_section"]

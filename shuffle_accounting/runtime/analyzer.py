@@ -90,6 +90,7 @@ def estimate_frequencies(counts: Any, k: int, eps0: float) -> np.ndarray:
         ParameterError: If an argument is invalid or a batch has no reports.
 
     Example:
+        >>> import math
         >>> estimate_frequencies([50, 25, 25], 3, math.log(2)).round(12).tolist()
         [1.0, 0.0, 0.0]
     """

@@ -40,6 +40,7 @@ import numpy as np
 from .._validation import ParameterError, check_int, check_real
 from ..randomizers import KRR
 from ._rng import below_threshold, check_rng, uniform_below
+from .analyzer import invert_counts
 
 __all__ = ["KRRRandomizer", "RejectedReport", "EncodedReports", "exact_log_upper", "randomize_codes_checked"]
 
@@ -466,8 +467,6 @@ class KRRRandomizer:
             >>> r.estimate([50, 25, 25]).tolist()
             [1.0, 0.0, 0.0]
         """
-        from .analyzer import invert_counts  # noqa: PLC0415 - avoid an import cycle
-
         return invert_counts(counts, self.k, float(self.pbar_exact), float(self.keep_probability))
 
 

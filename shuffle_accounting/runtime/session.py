@@ -120,7 +120,8 @@ class Release:
 
 
 def _default_accountant() -> Any:
-    from ..shuffled_krr.accountant import ShuffleAccountant  # noqa: PLC0415 - avoid import cycles
+    # Imported on first use: dp_accounting (under the accountant) is heavy (no import cycle here).
+    from ..shuffled_krr.accountant import ShuffleAccountant  # noqa: PLC0415
 
     return ShuffleAccountant()
 

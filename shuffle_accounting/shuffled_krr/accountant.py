@@ -175,7 +175,8 @@ def _certified_log_delta(eps: np.ndarray, k: int, eps0: float, n: int) -> np.nda
     points are filled with it instead of being evaluated. Masses this small move no practical
     epsilon, and the curve stays a pointwise upper bound.
     """
-    from .blanket import MAX_PAIRS, _Blanket, certified_log_delta  # heavy: imported here
+    from .blanket import MAX_PAIRS, certified_log_delta  # heavy: imported here
+    from .blanket import BlanketEvaluator as _Blanket
 
     e = np.asarray(eps, dtype=float)
     if e.ndim != 1 or np.any(np.diff(e) < 0):
@@ -711,3 +712,9 @@ def _discrete_laplace_replace_one(acc: ShuffleAccountant, event: dp_event.Discre
 
 _HANDLERS[dp_event.LaplaceDpEvent] = _doubled_sensitivity(_laplace_replace_one)
 _HANDLERS[dp_event.DiscreteLaplaceDpEvent] = _doubled_sensitivity(_discrete_laplace_replace_one)
+
+
+# Shared with other modules and the tests under public names (issue 13: no module imports
+# another module's private name). Internal: not in __all__.
+certified_grid_log_delta = _certified_log_delta  # certified log delta on an ascending grid (calibration)
+certified_grid = _certified_grid  # the memoised certified grid (benchmarks)

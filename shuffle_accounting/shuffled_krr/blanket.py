@@ -824,8 +824,8 @@ def _blanket_atoms(k: int, eps0: float, n: int):
     """
     from math import comb
 
-    r = KRR(k, eps0)
-    pbar, p, g = r.pbar, r.p, r.gamma
+    krr = KRR(k, eps0)
+    pbar, p, g = krr.pbar, krr.p, krr.gamma
     for m in range(n):  # blanket draws among the others
         wm = comb(n - 1, m) * g**m * (1 - g) ** (n - 1 - m)
         S = m + 1
@@ -856,3 +856,9 @@ def blanket_log_delta_bruteforce(eps: float, k: int, eps0: float, n: int) -> flo
     E = math.exp(eps)
     total = sum(max(P - E * Q, 0.0) for _, _, _, P, Q in _blanket_atoms(k, eps0, n))
     return math.log(total) if total > 0 else -math.inf
+
+
+# Shared with other modules and the tests under public names (issue 13: no module imports
+# another module's private name). Internal: not in __all__.
+BlanketEvaluator = _Blanket  # the blanket evaluator of one (k, eps0, n): the accountant's grid, the mechanism
+blanket_atoms = _blanket_atoms  # brute-force outcomes of the blanket pair (test references)

@@ -733,3 +733,8 @@ def _approx_log_delta(k: int, eps0: float, n: int):
 def _guess(approx, eps0: float, lt: float) -> float:
     """eps where the approximation crosses ``lt`` (bisection; speed only)."""
     return bisect_bracket(lambda e: approx(e) > lt, 0.0, eps0)[1]
+
+
+# Shared with other modules and the tests under public names (issue 13: no module imports
+# another module's private name). Internal: not in __all__.
+FastBlanketEvaluator = _FastBlanket  # the sub-linear evaluator of one (k, eps0, n) (tests, benchmarks)

@@ -31,12 +31,8 @@ import math
 import numpy as np
 
 from .._validation import ParameterError, check_delta, check_int, check_real
-from .accountant import (
-    DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
-    ShuffleAccountant,
-    ShuffledKRRDpEvent,
-    _certified_log_delta,
-)
+from .accountant import DEFAULT_VALUE_DISCRETIZATION_INTERVAL, ShuffleAccountant, ShuffledKRRDpEvent
+from .accountant import certified_grid_log_delta as _certified_log_delta
 from .blanket import EPS0_MIN, K_MAX, N_MAX, check_krr_parameters
 
 __all__ = ["calibrate_eps0", "min_users", "EPS0_CAP", "N_CAP"]
@@ -241,3 +237,8 @@ def min_users(
         else:
             lo = mid
     return hi
+
+
+# Shared with other modules and the tests under public names (issue 13: no module imports
+# another module's private name). Internal: not in __all__.
+single_round_epsilon = _single_round_epsilon  # smallest certified single-round epsilon (tests, benchmarks)

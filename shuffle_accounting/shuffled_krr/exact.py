@@ -416,3 +416,11 @@ def dataset_delta(eps: Any, k: Any, eps0: Any, others: Any, output: str = "histo
     out = dataset_log_delta(eps, k, eps0, others, output)
     with np.errstate(under="ignore"):
         return float(math.exp(out)) if isinstance(out, float) else np.exp(out)
+
+
+# Shared with other modules and the tests under public names (issue 13: no module imports
+# another module's private name). Internal: not in __all__.
+histogram_log_pq = _histogram_log_pq  # exact histogram log-pmfs (lower)
+histogram_work = _histogram_work  # work of the exact histogram (lower)
+pld_atoms = _pld  # privacy-loss atoms of a pair of log-pmfs (lower)
+log_hockey_sorted = _log_hockey_sorted  # hockey-stick divergence of sorted atoms (lower)

@@ -144,7 +144,7 @@ class _Direction:
             if a - b - slack > 0.999 * (a - b) > 0:
                 out[i] = self.scale + math.log(a - b - slack)
             else:
-                out[i] = float(_exact._log_hockey_sorted(self.loss[:mi], self.logw[:mi], eps[i : i + 1])[0])
+                out[i] = float(_exact.log_hockey_sorted(self.loss[:mi], self.logw[:mi], eps[i : i + 1])[0])
         return out
 
 
@@ -178,7 +178,10 @@ def _log_err_bound(n: int) -> float:
 
 
 def _from_log_pq(others, family, statistic, log_p, log_q, log_drop, n, eps0) -> _Candidate:
-    plds = (_Direction(*_exact._pld(log_p, log_q, eps0)), _Direction(*_exact._pld(log_q, log_p, eps0)))
+    plds = (
+        _Direction(*_exact.pld_atoms(log_p, log_q, eps0)),
+        _Direction(*_exact.pld_atoms(log_q, log_p, eps0)),
+    )
     # rounding of the log-probabilities themselves scales with their magnitude
     finite = np.concatenate([np.abs(x[np.isfinite(x)]).ravel() for x in (log_p, log_q)])
     mag = float(finite.max()) if finite.size else 0.0
@@ -429,8 +432,8 @@ def _candidate(k, eps0, others, family, w, cache) -> _Candidate | None:
     n = sum(others) + 1
     cand = None
     nb = _exact.histogram_bins(k, others)
-    if k >= 3 and _exact._histogram_work(n, nb) <= HISTOGRAM_BUDGET:
-        lpp, lqq = _exact._histogram_log_pq(k, eps0, tuple(others))
+    if k >= 3 and _exact.histogram_work(n, nb) <= HISTOGRAM_BUDGET:
+        lpp, lqq = _exact.histogram_log_pq(k, eps0, tuple(others))
         cand = _from_log_pq(others, family, "histogram", lpp, lqq, -np.inf, n, eps0)
     elif k == 2:
         cand = _h0_candidate(k, eps0, others, family, w)
@@ -700,3 +703,11 @@ def lower_epsilon(delta: Any, k: Any, eps0: Any, n: Any) -> float:
         lo, _ = bisect_bracket(f, best, eps0, rtol=1e-10)  # delta_D(eps0) = 0 <= delta
         best = max(best, lo)
     return float(np.nextafter(best, 0.0)) if best > 0 else 0.0
+
+
+# Shared with other modules and the tests under public names (issue 13: no module imports
+# another module's private name). Internal: not in __all__.
+h01_candidate = _h01_candidate  # (h0, h1)-marginal candidate (tests)
+h0_candidate = _h0_candidate  # h0-marginal candidate (tests)
+SplitCandidate = _SplitCandidate  # split candidate (tests)
+binomial_window = _window  # binomial window with its dropped mass (tests)

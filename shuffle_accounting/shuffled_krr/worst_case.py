@@ -873,3 +873,12 @@ def leaf_log_delta(eps, eps0, n, c, *, log_level: float = -60.0) -> tuple[float,
     c = check_int("c", c, minimum=0, maximum=n - 1)
     log_level = check_real("log_level", log_level, high=0.0)
     return _Problem(eps0, n, log_level).leaf(c, eps)
+
+
+# Shared with other modules and the tests under public names (issue 13: no module imports
+# another module's private name). Internal: not in __all__.
+WorstCaseProblem = _Problem  # constants of one (eps0, n) (tests)
+binomial_dist = _binom  # windowed binomial distribution (tests)
+hockey_pair = _hockey_pair  # hockey stick of a pair without convolving (tests)
+hockey_of_dist = _hockey  # hockey stick of a distribution (tests)
+convolve_dists = _conv  # convolution of two windowed distributions (tests)
