@@ -59,7 +59,7 @@ _RTOL_ONE_ROUND = 1e-4
 _RTOL_ROUNDS = 1e-2
 
 
-def _diffprivlib():
+def import_diffprivlib():
     try:
         import diffprivlib  # noqa: PLC0415 - optional dependency
         from diffprivlib.accountant import BudgetAccountant  # noqa: PLC0415
@@ -97,7 +97,7 @@ def _runtime_rng(random_state: Any, *, warn: bool = False) -> Any:
 
 
 def _build_classes():
-    _, DPMechanism, _ = _diffprivlib()
+    _, DPMechanism, _ = import_diffprivlib()
 
     class ShuffledKRR(DPMechanism):  # type: ignore[valid-type,misc]  # imported lazily
         """Shuffled k-ary randomized response as a diffprivlib mechanism.
@@ -455,7 +455,7 @@ def shuffled_histogram(
     labels, edges = _check_bins(categories, bins)
     ShuffledCollection(labels, 1.0, n)  # validates the labels before any import or computation
     _runtime_rng(random_state)
-    _, _, BudgetAccountant = _diffprivlib()
+    _, _, BudgetAccountant = import_diffprivlib()
     rng = _runtime_rng(random_state, warn=True)
     acc = BudgetAccountant.load_default(accountant)
     coll = calibrated_collection(labels, n, epsilon, delta, n_rounds)
@@ -494,7 +494,7 @@ def _legacy_histogram(
     check_int("n", n, minimum=1)
     check_delta("delta", delta)
     _runtime_rng(random_state)
-    _, _, BudgetAccountant = _diffprivlib()
+    _, _, BudgetAccountant = import_diffprivlib()
     mech = __getattr__("ShuffledKRR")(
         epsilon_local=epsilon_local, k=k, n=n, delta=delta, random_state=random_state
     )
@@ -537,7 +537,7 @@ def mallows_shuffle(reports, shuffler, *, accountant, groups=None, random_state=
         >>> round(ledger.total()[0], 12)  # Thm A.2: alphas add
         2.0
     """
-    _, _, BudgetAccountant = _diffprivlib()
+    _, _, BudgetAccountant = import_diffprivlib()
     if not isinstance(accountant, BudgetAccountant):
         raise ParameterError(
             f"accountant must be a diffprivlib BudgetAccountant dedicated to the d_sigma ledger, got {accountant!r}"

@@ -286,7 +286,9 @@ def test_random_state_policy():
     ],
 )
 def test_histogram_bad_inputs_before_diffprivlib(monkeypatch, args, kwargs, name):
-    monkeypatch.setattr(adapter, "_diffprivlib", lambda: (_ for _ in ()).throw(AssertionError("imported")))
+    monkeypatch.setattr(
+        adapter, "import_diffprivlib", lambda: (_ for _ in ()).throw(AssertionError("imported"))
+    )
     with pytest.raises(ParameterError, match=f"^{name} must"):
         adapter.shuffled_histogram(*args, **kwargs)
 

@@ -114,7 +114,7 @@ def test_bad_parameters_raise_parameter_error_before_any_library_call(call, monk
     def boom(*args, **kwargs):  # pragma: no cover - must not be reached
         raise AssertionError("library called with bad parameters")
 
-    monkeypatch.setattr(core, "_shuffled_krr_pmf", boom)
+    monkeypatch.setattr(core, "shuffled_krr_pmf", boom)
     with pytest.raises(ParameterError):
         call()
 

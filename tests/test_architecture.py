@@ -8,7 +8,8 @@ ARCHITECTURE.md. The tests assert that
     (``shuffle_accounting._deprecation``);
 (b) every import of a first-party module points to the same layer or a lower one;
 (c) no module (package, tests, benchmarks, examples) imports a private name (``_x``) of another
-    module, or reads one as ``module._x``, except :data:`PRIVATE_ALLOWED` (empty).
+    module, reads one as ``module._x`` or by name (``monkeypatch.setattr(module, "_x", ...)``),
+    except :data:`PRIVATE_ALLOWED` (empty).
 
 The checker is run on planted violations too, so the tests can fail.
 """
@@ -229,6 +230,22 @@ def private_uses(module: str, is_package: bool, tree: ast.AST, known: frozenset[
                 if target in known or target.split(".")[0] == "_bad_inputs":
                     if f"{target}.{node.attr}" not in known and target != module:
                         found.append(f"line {node.lineno}: {target}.{node.attr}")
+    for node in ast.walk(tree):  # setattr(m, "_x", ...), monkeypatch.setattr(m, "_x", ...), getattr(m, "_x")
+        if not (isinstance(node, ast.Call) and len(node.args) >= 2):
+            continue
+        fn = node.func
+        called = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else None
+        obj, attr = node.args[0], node.args[1]
+        if (
+            called in ("setattr", "getattr", "hasattr", "delattr")
+            and isinstance(obj, ast.Name)
+            and obj.id in first_party
+            and isinstance(attr, ast.Constant)
+            and isinstance(attr.value, str)
+            and _is_private(attr.value)
+            and first_party[obj.id] != module
+        ):
+            found.append(f"line {node.lineno}: {first_party[obj.id]}.{attr.value} (by name)")
     return [f for f in found if (module, f.split(" ")[-1].split(".")[-1]) not in PRIVATE_ALLOWED]
 
 
@@ -337,6 +354,8 @@ def test_deprecation_forwarder_and_docstrings_are_not_violations():
         "from ..shuffled_krr import blanket\nx = blanket._blanket_atoms\n",
         "import shuffle_accounting.shuffled_krr.blanket as b\nb._U\n",
         "import shuffle_accounting\nshuffle_accounting._validation._check\n",
+        "def t(monkeypatch):\n    from shuffle_accounting.literature import _clones as e\n"
+        "    monkeypatch.setattr(e, '_EXACT_MAX', 1)\n",
     ],
 )
 def test_planted_private_import_is_caught(code):

@@ -59,7 +59,7 @@ from .._validation import check_max_work, check_work
 _U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52 (2 units of roundoff: already a 2x margin on u)
 _RHO_LGAMMA = 64.0 * _U
 _INNER_L = 20.0  # inner cut: Hoeffding tail exp(-20) relative to the bulk (the tail is still added)
-_EXACT_MAX = 1024  # windows with at most this many clone counts are summed at every c (no blocks)
+EXACT_MAX = 1024  # windows with at most this many clone counts are summed at every c (no blocks)
 _CHUNK = 4_000_000  # max grid cells per vectorised chunk
 LN2 = math.log(2.0)
 
@@ -305,7 +305,7 @@ class ClonePair:
         self._check_work((hi - lo + 1) + min(hi - lo + 1, 256) * self._width)
         cs = np.arange(lo, hi + 1, dtype=float)
         lw = self.log_w(cs)
-        if hi - lo + 1 <= _EXACT_MAX:
+        if hi - lo + 1 <= EXACT_MAX:
             lf = self.log_f(eps, cs)
             main = _lse_up(lw + lf)
             lower = main

@@ -348,7 +348,7 @@ def _certified_grid(k: int, eps0: float, n: int, h: float) -> tuple[np.ndarray, 
     return grid, log_delta
 
 
-def _shuffled_krr_pmf(k: int, eps0: float, n: int, h: float) -> pld_pmf.DensePLDPmf:
+def shuffled_krr_pmf(k: int, eps0: float, n: int, h: float) -> pld_pmf.DensePLDPmf:
     """The pessimistic dense PMF of one shuffled k-RR release (see the module docstring)."""
     grid, log_delta = _certified_grid(k, eps0, n, h)
     # Step 1: points, each >= the true curve.
@@ -437,7 +437,7 @@ def shuffled_krr_pld(
             f"value_discretization_interval must be >= eps0 / {MAX_LOSS_GRID} = {eps0 / MAX_LOSS_GRID!r} "
             f"for eps0 = {eps0!r} (the dense loss grid has 2 eps0 / h + 1 entries), got {h!r}"
         )
-    return pld_lib.PrivacyLossDistribution(_shuffled_krr_pmf(k, eps0, n, h))
+    return pld_lib.PrivacyLossDistribution(shuffled_krr_pmf(k, eps0, n, h))
 
 
 # --------------------------------------------------------------------------------------------
