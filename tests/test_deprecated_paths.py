@@ -14,7 +14,8 @@ from shuffle_accounting import KRR
 
 P = "shuffle_accounting.presentation"
 
-#: (old module, a name used from it, new module): one row per deprecated alias module.
+#: (old module, a name used from it, new module): one row per deprecated alias module (the
+#: ``shuffle_accounting.planner`` package is covered through its two alias submodules).
 MOVED_MODULES = [
     ("shuffle_accounting.report", "Deployment", f"{P}.report"),
     ("shuffle_accounting.plotting", "check_plot_path", f"{P}.plotting"),
@@ -26,7 +27,6 @@ MOVED_MODULES = [
     ("shuffle_accounting.runtime.command", "add_subcommand", f"{P}.simulate_command"),
     ("shuffle_accounting.dsigma.command", "add_subcommand", f"{P}.dsigma_command"),
     ("shuffle_accounting.shuffled_krr.report", "report_section", f"{P}.shuffled_krr_report"),
-    ("shuffle_accounting.planner", "compute", f"{P}.planner"),
     ("shuffle_accounting.planner.compute", "plan", f"{P}.planner.compute"),
     ("shuffle_accounting.planner.server", "create_app", f"{P}.planner.server"),
 ]
