@@ -1,0 +1,151 @@
+"""Privacy-curve adapters for shuffled k-RR (see :mod:`shuffle_accounting.curves`).
+
+* :class:`~shuffle_accounting.shuffled_krr.mechanism.ShuffledKRR` itself is the certified
+  (``bound == "upper"``) curve.
+* :class:`ExhibitedKRRCurve` is its exhibited lower curve (``bound == "lower"``): the
+  ``*_lower`` methods of ``ShuffledKRR`` (concrete datasets; for ``k = 2`` the worst-case
+  certificate's witness).
+* :class:`AccountantCurve` turns a composed accountant (a
+  :class:`~shuffle_accounting.shuffled_krr.accountant.ShuffleAccountant` or any object with
+  ``get_delta`` / ``get_epsilon``) into a curve.
+
+Thin adapters only: every number comes from the wrapped object's own methods.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._validation import ParameterError, check_delta, check_real, check_real_array
+from ..curves import check_bound
+from .mechanism import ShuffledKRR
+
+__all__ = ["ExhibitedKRRCurve", "AccountantCurve"]
+
+
+@dataclass(frozen=True)
+class ExhibitedKRRCurve:
+    """The exhibited lower curve of shuffled k-RR: ``bound == "lower"``.
+
+    ``delta(eps)`` is reached by a concrete pair of neighbouring datasets (rounded down), so the
+    true worst-case delta is at least this; ``epsilon(delta)`` is the largest epsilon at which a
+    searched dataset's exact delta exceeds ``delta`` (rounded down): no accountant can certify a
+    smaller epsilon. Values are :meth:`ShuffledKRR.delta_lower`,
+    :meth:`~ShuffledKRR.log_delta_lower` and :meth:`~ShuffledKRR.epsilon_lower`.
+
+    Args:
+        k: Number of categories, an integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, an integer >= 2.
+
+    Raises:
+        ParameterError: On invalid numbers.
+
+    Example:
+        >>> low = ExhibitedKRRCurve(k=4, eps0=1.0, n=7)
+        >>> up = ShuffledKRR(k=4, eps0=1.0, n=7)
+        >>> bool(low.delta(0.5) <= up.delta(0.5)), bool(low.epsilon(1e-3) <= up.epsilon(1e-3))
+        (True, True)
+    """
+
+    k: int
+    eps0: float
+    n: int
+
+    def __post_init__(self) -> None:
+        mech = ShuffledKRR(self.k, self.eps0, self.n)
+        if mech.n < 2:
+            raise ParameterError(f"n must be an integer >= 2 for the exhibited curve, got {mech.n}")
+        object.__setattr__(self, "k", mech.k)
+        object.__setattr__(self, "eps0", mech.eps0)
+        object.__setattr__(self, "n", mech.n)
+
+    @property
+    def bound(self) -> str:
+        """``"lower"`` (exhibited by concrete datasets)."""
+        return "lower"
+
+    @property
+    def mechanism(self) -> ShuffledKRR:
+        """The mechanism (its certified curve)."""
+        return ShuffledKRR(self.k, self.eps0, self.n)
+
+    def log_delta(self, eps: Any) -> Any:
+        """Exhibited ``log delta(eps)`` (:meth:`ShuffledKRR.log_delta_lower`)."""
+        return self.mechanism.log_delta_lower(eps)
+
+    def delta(self, eps: Any) -> Any:
+        """Exhibited ``delta(eps)`` (:meth:`ShuffledKRR.delta_lower`)."""
+        return self.mechanism.delta_lower(eps)
+
+    def epsilon(self, delta: float) -> float:
+        """Exhibited ``epsilon(delta)`` (:meth:`ShuffledKRR.epsilon_lower`), rounded down."""
+        return self.mechanism.epsilon_lower(delta)
+
+
+class AccountantCurve:
+    """A composed accountant as a privacy curve: ``delta = get_delta``, ``epsilon = get_epsilon``.
+
+    A :class:`~shuffle_accounting.shuffled_krr.accountant.ShuffleAccountant` answers certified
+    upper bounds (pessimistic PLDs, inflated against floating-point summation), hence the default
+    ``bound="upper"``; pass another ``bound`` for an accountant that answers estimates. The curve
+    reads the accountant's current ledger at each call (compose first).
+
+    Args:
+        accountant: An object with ``get_delta(eps)`` and ``get_epsilon(delta)``.
+        bound: Which way its answers are sound (keyword only), ``"upper"`` by default.
+
+    Raises:
+        ParameterError: If ``accountant`` lacks the two methods or ``bound`` is unknown.
+
+    Example:
+        >>> from shuffle_accounting.shuffled_krr import ShuffleAccountant, ShuffledKRRDpEvent
+        >>> acc = ShuffleAccountant().compose(ShuffledKRRDpEvent(k=4, eps0=1.0, n=1000), 2)
+        >>> c = AccountantCurve(acc)
+        >>> e = c.epsilon(1e-6)
+        >>> c.bound, bool(c.delta(e) <= 1e-6 * (1 + 1e-6)), bool(0 < e < 2.0)
+        ('upper', True, True)
+    """
+
+    def __init__(self, accountant: Any, *, bound: str = "upper") -> None:
+        if not (callable(getattr(accountant, "get_delta", None)) and callable(getattr(accountant, "get_epsilon", None))):
+            raise ParameterError(
+                f"accountant must have get_delta(eps) and get_epsilon(delta) methods, got {type(accountant).__name__}"
+            )
+        self._accountant = accountant
+        self._bound = check_bound(bound)
+
+    @property
+    def bound(self) -> str:
+        """Which way the accountant's answers are sound."""
+        return self._bound
+
+    @property
+    def accountant(self) -> Any:
+        """The wrapped accountant."""
+        return self._accountant
+
+    def delta(self, eps: Any) -> Any:
+        """``accountant.get_delta(eps)`` for a scalar or each entry of an array."""
+        if np.ndim(eps) == 0 and not isinstance(eps, (str, bytes)):
+            return float(self._accountant.get_delta(check_real("eps", eps, low=0.0)))
+        arr = check_real_array("eps", eps, low=0.0)
+        out = np.array([float(self._accountant.get_delta(float(e))) for e in arr.ravel()])
+        return out.reshape(arr.shape)
+
+    def log_delta(self, eps: Any) -> Any:
+        """Natural log of :meth:`delta` (``-inf`` where it is 0)."""
+        d = self.delta(eps)
+        with np.errstate(divide="ignore"):
+            out = np.log(d)
+        return float(out) if np.ndim(out) == 0 else out
+
+    def epsilon(self, delta: float) -> float:
+        """``accountant.get_epsilon(delta)``."""
+        delta = check_delta("delta", delta)
+        out = float(self._accountant.get_epsilon(delta))
+        return out if not math.isnan(out) else math.inf
