@@ -257,13 +257,17 @@ def _scalar_or_array(eps: Any) -> tuple[np.ndarray, bool]:
 
 
 class CurveBase:
-    """Mixin: a :class:`PrivacyCurve` from one scalar ``_log_delta(eps)``.
+    """Mixin: a :class:`PrivacyCurve` from one scalar evaluation.
 
-    A subclass sets ``bound`` (class attribute or property), implements ``_log_delta(eps: float)``
-    for one validated ``eps >= 0`` (``-inf`` for an exact zero) and may set ``eps_max``: an
-    epsilon at which the curve is known to hold with ``delta = 0`` (e.g. ``eps0``, the local
-    guarantee); :meth:`epsilon` searches ``[0, eps_max]`` (``inf``: unbounded). A curve with a
-    closed-form inverse may override :meth:`epsilon`.
+    A subclass sets ``bound`` (class attribute or property) and implements ``_log_delta(eps)``
+    for one validated ``eps >= 0`` (``-inf`` for an exact zero); ``_delta`` defaults to its
+    exponential rounded towards the sound side (:func:`prob_from_log`). A curve whose formula gives
+    delta directly implements ``_delta`` instead (``_log_delta`` then defaults to its log). It may
+    set ``eps_max``: an epsilon at which the curve is known to hold with ``delta = 0`` (e.g.
+    ``eps0``, the local guarantee); :meth:`epsilon` searches ``[0, eps_max]`` (``inf``: unbounded)
+    with :func:`epsilon_from_delta` on ``_search_delta`` (by default ``_delta``; a curve undefined
+    at ``eps = 0`` may answer the trivial ``1.0`` there). A curve with a closed-form inverse, or a
+    specialised search that ends with the same sound-side check, may override :meth:`epsilon`.
 
     Example:
         >>> class Flat(CurveBase):
@@ -278,8 +282,17 @@ class CurveBase:
     bound: str = "upper"
     eps_max: float = math.inf
 
-    def _log_delta(self, eps: float) -> float:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _log_delta(self, eps: float) -> float:
+        d = float(self._delta(eps))
+        return math.log(d) if d > 0.0 else -math.inf
+
+    def _delta(self, eps: float) -> float:
+        if type(self)._log_delta is CurveBase._log_delta:  # pragma: no cover - a subclass bug
+            raise NotImplementedError(f"{type(self).__name__} implements neither _log_delta nor _delta")
+        return prob_from_log(self._log_delta(eps), bound=self.bound)
+
+    def _search_delta(self, eps: float) -> float:
+        return self._delta(eps)
 
     def log_delta(self, eps: Any) -> Any:
         """Natural log of ``delta(eps)`` (``-inf`` where delta is exactly 0).
@@ -299,7 +312,7 @@ class CurveBase:
         return float(out[0]) if scalar else out.reshape(arr.shape)
 
     def delta(self, eps: Any) -> Any:
-        """``delta(eps)``: :meth:`log_delta` exponentiated towards the sound side (:func:`prob_from_log`).
+        """``delta(eps)`` (by default :meth:`log_delta` exponentiated towards the sound side).
 
         Args:
             eps: Scalar or array of ``eps >= 0`` (finite).
@@ -311,9 +324,7 @@ class CurveBase:
             ParameterError: As :meth:`log_delta`.
         """
         arr, scalar = _scalar_or_array(eps)
-        out = np.array(
-            [prob_from_log(self._log_delta(float(e)), bound=self.bound) for e in arr.ravel()], dtype=float
-        )
+        out = np.array([float(self._delta(float(e))) for e in arr.ravel()], dtype=float)
         return float(out[0]) if scalar else out.reshape(arr.shape)
 
     def epsilon(self, delta: float) -> float:
@@ -330,12 +341,7 @@ class CurveBase:
             ParameterError: If ``delta`` is not in ``(0, 1)``.
         """
         delta = check_delta("delta", delta)
-        return epsilon_from_delta(
-            lambda e: prob_from_log(self._log_delta(e), bound=self.bound),
-            delta,
-            bound=self.bound,
-            hi=float(self.eps_max),
-        )
+        return epsilon_from_delta(self._search_delta, delta, bound=self.bound, hi=float(self.eps_max))
 
 
 _MONOTONE = ("increasing", "decreasing")
