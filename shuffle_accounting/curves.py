@@ -480,6 +480,20 @@ class Interval:
     def __post_init__(self) -> None:
         self._check_interval()
 
+    def _init_interval(
+        self, lower: float, upper: float, *, certified: bool, estimate: float | None, **extra: Any
+    ) -> None:
+        """Set the fields of a subclass that keeps its own (legacy) constructor signature, then validate.
+
+        A subclass declared ``@dataclass(frozen=True, init=False)`` with extra fields calls this
+        from its ``__init__``: every result type of the library is then an :class:`Interval` with
+        its old attribute names kept (as extra fields or properties).
+        """
+        values = {"lower": lower, "upper": upper, "certified": certified, "estimate": estimate, **extra}
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+        self._check_interval()
+
     def _check_interval(self) -> None:
         for name in ("lower", "upper"):
             value = getattr(self, name)
