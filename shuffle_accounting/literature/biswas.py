@@ -27,7 +27,9 @@ k-Randomized Response* — reproductions of their published tables (NOT accounta
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.special import gammaln, logsumexp
@@ -54,8 +56,17 @@ def _lbinom(n, k):
     return np.where(ok, gammaln(nn + 1) - gammaln(kk + 1) - gammaln(nn - kk + 1), -np.inf)
 
 
+_LEGACY_ORDER = ("n", "n_x0", "k", "eps0")
+
+
 def biswas_as_printed_delta(
-    eps: float, n: int, n_x0: int, k: int, eps0: float, *, max_work: int | None = None
+    eps: float,
+    *args: Any,
+    n: int | None = None,
+    n_x0: int | None = None,
+    k: int | None = None,
+    eps0: float | None = None,
+    max_work: int | None = None,
 ) -> float:
     """Biswas et al.'s eq. (6) with the printed Theorem IV.1 ``v_s`` — reproduces Table IV as printed.
 
@@ -72,19 +83,43 @@ def biswas_as_printed_delta(
         eps0: Local privacy parameter, finite, in (0, 500] (``e^eps0 n`` must be a finite float).
         max_work: Work budget (``None``: 1e8); the work is ``(n + 1)(n_x0 + 1)`` (the grid).
 
+    Every argument after ``eps`` is keyword only: the old positional order
+    ``(eps, n, n_x0, k, eps0)`` (unlike the ``(k, eps0, n)`` of the rest of the package) still works
+    but emits a ``DeprecationWarning``. :class:`BiswasAsPrintedCurve` takes ``(k, eps0, n, *, n_x0)``.
+
     Returns:
         The as-printed delta.
 
     Raises:
         ParameterError: On invalid numbers, including ``n_x0 > n - 2`` (e.g. their "n=50" row
-            with ``n_x0 = 80``).
+            with ``n_x0 = 80``), a missing argument or one given twice.
         WorkBudgetExceeded: If ``(n + 1)(n_x0 + 1) > max_work``.
 
     Example:
         >>> f"{biswas_as_printed_delta(0.5, n=100, n_x0=80, k=10, eps0=2.0):.2e}"
         '3.25e-22'
     """
+    given = {"n": n, "n_x0": n_x0, "k": k, "eps0": eps0}
+    if args:
+        if len(args) > len(_LEGACY_ORDER):
+            raise ParameterError(
+                f"biswas_as_printed_delta takes eps and the keywords n, n_x0, k, eps0, got {1 + len(args)} positional arguments"
+            )
+        warnings.warn(
+            "positional n, n_x0, k, eps0 in biswas_as_printed_delta are deprecated: pass them as "
+            "keywords (n=..., n_x0=..., k=..., eps0=...)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        for name, value in zip(_LEGACY_ORDER, args):
+            if given[name] is not None:
+                raise ParameterError(f"{name} was given both positionally and as a keyword ({value!r}, {given[name]!r})")
+            given[name] = value
+    for name in ("n", "k", "eps0", "n_x0"):
+        if given[name] is None:
+            raise ParameterError(f"{name} is required (a keyword argument of biswas_as_printed_delta), got None")
     eps = _eps(eps)
+    n, n_x0, k, eps0 = given["n"], given["n_x0"], given["k"], given["eps0"]
     return BiswasAsPrintedCurve(k, eps0, n, n_x0=n_x0, max_work=max_work).delta(eps)
 
 

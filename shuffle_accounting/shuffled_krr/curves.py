@@ -35,7 +35,8 @@ class ExhibitedKRRCurve:
     true worst-case delta is at least this; ``epsilon(delta)`` is the largest epsilon at which a
     searched dataset's exact delta exceeds ``delta`` (rounded down): no accountant can certify a
     smaller epsilon. Values are :meth:`ShuffledKRR.delta_lower`,
-    :meth:`~ShuffledKRR.log_delta_lower` and :meth:`~ShuffledKRR.epsilon_lower`.
+    :meth:`~ShuffledKRR.log_delta_lower` (for ``k = 2`` also the worst-case certificate's
+    witness) and :meth:`~ShuffledKRR.epsilon_lower`.
 
     Args:
         k: Number of categories, an integer >= 2.
@@ -75,12 +76,25 @@ class ExhibitedKRRCurve:
         return ShuffledKRR(self.k, self.eps0, self.n)
 
     def log_delta(self, eps: Any) -> Any:
-        """Exhibited ``log delta(eps)`` (:meth:`ShuffledKRR.log_delta_lower`)."""
-        return self.mechanism.log_delta_lower(eps)
+        """Exhibited ``log delta(eps)``: :meth:`ShuffledKRR.log_delta_lower`, and for ``k = 2`` (where
+        ``ShuffledKRR`` certifies the exact worst case) the larger of it and the worst-case
+        certificate's witness (:meth:`ShuffledKRR.worst_dataset`), so that :meth:`delta` and
+        :meth:`epsilon` exhibit the same datasets. Both are exhibited, so the maximum is too."""
+        mech = self.mechanism
+        out = mech.log_delta_lower(eps)
+        if mech.auto_method != "worst-case":
+            return out
+        flat = np.array(out, dtype=float).ravel()
+        for i, e in enumerate(np.ravel(np.asarray(eps, dtype=float)).tolist()):
+            flat[i] = max(flat[i], mech.certificate(eps=e).exhibited_log_delta)
+        return float(flat[0]) if np.ndim(out) == 0 else flat.reshape(np.shape(out))
 
     def delta(self, eps: Any) -> Any:
-        """Exhibited ``delta(eps)`` (:meth:`ShuffledKRR.delta_lower`)."""
-        return self.mechanism.delta_lower(eps)
+        """Exhibited ``delta(eps) = exp(log_delta(eps))`` (0.0 on underflow; use :meth:`log_delta`)."""
+        ld = self.log_delta(eps)
+        with np.errstate(under="ignore"):
+            out = np.exp(ld)
+        return float(out) if np.ndim(out) == 0 else out
 
     def epsilon(self, delta: float) -> float:
         """Exhibited ``epsilon(delta)`` (:meth:`ShuffledKRR.epsilon_lower`), rounded down."""
