@@ -51,7 +51,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -279,7 +279,7 @@ class CurveBase:
         ([0.5, 0.0], 0.0, 1.0)
     """
 
-    bound: str = "upper"
+    bound: ClassVar[str] = "upper"
     eps_max: float = math.inf
 
     def _log_delta(self, eps: float) -> float:
@@ -404,7 +404,9 @@ def calibrate(
     rtol = check_real("rtol", rtol, low=0.0, high=1.0, low_open=True, high_open=True)
     if integer:
         if low != math.floor(low) or high != math.floor(high):
-            raise ParameterError(f"low and high must be integers when integer=True, got low = {low!r}, high = {high!r}")
+            raise ParameterError(
+                f"low and high must be integers when integer=True, got low = {low!r}, high = {high!r}"
+            )
         low, high = int(low), int(high)
 
     def meets(x: Any) -> bool:
@@ -509,7 +511,11 @@ class Interval:
             raise ParameterError(f"certified must be True or False, got {self.certified!r}")
         est = self.estimate
         if est is not None:
-            if isinstance(est, bool) or not isinstance(est, (int, float, np.integer, np.floating)) or math.isnan(est):
+            if (
+                isinstance(est, bool)
+                or not isinstance(est, (int, float, np.integer, np.floating))
+                or math.isnan(est)
+            ):
                 raise ParameterError(f"estimate must be a real number or None, got {est!r}")
             if not self.lower <= est <= self.upper:
                 raise ParameterError(
@@ -517,7 +523,7 @@ class Interval:
                 )
 
     def __contains__(self, value: object) -> bool:
-        return isinstance(value, (int, float, np.integer, np.floating)) and self.lower <= value <= self.upper
+        return bool(isinstance(value, (int, float, np.integer, np.floating)) and self.lower <= value <= self.upper)
 
     @property
     def width(self) -> float:

@@ -40,7 +40,7 @@ class Exp(CurveBase):
 
 @pytest.mark.parametrize("delta", [0.5, 1e-3, 1e-12, 1e-300])
 def test_root_finder_upper_side_and_resolution(delta):
-    f = lambda e: math.exp(-2.0 * e)  # noqa: E731
+    f = lambda e: math.exp(-2.0 * e)
     e = epsilon_from_delta(f, delta, bound="upper")
     exact = -math.log(delta) / 2.0
     assert f(e) <= delta  # the returned point was evaluated on the sound side
@@ -49,7 +49,7 @@ def test_root_finder_upper_side_and_resolution(delta):
 
 @pytest.mark.parametrize("delta", [0.5, 1e-3, 1e-12])
 def test_root_finder_lower_side(delta):
-    f = lambda e: math.exp(-2.0 * e)  # noqa: E731
+    f = lambda e: math.exp(-2.0 * e)
     e = epsilon_from_delta(f, delta, bound="lower")
     exact = -math.log(delta) / 2.0
     assert f(e) > delta
@@ -69,7 +69,7 @@ def test_root_finder_ends():
 
 def test_root_finder_sound_even_when_not_monotone():
     # a non-monotone evaluation: the returned eps is still one where delta <= target was seen
-    f = lambda e: 0.2 if 0.3 < e < 0.31 else (0.9 if e < 1.0 else 0.0)  # noqa: E731
+    f = lambda e: 0.2 if 0.3 < e < 0.31 else (0.9 if e < 1.0 else 0.0)
     e = epsilon_from_delta(f, 0.5, bound="upper", hi=2.0)
     assert f(e) <= 0.5
 
@@ -146,7 +146,9 @@ def test_prob_from_log():
 
 def test_calibrate_real_increasing_matches_closed_form():
     # Exp(a): delta(eps) = e^(-a eps); larger "1/a" is less private. Parametrise by s = 1/a.
-    s = calibrate(lambda s: Exp(1.0 / s), low=0.01, high=100.0, epsilon=2.0, delta=1e-3, monotone="increasing")
+    s = calibrate(
+        lambda s: Exp(1.0 / s), low=0.01, high=100.0, epsilon=2.0, delta=1e-3, monotone="increasing"
+    )
     exact = 2.0 / -math.log(1e-3)  # e^(-2/s) = 1e-3
     assert s <= exact and s == pytest.approx(exact, rel=1e-8)
     assert Exp(1.0 / s).delta(2.0) <= 1e-3
@@ -176,11 +178,16 @@ def test_calibrate_integer_matches_brute_force():
 
 def test_calibrate_ends_and_errors():
     # the loose end already meets the target: it is returned
-    assert calibrate(lambda a: Exp(a), low=10.0, high=20.0, epsilon=2.0, delta=1e-3, monotone="decreasing") == 10.0
+    assert (
+        calibrate(lambda a: Exp(a), low=10.0, high=20.0, epsilon=2.0, delta=1e-3, monotone="decreasing")
+        == 10.0
+    )
     with pytest.raises(ParameterError, match="no parameter"):
         calibrate(lambda a: Exp(a), low=0.1, high=0.2, epsilon=2.0, delta=1e-3, monotone="decreasing")
     with pytest.raises(ParameterError, match="bound == 'upper'"):
-        calibrate(lambda a: Exp(a, bound="lower"), low=1.0, high=9.0, epsilon=2.0, delta=1e-3, monotone="decreasing")
+        calibrate(
+            lambda a: Exp(a, bound="lower"), low=1.0, high=9.0, epsilon=2.0, delta=1e-3, monotone="decreasing"
+        )
     bad = [
         ("monotone", dict(monotone="up")),
         ("epsilon", dict(epsilon=-1.0)),
@@ -290,3 +297,44 @@ def test_dsigma_subset_size_rename_and_deprecated_k():
     assert a == b == acct.reidentification_bound(0.1, 2, 3)
     with pytest.raises(ParameterError, match="user"):
         acct.reidentification_bound(0.1, 2)
+
+
+def test_biswas_as_printed_keyword_only_with_deprecated_positional_form():
+    from shuffle_accounting.literature import BiswasAsPrintedCurve, biswas_as_printed_delta
+
+    new = biswas_as_printed_delta(0.5, n=100, n_x0=80, k=10, eps0=2.0)
+    with pytest.warns(DeprecationWarning, match="keywords"):
+        old = biswas_as_printed_delta(0.5, 100, 80, 10, 2.0)
+    assert old == new == BiswasAsPrintedCurve(10, 2.0, 100, n_x0=80).delta(0.5)
+    with pytest.raises(ParameterError, match="eps0"):
+        biswas_as_printed_delta(0.5, n=100, n_x0=80, k=10)
+    with pytest.raises(ParameterError, match="n_x0"):
+        with pytest.warns(DeprecationWarning):
+            biswas_as_printed_delta(0.5, 100, 80, n_x0=80, k=10, eps0=2.0)
+    with pytest.raises(ParameterError, match="positional"):
+        biswas_as_printed_delta(0.5, 100, 80, 10, 2.0, 7)
+
+
+@pytest.mark.parametrize(
+    "fn,curve,args",
+    [
+        ("erlingsson2019", "Erlingsson2019Curve", (0.3, 10_000)),
+        ("balle2019_krr", "Balle2019KRRCurve", (3, 1.0, 10**6)),
+        ("balle2019_hoeffding", "Balle2019HoeffdingCurve", (3, 1.0, 10_000)),
+        ("balle2019_bennett", "Balle2019BennettCurve", (3, 1.0, 10_000)),
+        ("fmt2021_closed_form", "FMT2021ClosedFormCurve", (1.0, 10**5)),
+        ("fmt2021_clone", "FMT2021CloneCurve", (1.0, 2000)),
+        ("fmt2023_krr_clone", "FMT2023KRRCloneCurve", (1.0, 2000)),
+        ("fmt2023_krr_closed_form", "FMT2023KRRClosedFormCurve", (1.0, 10**5)),
+    ],
+)
+def test_literature_functions_are_aliases_of_the_curves(fn, curve, args):
+    from shuffle_accounting import literature as lit
+
+    c = getattr(lit, curve)(*args)
+    assert c.bound == "upper" and c.eps_max == c.eps0
+    assert getattr(lit, f"{fn}_epsilon")(*args, 1e-6) == c.epsilon(1e-6)
+    eps = 0.9 * c.epsilon(1e-6)
+    assert getattr(lit, f"{fn}_delta")(eps, *args) == c.delta(eps)
+    assert getattr(lit, f"{fn}_log_delta")(eps, *args) == c.log_delta(eps)
+    assert 1e-6 <= getattr(lit, f"{fn}_delta")(eps, *args) <= getattr(lit, f"{fn}_delta")(0.95 * eps, *args)

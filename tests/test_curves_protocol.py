@@ -91,7 +91,7 @@ def _or_skip(fn, *args):
         assume(False)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _exhibited(k: int, eps0: float, n: int) -> ExhibitedKRRCurve:
     return ExhibitedKRRCurve(k, eps0, n)
 
@@ -119,7 +119,9 @@ def test_protocol_shape(name):
         curve = make(3, eps0, ns[-1])
     assert isinstance(curve, PrivacyCurve)
     assert curve.bound in BOUNDS
-    assert curve.bound == ("lower" if name == "ExhibitedKRRCurve" else "as-printed" if name in AS_PRINTED else "upper")
+    assert curve.bound == (
+        "lower" if name == "ExhibitedKRRCurve" else "as-printed" if name in AS_PRINTED else "upper"
+    )
     eps = 0.4 * eps0
     d = curve.delta(eps)
     assert isinstance(d, float) and 0.0 <= d <= 1.0
@@ -199,7 +201,7 @@ def test_upper_round_trip(name, k, eps0, i, a):
 
 
 @SETTINGS
-@given(k=st.sampled_from([2, 3]), eps0=st.sampled_from([0.5, 2.0]), n=st.sampled_from([20, 100]), d=DELTAS)
+@given(k=st.sampled_from([2, 3]), eps0=st.sampled_from([0.5, 2.0]), n=st.sampled_from([20, 60]), d=DELTAS)
 def test_lower_curve_sound_side(k, eps0, n, d):
     low = _exhibited(k, eps0, n)
     e = _exhibited_epsilon(k, eps0, n, d)
@@ -208,7 +210,11 @@ def test_lower_curve_sound_side(k, eps0, n, d):
         assert low.delta(e) > d  # a concrete dataset violates (e, d): epsilon(d) >= e
     assert low.epsilon(d) <= ShuffledKRR(k, eps0, n).epsilon(d)
     e1, e2 = 0.3 * eps0, 0.6 * eps0
-    assert _exhibited_delta(k, eps0, n, e2) <= _exhibited_delta(k, eps0, n, e1) <= ShuffledKRR(k, eps0, n).delta(e1)
+    assert (
+        _exhibited_delta(k, eps0, n, e2)
+        <= _exhibited_delta(k, eps0, n, e1)
+        <= ShuffledKRR(k, eps0, n).delta(e1)
+    )
 
 
 # ----------------------------------------------------------------------------- bound direction
@@ -219,7 +225,9 @@ _LARGE = ("Erlingsson2019Curve", "Balle2019KRRCurve", "FMT2021ClosedFormCurve", 
 
 
 @pytest.mark.parametrize("name", [n for n in UPPER if n != "ShuffledKRR"])
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(
+    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+)
 @given(point=st.sampled_from([(3, 0.45), (2, 1.0)]), a=st.sampled_from([0.05, 0.6]))
 def test_upper_curves_above_exhibited_lower_curve(name, point, a):
     # few distinct points, cached across the curve classes: the exhibited search costs ~1 s each

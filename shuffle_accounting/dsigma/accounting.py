@@ -222,7 +222,9 @@ class DSigmaAccountant:
         """
         subset_size = _subset_size_arg(subset_size, k)
         if user is None:
-            raise ParameterError("user must be an integer index of a user (the attacked group is G_user), got None")
+            raise ParameterError(
+                "user must be an integer index of a user (the attacked group is G_user), got None"
+            )
         user = check_int("user", user, minimum=0, maximum=len(self._groups) - 1)
         return reidentification_bound(eps, self.alpha, int(self._groups[user].size), subset_size)
 

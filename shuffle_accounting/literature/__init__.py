@@ -70,7 +70,13 @@ from .feldman2023 import (
     fmt2023_krr_closed_form_log_delta,
     krr_clone_probability,
 )
-from .registry import LITERATURE_BOUNDS, LITERATURE_CURVES, LiteratureBound, literature_epsilons, report_section
+from .registry import (
+    LITERATURE_BOUNDS,
+    LITERATURE_CURVES,
+    LiteratureBound,
+    literature_epsilons,
+    report_section,
+)
 
 __all__ = [
     "BoundNotApplicable",

@@ -76,7 +76,9 @@ class LiteratureCurve(CurveBase):
     name: ClassVar[str] = ""
     #: Paper and theorem.
     citation: ClassVar[str] = ""
-    bound: ClassVar[str] = "upper"  # type: ignore[misc]
+    bound: ClassVar[str] = "upper"
+    #: The theorem's name in error messages.
+    _label: ClassVar[str] = ""
 
     @property
     def eps_max(self) -> float:  # type: ignore[override]

@@ -145,7 +145,9 @@ class _NumericCurve(_KRRCurve):
 
     def _log_delta(self, eps: float) -> float:
         if eps == 0.0:
-            raise BoundNotApplicable(f"the {self._label} bound of Balle et al. 2019 needs eps > 0, got eps = 0.0")
+            raise BoundNotApplicable(
+                f"the {self._label} bound of Balle et al. 2019 needs eps > 0, got eps = 0.0"
+            )
         return _guarded(self._fn, eps, self.k, self.eps0, self.n)
 
     def _search_delta(self, eps: float) -> float:

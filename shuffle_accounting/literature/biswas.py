@@ -99,7 +99,7 @@ def biswas_as_printed_delta(
         >>> f"{biswas_as_printed_delta(0.5, n=100, n_x0=80, k=10, eps0=2.0):.2e}"
         '3.25e-22'
     """
-    given = {"n": n, "n_x0": n_x0, "k": k, "eps0": eps0}
+    given: dict[str, Any] = {"n": n, "n_x0": n_x0, "k": k, "eps0": eps0}
     if args:
         if len(args) > len(_LEGACY_ORDER):
             raise ParameterError(
@@ -113,11 +113,15 @@ def biswas_as_printed_delta(
         )
         for name, value in zip(_LEGACY_ORDER, args):
             if given[name] is not None:
-                raise ParameterError(f"{name} was given both positionally and as a keyword ({value!r}, {given[name]!r})")
+                raise ParameterError(
+                    f"{name} was given both positionally and as a keyword ({value!r}, {given[name]!r})"
+                )
             given[name] = value
     for name in ("n", "k", "eps0", "n_x0"):
         if given[name] is None:
-            raise ParameterError(f"{name} is required (a keyword argument of biswas_as_printed_delta), got None")
+            raise ParameterError(
+                f"{name} is required (a keyword argument of biswas_as_printed_delta), got None"
+            )
     eps = _eps(eps)
     n, n_x0, k, eps0 = given["n"], given["n_x0"], given["k"], given["eps0"]
     return BiswasAsPrintedCurve(k, eps0, n, n_x0=n_x0, max_work=max_work).delta(eps)

@@ -20,7 +20,12 @@ from .balle2019 import (
     balle2019_krr_epsilon,
 )
 from .erlingsson2019 import Erlingsson2019Curve, erlingsson2019_epsilon
-from .feldman2021 import FMT2021CloneCurve, FMT2021ClosedFormCurve, fmt2021_clone_epsilon, fmt2021_closed_form_epsilon
+from .feldman2021 import (
+    FMT2021CloneCurve,
+    FMT2021ClosedFormCurve,
+    fmt2021_clone_epsilon,
+    fmt2021_closed_form_epsilon,
+)
 from .feldman2023 import (
     FMT2023KRRCloneCurve,
     FMT2023KRRClosedFormCurve,
@@ -28,7 +33,13 @@ from .feldman2023 import (
     fmt2023_krr_closed_form_epsilon,
 )
 
-__all__ = ["LiteratureBound", "LITERATURE_BOUNDS", "LITERATURE_CURVES", "literature_epsilons", "report_section"]
+__all__ = [
+    "LiteratureBound",
+    "LITERATURE_BOUNDS",
+    "LITERATURE_CURVES",
+    "literature_epsilons",
+    "report_section",
+]
 
 
 @dataclass(frozen=True)

@@ -43,12 +43,17 @@ class Estimate(Interval):
     error: float
 
     def __init__(self, value: float, error: float, lower: float, upper: float) -> None:
-        vals = {name: check_real(name, v) for name, v in (("value", value), ("error", error), ("lower", lower), ("upper", upper))}
+        vals = {
+            name: check_real(name, v)
+            for name, v in (("value", value), ("error", error), ("lower", lower), ("upper", upper))
+        }
         if vals["error"] < 0:
             raise ParameterError(f"error must be >= 0, got {error!r}")
         if not vals["lower"] <= vals["value"] <= vals["upper"]:
             raise ParameterError(f"lower <= value <= upper must hold, got {lower!r}, {value!r}, {upper!r}")
-        self._init_interval(vals["lower"], vals["upper"], certified=True, estimate=vals["value"], error=vals["error"])
+        self._init_interval(
+            vals["lower"], vals["upper"], certified=True, estimate=vals["value"], error=vals["error"]
+        )
 
     @property
     def value(self) -> float:

@@ -126,7 +126,10 @@ class AccountantCurve:
     """
 
     def __init__(self, accountant: Any, *, bound: str = "upper") -> None:
-        if not (callable(getattr(accountant, "get_delta", None)) and callable(getattr(accountant, "get_epsilon", None))):
+        if not (
+            callable(getattr(accountant, "get_delta", None))
+            and callable(getattr(accountant, "get_epsilon", None))
+        ):
             raise ParameterError(
                 f"accountant must have get_delta(eps) and get_epsilon(delta) methods, got {type(accountant).__name__}"
             )
