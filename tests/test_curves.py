@@ -338,3 +338,16 @@ def test_literature_functions_are_aliases_of_the_curves(fn, curve, args):
     assert getattr(lit, f"{fn}_delta")(eps, *args) == c.delta(eps)
     assert getattr(lit, f"{fn}_log_delta")(eps, *args) == c.log_delta(eps)
     assert 1e-6 <= getattr(lit, f"{fn}_delta")(eps, *args) <= getattr(lit, f"{fn}_delta")(0.95 * eps, *args)
+
+
+def test_generic_calibrate_agrees_with_calibrate_eps0_for_one_round():
+    from shuffle_accounting.shuffled_krr import calibrate_eps0
+
+    k, n, epsilon, delta = 3, 200, 0.5, 1e-4
+    generic = calibrate(
+        lambda e0: ShuffledKRR(k, e0, n), low=0.01, high=30.0, epsilon=epsilon, delta=delta, monotone="increasing"
+    )
+    legacy = calibrate_eps0(k=k, n=n, epsilon=epsilon, delta=delta, rtol=1e-9)
+    assert ShuffledKRR(k, generic, n).delta(epsilon) <= delta
+    # calibrate_eps0 certifies delta * (1 - 1e-9): its answer is (just) the more conservative one
+    assert legacy <= generic * (1 + 1e-9) and generic == pytest.approx(legacy, rel=1e-6)

@@ -38,7 +38,7 @@ from shuffle_accounting.literature import (
     FMT2023KRRCloneCurve,
     FMT2023KRRClosedFormCurve,
 )
-from shuffle_accounting.shuffled_krr.curves import AccountantCurve, ExhibitedKRRCurve
+from shuffle_accounting.shuffled_krr.curves import AccountantCurve, CertifiedKRRCurve, ExhibitedKRRCurve
 
 SETTINGS = settings(
     max_examples=5,
@@ -52,6 +52,16 @@ SETTINGS = settings(
 UPPER = {
     # k = 2: the worst-case certificate's epsilon is ~1e-7 (relative) above its exhibited one
     "ShuffledKRR": (lambda k, e0, n: ShuffledKRR(k, e0, n), 1e-6, (60, 300)),
+    "CertifiedKRRCurve-blanket": (
+        lambda k, e0, n: CertifiedKRRCurve(k, e0, n, method="blanket"),
+        1e-8,
+        (60, 300),
+    ),
+    "CertifiedKRRCurve-worst-case": (
+        lambda k, e0, n: CertifiedKRRCurve(2, e0, n, method="worst-case"),
+        1e-6,
+        (60, 300),
+    ),
     "Erlingsson2019Curve": (lambda k, e0, n: Erlingsson2019Curve(e0, n), 1e-10, (1000, 10**5)),
     "Balle2019KRRCurve": (lambda k, e0, n: Balle2019KRRCurve(k, e0, n), 1e-10, (10**4, 10**6)),
     "Balle2019HoeffdingCurve": (lambda k, e0, n: Balle2019HoeffdingCurve(k, e0, n), 1e-10, (300, 10**5)),
@@ -224,7 +234,7 @@ def test_lower_curve_sound_side(k, eps0, n, d):
 _LARGE = ("Erlingsson2019Curve", "Balle2019KRRCurve", "FMT2021ClosedFormCurve", "FMT2023KRRClosedFormCurve")
 
 
-@pytest.mark.parametrize("name", [n for n in UPPER if n != "ShuffledKRR"])
+@pytest.mark.parametrize("name", [n for n in UPPER if not n.startswith(("ShuffledKRR", "CertifiedKRRCurve"))])
 @settings(
     max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
 )

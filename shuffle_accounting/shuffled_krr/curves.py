@@ -1,7 +1,8 @@
 """Privacy-curve adapters for shuffled k-RR (see :mod:`shuffle_accounting.curves`).
 
 * :class:`~shuffle_accounting.shuffled_krr.mechanism.ShuffledKRR` itself is the certified
-  (``bound == "upper"``) curve.
+  (``bound == "upper"``) curve (``method="auto"``); :class:`CertifiedKRRCurve` fixes another
+  ``method``: the blanket curve alone, or the branch-and-bound worst case (``k = 2``).
 * :class:`ExhibitedKRRCurve` is its exhibited lower curve (``bound == "lower"``): the
   ``*_lower`` methods of ``ShuffledKRR`` (concrete datasets; for ``k = 2`` the worst-case
   certificate's witness).
@@ -15,7 +16,7 @@ Thin adapters only: every number comes from the wrapped object's own methods.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,69 @@ from .._validation import ParameterError, check_delta, check_real, check_real_ar
 from ..curves import check_bound
 from .mechanism import ShuffledKRR
 
-__all__ = ["ExhibitedKRRCurve", "AccountantCurve"]
+__all__ = ["CertifiedKRRCurve", "ExhibitedKRRCurve", "AccountantCurve"]
+
+
+@dataclass(frozen=True)
+class CertifiedKRRCurve:
+    """A certified curve of shuffled k-RR with a fixed ``method`` (``bound == "upper"``).
+
+    ``method="blanket"``: the privacy-blanket divergence alone
+    (:mod:`~shuffle_accounting.shuffled_krr.blanket`); ``"worst-case"``: the certified exact worst
+    case by branch and bound (``k = 2``, :mod:`~shuffle_accounting.shuffled_krr.worst_case`);
+    ``"auto"``: the smaller of both (what ``ShuffledKRR`` itself answers). Values are
+    ``ShuffledKRR(k, eps0, n).delta/log_delta/epsilon(..., method=method)``.
+
+    Args:
+        k: Number of categories, an integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, an integer >= 1.
+        method: ``"auto"``, ``"blanket"`` or ``"worst-case"`` (keyword only).
+
+    Raises:
+        ParameterError: On invalid numbers, an unknown method, or ``"worst-case"`` for ``k >= 3``.
+
+    Example:
+        >>> bl = CertifiedKRRCurve(2, 2.0, 1000, method="blanket")
+        >>> wc = CertifiedKRRCurve(2, 2.0, 1000, method="worst-case")
+        >>> bl.bound, bool(wc.delta(0.3) < bl.delta(0.3))
+        ('upper', True)
+    """
+
+    k: int
+    eps0: float
+    n: int
+    _: KW_ONLY
+    method: str = "auto"
+
+    def __post_init__(self) -> None:
+        mech = ShuffledKRR(self.k, self.eps0, self.n)
+        mech._method(self.method)  # validates the name and k = 2 for "worst-case"
+        object.__setattr__(self, "k", mech.k)
+        object.__setattr__(self, "eps0", mech.eps0)
+        object.__setattr__(self, "n", mech.n)
+
+    @property
+    def bound(self) -> str:
+        """``"upper"`` (certified)."""
+        return "upper"
+
+    @property
+    def mechanism(self) -> ShuffledKRR:
+        """The mechanism."""
+        return ShuffledKRR(self.k, self.eps0, self.n)
+
+    def log_delta(self, eps: Any) -> Any:
+        """Certified ``log delta(eps)`` with this method."""
+        return self.mechanism.log_delta(eps, method=self.method)
+
+    def delta(self, eps: Any) -> Any:
+        """Certified ``delta(eps)`` with this method."""
+        return self.mechanism.delta(eps, method=self.method)
+
+    def epsilon(self, delta: float) -> float:
+        """Certified ``epsilon(delta)`` with this method (rounded up, at most ``eps0``)."""
+        return self.mechanism.epsilon(delta, method=self.method)
 
 
 @dataclass(frozen=True)
