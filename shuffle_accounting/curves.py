@@ -523,7 +523,9 @@ class Interval:
                 )
 
     def __contains__(self, value: object) -> bool:
-        return bool(isinstance(value, (int, float, np.integer, np.floating)) and self.lower <= value <= self.upper)
+        return bool(
+            isinstance(value, (int, float, np.integer, np.floating)) and self.lower <= value <= self.upper
+        )
 
     @property
     def width(self) -> float:

@@ -345,7 +345,12 @@ def test_generic_calibrate_agrees_with_calibrate_eps0_for_one_round():
 
     k, n, epsilon, delta = 3, 200, 0.5, 1e-4
     generic = calibrate(
-        lambda e0: ShuffledKRR(k, e0, n), low=0.01, high=30.0, epsilon=epsilon, delta=delta, monotone="increasing"
+        lambda e0: ShuffledKRR(k, e0, n),
+        low=0.01,
+        high=30.0,
+        epsilon=epsilon,
+        delta=delta,
+        monotone="increasing",
     )
     legacy = calibrate_eps0(k=k, n=n, epsilon=epsilon, delta=delta, rtol=1e-9)
     assert ShuffledKRR(k, generic, n).delta(epsilon) <= delta
