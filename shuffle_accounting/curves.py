@@ -56,7 +56,15 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from ._logmath import bisect_bracket
-from ._validation import ParameterError, check_choice, check_delta, check_real, check_real_array
+from ._validation import (
+    ParameterError,
+    check_bool,
+    check_choice,
+    check_delta,
+    check_int,
+    check_real,
+    check_real_array,
+)
 
 __all__ = [
     "Bound",
@@ -215,8 +223,9 @@ def epsilon_from_delta(
         The epsilon on the sound side.
 
     Raises:
-        ParameterError: If ``delta`` is not in ``(0, 1)``, ``bound`` is unknown, or (``hi = inf``)
-            no epsilon up to :data:`MAX_SEARCH_EPS` meets ``delta``.
+        ParameterError: If an argument is invalid (``delta`` not in ``(0, 1)``, ``bound`` unknown,
+            ``hi < lo``, a negative tolerance, ...), or (``hi = inf``) no epsilon up to
+            :data:`MAX_SEARCH_EPS` meets ``delta``.
 
     Example:
         >>> f = lambda e: math.exp(-e)  # delta(eps) = e^-eps
@@ -227,6 +236,13 @@ def epsilon_from_delta(
     """
     delta = check_delta("delta", delta)
     bound = check_bound(bound)
+    lo = check_real("lo", lo, low=0.0)
+    hi = check_real("hi", hi, low=lo, allow_inf=True)
+    rtol = check_real("rtol", rtol, low=0.0, high=1.0, high_open=True)
+    atol = check_real("atol", atol, low=0.0)
+    max_iter = check_int("max_iter", max_iter, minimum=1)
+    if not callable(delta_at):
+        raise ParameterError(f"delta_at must be a callable eps -> delta, got {type(delta_at).__name__}")
     lower = bound == "lower"
 
     def above(e: float) -> bool:
@@ -402,6 +418,12 @@ def calibrate(
     low = check_real("low", low)
     high = check_real("high", high, low=low)
     rtol = check_real("rtol", rtol, low=0.0, high=1.0, low_open=True, high_open=True)
+    max_iter = check_int("max_iter", max_iter, minimum=1)
+    integer = check_bool("integer", integer)
+    if not callable(make_curve):
+        raise ParameterError(
+            f"make_curve must be a callable parameter -> curve, got {type(make_curve).__name__}"
+        )
     if integer:
         if low != math.floor(low) or high != math.floor(high):
             raise ParameterError(

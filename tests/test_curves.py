@@ -81,11 +81,24 @@ def test_root_finder_sound_even_when_not_monotone():
         (dict(delta=1.0, bound="upper"), "delta"),
         (dict(delta=float("nan"), bound="upper"), "delta"),
         (dict(delta=0.1, bound="sideways"), "bound"),
+        (dict(delta=0.1, bound="upper", lo=-1.0), "lo"),
+        (dict(delta=0.1, bound="upper", lo=2.0, hi=1.0), "hi"),
+        (dict(delta=0.1, bound="upper", rtol=-1.0), "rtol"),
+        (dict(delta=0.1, bound="upper", atol=float("nan")), "atol"),
+        (dict(delta=0.1, bound="upper", max_iter=0), "max_iter"),
+        (dict(delta=0.1, bound="upper", max_iter=2.5), "max_iter"),
     ],
 )
 def test_root_finder_bad_inputs(kwargs, name):
     with pytest.raises(ParameterError, match=name):
         epsilon_from_delta(lambda e: math.exp(-e), **kwargs)
+
+
+def test_root_finder_and_calibrate_need_callables():
+    with pytest.raises(ParameterError, match="delta_at"):
+        epsilon_from_delta(0.5, 0.1, bound="upper")
+    with pytest.raises(ParameterError, match="make_curve"):
+        calibrate(None, low=1.0, high=2.0, epsilon=1.0, delta=0.1, monotone="decreasing")
 
 
 # ----------------------------------------------------------------------------- CurveBase
@@ -196,6 +209,8 @@ def test_calibrate_ends_and_errors():
         ("low", dict(low=float("nan"))),
         ("integers", dict(integer=True, low=1.5)),
         ("rtol", dict(rtol=0.0)),
+        ("max_iter", dict(max_iter=0)),
+        ("integer", dict(integer="yes")),
     ]
     for name, override in bad:
         kw = dict(low=1.0, high=9.0, epsilon=2.0, delta=1e-3, monotone="decreasing")
