@@ -102,14 +102,20 @@ def exp_or_zero(x: ArrayLike) -> np.ndarray:
 
 
 def bisect_bracket(
-    above: Callable[[float], bool], lo: float, hi: float, *, rtol: float = 0.0, max_iter: int = 60
+    above: Callable[[float], bool],
+    lo: float,
+    hi: float,
+    *,
+    rtol: float = 0.0,
+    atol: float = 0.0,
+    max_iter: int = 60,
 ) -> tuple[float, float]:
     """Bisection on a monotone predicate: the bracket ``(lo, hi)`` around its switch point.
 
     ``above(x)`` must be true below the switch point and false above it (e.g. "delta(x) > target"
     for a non-increasing curve). Each step evaluates the midpoint and moves ``lo`` up where it is
     true, ``hi`` down where it is false; it stops after ``max_iter`` steps or once
-    ``hi - lo <= rtol * hi``. Callers choose the side that is sound for them (``hi`` for a
+    ``hi - lo <= max(rtol * hi, atol)``. Callers choose the side that is sound for them (``hi`` for a
     certified epsilon, ``lo`` for an exhibited one). Pure floating-point search: no randomness.
 
     Example:
@@ -118,7 +124,7 @@ def bisect_bracket(
         True
     """
     for _ in range(max_iter):
-        if hi - lo <= rtol * hi:
+        if hi - lo <= max(rtol * hi, atol):
             break
         mid = 0.5 * (lo + hi)
         if above(mid):

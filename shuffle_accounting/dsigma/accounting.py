@@ -10,7 +10,7 @@ Paper: Meehan, Roy-Chowdhury, Chaudhuri, Jha, *Privacy Implications of Shuffling
   (the same notion of sensitivity -- here the exact one -- on both sides).
 * Thm 4.2 (LDP + d_sigma re-identification): if the reports are eps-LDP and the shuffler is
   alpha-d_sigma private, an adversary trying to pick out the reports of a subset ``I`` of
-  ``k < r/2`` members of a group of size ``r`` satisfies
+  ``k < r/2`` members (``subset_size`` in the code: ``k`` is the number of categories elsewhere) of a group of size ``r`` satisfies
   ``Pr[lose] >= floor((r - k) / k) e^{-(2 k eps + alpha)} Pr[win]``, hence
   ``Pr[win] <= 1 / (1 + floor((r - k)/k) e^{-(2 k eps + alpha)})``.
 
@@ -21,6 +21,7 @@ win-probability bound upwards. No randomness is used here.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,16 +196,55 @@ class DSigmaAccountant:
         self._releases.append(Release(alpha=alpha, label=label, theta=shuffler.theta, sensitivity=sens))
         return self
 
-    def reidentification_bound(self, eps: float, k: int, user: int) -> ReidentificationBound:
-        """Thm 4.2 for a subset of ``k`` members of ``G_user`` at the composed :attr:`alpha`.
+    def reidentification_bound(
+        self, eps: float, subset_size: int | None = None, user: int | None = None, *, k: int | None = None
+    ) -> ReidentificationBound:
+        """Thm 4.2 for a subset of ``subset_size`` members of ``G_user`` at the composed :attr:`alpha`.
+
+        Args:
+            eps: LDP parameter of the local randomizer (finite, >= 0).
+            subset_size: ``|I|``, the size of the targeted subset (Thm 4.2's ``k``), integer >= 1.
+            user: Index of the user whose group ``G_user`` is attacked.
+            k: Deprecated keyword alias of ``subset_size`` (``k`` is the number of categories
+                everywhere else in the package); emits a ``DeprecationWarning``.
+
+        Returns:
+            :class:`ReidentificationBound`.
+
+        Raises:
+            ParameterError: On invalid arguments (see :func:`reidentification_bound`).
 
         Example:
             >>> acct = DSigmaAccountant([list(range(12))] * 12).add(1.0)
-            >>> round(acct.reidentification_bound(0.1, 2, user=0).win_probability_upper, 4)
+            >>> round(acct.reidentification_bound(0.1, subset_size=2, user=0).win_probability_upper, 4)
             0.4478
         """
+        subset_size = _subset_size_arg(subset_size, k)
+        if user is None:
+            raise ParameterError(
+                "user must be an integer index of a user (the attacked group is G_user), got None"
+            )
         user = check_int("user", user, minimum=0, maximum=len(self._groups) - 1)
-        return reidentification_bound(eps, self.alpha, int(self._groups[user].size), k)
+        return reidentification_bound(eps, self.alpha, int(self._groups[user].size), subset_size)
+
+
+def _subset_size_arg(subset_size: Any, k: Any) -> Any:
+    """``subset_size``, or the deprecated ``k=`` keyword (with a ``DeprecationWarning``)."""
+    if k is not None:
+        if subset_size is not None:
+            raise ParameterError(
+                f"pass subset_size only (k is its deprecated alias), got subset_size = {subset_size!r} and k = {k!r}"
+            )
+        warnings.warn(
+            "the keyword k= of reidentification_bound is deprecated: use subset_size= (k is the number "
+            "of categories everywhere else in shuffle_accounting)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return k
+    if subset_size is None:
+        raise ParameterError("subset_size (|I|, the k of Thm 4.2) must be an integer >= 1, got None")
+    return subset_size
 
 
 @dataclass(frozen=True)
@@ -220,32 +260,42 @@ class ReidentificationBound:
     win_probability_upper: float
 
 
-def reidentification_bound(eps: float, alpha: float, group_size: int, k: int) -> ReidentificationBound:
-    """Thm 4.2: ``Pr[lose] >= floor((r - k)/k) e^{-(2 k eps + alpha)} Pr[win]``, with ``k < r/2``.
+def reidentification_bound(
+    eps: float, alpha: float, group_size: int, subset_size: int | None = None, *, k: int | None = None
+) -> ReidentificationBound:
+    """Thm 4.2: ``Pr[lose] >= floor((r - s)/s) e^{-(2 s eps + alpha)} Pr[win]``, with ``s < r/2``.
+
+    ``s = subset_size`` is the paper's ``k`` (the size of the targeted subset ``I``); it is renamed
+    here because ``k`` is the number of categories everywhere else in the package.
 
     Args:
         eps: LDP parameter of the local randomizer (finite, >= 0).
         alpha: d_sigma parameter of the shuffler (>= 0, ``inf`` allowed: no protection).
         group_size: ``r = |G_i|`` (integer >= 3).
-        k: Size of the targeted subset ``I`` (integer >= 1 with ``2k < r``).
+        subset_size: ``s = |I|``, size of the targeted subset (integer >= 1 with ``2 s < r``).
+        k: Deprecated keyword alias of ``subset_size``; emits a ``DeprecationWarning``.
 
     Returns:
         :class:`ReidentificationBound` (odds rounded down, win probability rounded up).
 
     Raises:
-        ParameterError: On invalid arguments, including ``2k >= r``.
+        ParameterError: On invalid arguments, including ``2 s >= r`` or both ``subset_size`` and
+            ``k``.
 
     Example:
-        >>> b = reidentification_bound(eps=0.2, alpha=2.0, group_size=50, k=5)
+        >>> b = reidentification_bound(eps=0.2, alpha=2.0, group_size=50, subset_size=5)
         >>> round(b.odds_lower, 6), round(b.win_probability_upper, 6)
         (0.164841, 0.858486)
     """
+    subset_size = _subset_size_arg(subset_size, k)
     eps = check_real("eps", eps, low=0.0)
     alpha = check_real("alpha", alpha, low=0.0, allow_inf=True)
     r = check_int("group_size", group_size, minimum=3)
-    k = check_int("k", k, minimum=1)
+    k = check_int("subset_size (|I|, the k of Thm 4.2)", subset_size, minimum=1)
     if 2 * k >= r:
-        raise ParameterError(f"k must satisfy 2k < group_size = {r} (Thm 4.2 needs k < r/2), got {k}")
+        raise ParameterError(
+            f"subset_size = k must satisfy 2k < group_size = {r} (Thm 4.2 needs k = |I| < r/2), got {k}"
+        )
     m = (r - k) // k
     odds = _down(_down(m * math.exp(-(2 * k * eps + alpha)))) if math.isfinite(alpha) else 0.0
     win = 1.0 if odds == 0.0 else _up(_up(1.0 / (1.0 + odds)))

@@ -32,6 +32,7 @@ from scipy.stats import beta as beta_dist
 
 from .._logmath import UNIT_ROUNDOFF, log1mexp, logsumexp
 from .._validation import ParameterError, check_int, check_real, check_work
+from ..curves import Interval
 from .mallows import MAX_ITEMS
 from .mallows import RandomBits as _Bits
 from .mallows import sample_kendall_rows as _sample_kendall_rows
@@ -195,9 +196,11 @@ def hamming_preservation_delta(
     return min(1.0, value)
 
 
-@dataclass(frozen=True)
-class PreservationEstimate:
-    """Monte-Carlo estimate of delta with a two-sided Clopper-Pearson interval.
+@dataclass(frozen=True, init=False)
+class PreservationEstimate(Interval):
+    """Monte-Carlo estimate of delta with a two-sided Clopper-Pearson interval: an
+    :class:`~shuffle_accounting.curves.Interval` with ``certified=False`` (a confidence interval,
+    not a proven bound) and ``estimate = failures / trials``.
 
     Attributes:
         estimate: failures / trials.
@@ -208,12 +211,22 @@ class PreservationEstimate:
         confidence: Confidence level of ``[lower, upper]``.
     """
 
-    estimate: float
-    lower: float
-    upper: float
     failures: int
     trials: int
     confidence: float
+
+    def __init__(
+        self, estimate: float, lower: float, upper: float, failures: int, trials: int, confidence: float
+    ) -> None:
+        self._init_interval(
+            lower,
+            upper,
+            certified=False,
+            estimate=estimate,
+            failures=failures,
+            trials=trials,
+            confidence=confidence,
+        )
 
 
 def kendall_preservation_delta_mc(

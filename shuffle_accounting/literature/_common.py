@@ -1,18 +1,20 @@
-"""Shared pieces of :mod:`shuffle_accounting.literature`: the error type, validation, root finding.
+"""Shared pieces of :mod:`shuffle_accounting.literature`: the error type, validation, the curve base.
 
-Every published bound in this subpackage is a function of plain numbers. Validity conditions of the
+Every published bound in this subpackage is a :class:`LiteratureCurve` (a privacy curve of
+:mod:`shuffle_accounting.curves`) with thin function aliases of plain numbers; epsilon(delta) is
+found by the one root finder :func:`shuffle_accounting.curves.epsilon_from_delta` or a closed form. Validity conditions of the
 cited theorems are enforced by raising :class:`BoundNotApplicable` (a
 :class:`~shuffle_accounting._validation.ParameterError`), never by printing or returning NaN.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
+from typing import ClassVar
 
 from .._validation import ParameterError, check_delta, check_int, check_real
+from ..curves import CurveBase, prob_from_log
 
-__all__ = ["BoundNotApplicable"]
+__all__ = ["BoundNotApplicable", "LiteratureCurve"]
 
 
 class BoundNotApplicable(ParameterError):
@@ -53,47 +55,35 @@ def _delta(value: object) -> float:
     return check_delta("delta", value)
 
 
-def smallest_eps(
-    delta_of_eps: Callable[[float], float], delta: float, hi: float, *, iters: int = 80
-) -> float:
-    """Smallest ``eps`` in ``[0, hi]`` (up to bisection resolution) with ``delta_of_eps(eps) <= delta``.
-
-    Bisection keeps the invariant ``delta_of_eps(right) <= delta``, so the returned value is always
-    one at which the bound was *evaluated* and found ``<= delta``: it is sound even where
-    ``delta_of_eps`` is not monotone (then it may just not be the smallest). ``hi`` itself must
-    satisfy the condition; callers pass ``eps0`` (the trivial local guarantee) or a checked value.
-    """
-    if delta_of_eps(0.0) <= delta:
-        return 0.0
-    lo, right = 0.0, hi
-    for _ in range(iters):
-        mid = 0.5 * (lo + right)
-        if mid <= lo or mid >= right:
-            break
-        if delta_of_eps(mid) <= delta:
-            right = mid
-        else:
-            lo = mid
-        if right - lo <= 1e-12 * max(1.0, right):
-            break
-    return right
-
-
 def log_clip_to_prob(log_value: float) -> float:
-    """``exp(log_value)`` capped at 1 (a delta >= 1 is trivially valid, so capping is sound).
+    """``exp(log_value)`` capped at 1, rounded up: :func:`shuffle_accounting.curves.prob_from_log`
+    with ``bound="upper"`` (a delta >= 1 is trivially valid; a finite log never gives 0.0)."""
+    return prob_from_log(log_value, bound="upper")
 
-    An upper bound stays an upper bound: where ``exp`` lands in the subnormal range (below
-    ~2.2e-308, where it is accurate only to 5e-324 absolute) one subnormal step is added, so a
-    finite log (a positive bound) never comes back as 0.0. Only ``-inf`` (an exact zero) gives 0.
+
+class LiteratureCurve(CurveBase):
+    """Base of the published bounds as privacy curves (:class:`shuffle_accounting.curves.PrivacyCurve`).
+
+    Every subclass is a frozen dataclass of the deployment's parameters, validated at
+    construction (:class:`BoundNotApplicable` where the cited theorem's conditions fail for every
+    eps); ``bound`` says which way its numbers are sound (``"upper"`` for a theorem's bound,
+    ``"as-printed"`` for a reproduction of a published formula). ``eps_max`` is ``eps0``: shuffled
+    ``eps0``-LDP reports are ``eps0``-DP, so ``epsilon`` never exceeds it. The public functions of
+    this subpackage (``*_delta``, ``*_log_delta``, ``*_epsilon``) are thin aliases of these classes.
     """
-    if log_value >= 0.0:
-        return 1.0
-    if log_value == -math.inf:
-        return 0.0
-    value = math.exp(log_value)
-    if value < 2.3e-308:
-        value += 5e-324
-    return value
+
+    #: Short label of the bound.
+    name: ClassVar[str] = ""
+    #: Paper and theorem.
+    citation: ClassVar[str] = ""
+    bound: ClassVar[str] = "upper"
+    #: The theorem's name in error messages.
+    _label: ClassVar[str] = ""
+
+    @property
+    def eps_max(self) -> float:  # type: ignore[override]
+        """``eps0`` (the local guarantee is a valid epsilon on its own)."""
+        return float(self.eps0)  # type: ignore[attr-defined]
 
 
 # Shared with other modules and the tests under public names (issue 13: no module imports

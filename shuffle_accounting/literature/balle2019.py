@@ -22,8 +22,9 @@ probability ``gamma`` a user reports a uniform value, otherwise the truth.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
-from ._common import BoundNotApplicable, log_clip_to_prob, smallest_eps
+from ._common import BoundNotApplicable, LiteratureCurve
 from ._common import delta_arg as _delta
 from ._common import eps0_arg as _eps0
 from ._common import eps_arg as _eps
@@ -31,6 +32,9 @@ from ._common import k_arg as _k
 from ._common import n_arg as _n
 
 __all__ = [
+    "Balle2019KRRCurve",
+    "Balle2019HoeffdingCurve",
+    "Balle2019BennettCurve",
     "balle2019_krr_epsilon",
     "balle2019_krr_delta",
     "balle2019_krr_log_delta",
@@ -79,6 +83,138 @@ def _guarded(fn, eps: float, k: int, eps0: float, n: int) -> float:
     return out
 
 
+class _KRRCurve(LiteratureCurve):
+    """Shared construction of the Balle et al. 2019 curves: ``(k, eps0, n)`` validated."""
+
+    k: int
+    eps0: float
+    n: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "k", _k(self.k))
+        object.__setattr__(self, "eps0", _eps0(self.eps0))
+        object.__setattr__(self, "n", _n(self.n))
+
+
+@dataclass(frozen=True)
+class Balle2019KRRCurve(_KRRCurve):
+    """Balle et al. 2019, Theorem 3.1 (closed form for k-RR) as a certified curve (``bound="upper"``).
+
+    ``log delta(eps) = log 2 - eps^2 (n-1) / (14 (e^eps0+k-1))`` for
+    ``27 (e^eps0+k-1)/(n-1) <= eps <= 1`` (rounded up; 0 for ``eps >= eps0``); ``epsilon(delta)`` is
+    the closed form ``max(sqrt(14 log(2/delta)(e^eps0+k-1)/(n-1)), 27 (e^eps0+k-1)/(n-1))``.
+
+    Args:
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Raises:
+        ParameterError: On invalid numbers.
+        BoundNotApplicable: At an ``eps`` (or resulting ``eps``) outside the theorem's regime.
+
+    Example:
+        >>> c = Balle2019KRRCurve(k=10, eps0=2.0, n=100_000)
+        >>> round(c.epsilon(1e-6), 4), 0.9e-6 < c.delta(0.1825) < 1.1e-6
+        (0.1825, True)
+    """
+
+    k: int
+    eps0: float
+    n: int
+    name = "BBGN19 k-RR"
+    citation = "Balle et al., The privacy blanket of the shuffle model (CRYPTO 2019), Thm 3.1"
+
+    def _log_delta(self, eps: float) -> float:
+        return _krr_log_delta(eps, self.k, self.eps0, self.n)
+
+    def epsilon(self, delta: float) -> float:
+        """The closed form (rounded up, at most ``eps0``); raises outside ``eps <= 1``."""
+        delta = _delta(delta)
+        k, eps0, n = self.k, self.eps0, self.n
+        s = _scale(k, eps0)
+        # -log(delta) rather than log(1/delta): 1/delta overflows for subnormal delta
+        eps = max(math.sqrt(14.0 * (math.log(2.0) - math.log(delta)) * s / (n - 1)), 27.0 * s / (n - 1))
+        if eps > 1.0:
+            raise BoundNotApplicable(f"{_NAME} requires eps <= 1, but the bound gives eps = {eps:.6g}")
+        # round outward (relative 1e-12, at least one float); eps0 is always valid on its own
+        return min(math.nextafter(eps * (1.0 + 1e-12), math.inf), eps0)
+
+
+class _NumericCurve(_KRRCurve):
+    """The numerical (Section 5) bounds: undefined at ``eps = 0``, searched from there with the
+    trivial ``delta(0) <= 1``."""
+
+    _label = ""
+    _fn = staticmethod(lambda eps, k, eps0, n: math.nan)
+
+    def _log_delta(self, eps: float) -> float:
+        if eps == 0.0:
+            raise BoundNotApplicable(
+                f"the {self._label} bound of Balle et al. 2019 needs eps > 0, got eps = 0.0"
+            )
+        return _guarded(self._fn, eps, self.k, self.eps0, self.n)
+
+    def _search_delta(self, eps: float) -> float:
+        # eps0 is always a valid answer by itself (the shuffled output of eps0-LDP reports is
+        # (eps0, 0)-DP), so the search runs on (0, eps0]; delta(0) <= 1 trivially
+        return 1.0 if eps <= 0.0 else self._delta(eps)
+
+
+@dataclass(frozen=True)
+class Balle2019HoeffdingCurve(_NumericCurve):
+    """Balle et al. 2019, Section 5, Hoeffding bound for shuffled k-RR as a certified curve.
+
+    See :func:`balle2019_hoeffding_log_delta` for the formula; ``epsilon`` is the one root finder
+    :func:`shuffle_accounting.curves.epsilon_from_delta` on ``(0, eps0]`` (verified side).
+
+    Args:
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Example:
+        >>> c = Balle2019HoeffdingCurve(10, 2.0, 100_000)
+        >>> round(c.epsilon(1e-6), 3), c.bound
+        (0.064, 'upper')
+    """
+
+    k: int
+    eps0: float
+    n: int
+    name = "BBGN19 Hoeffding"
+    citation = "Balle et al. (CRYPTO 2019), Sec. 5, Hoeffding bound"
+    _label = "Hoeffding"
+    _fn = staticmethod(lambda eps, k, eps0, n: _hoeffding(eps, k, eps0, n))
+
+
+@dataclass(frozen=True)
+class Balle2019BennettCurve(_NumericCurve):
+    """Balle et al. 2019, Section 5, Bennett bound for shuffled k-RR as a certified curve.
+
+    See :func:`balle2019_bennett_log_delta` for the formula; ``epsilon`` as
+    :class:`Balle2019HoeffdingCurve`.
+
+    Args:
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+
+    Example:
+        >>> c = Balle2019BennettCurve(10, 2.0, 100_000)
+        >>> round(c.epsilon(1e-6), 3), c.delta(0.2) <= Balle2019HoeffdingCurve(10, 2.0, 100_000).delta(0.2)
+        (0.028, True)
+    """
+
+    k: int
+    eps0: float
+    n: int
+    name = "BBGN19 Bennett"
+    citation = "Balle et al. (CRYPTO 2019), Sec. 5, Bennett bound"
+    _label = "Bennett"
+    _fn = staticmethod(lambda eps, k, eps0, n: _bennett(eps, k, eps0, n))
+
+
 def balle2019_krr_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
     """Closed-form k-RR bound (Balle et al. 2019, Theorem 3.1) as epsilon(delta).
 
@@ -100,13 +236,7 @@ def balle2019_krr_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
         0.1825
     """
     k, eps0, n, delta = _k(k), _eps0(eps0), _n(n), _delta(delta)
-    s = _scale(k, eps0)
-    # -log(delta) rather than log(1/delta): 1/delta overflows for subnormal delta
-    eps = max(math.sqrt(14.0 * (math.log(2.0) - math.log(delta)) * s / (n - 1)), 27.0 * s / (n - 1))
-    if eps > 1.0:
-        raise BoundNotApplicable(f"{_NAME} requires eps <= 1, but the bound gives eps = {eps:.6g}")
-    # round outward (relative 1e-12, at least one float); eps0 is always valid on its own
-    return min(math.nextafter(eps * (1.0 + 1e-12), math.inf), eps0)
+    return Balle2019KRRCurve(k, eps0, n).epsilon(delta)
 
 
 def balle2019_krr_delta(eps: float, k: int, eps0: float, n: int) -> float:
@@ -132,8 +262,8 @@ def balle2019_krr_delta(eps: float, k: int, eps0: float, n: int) -> float:
         >>> 0.9e-6 < d < 1.1e-6
         True
     """
-    eps, k, eps0, n = _eps(eps), _k(k), _eps0(eps0), _n(n)
-    return log_clip_to_prob(_krr_log_delta(eps, k, eps0, n))
+    eps = _eps(eps)
+    return Balle2019KRRCurve(k, eps0, n).delta(eps)
 
 
 def _krr_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
@@ -171,8 +301,8 @@ def balle2019_krr_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
         >>> round(balle2019_krr_log_delta(1.0, 10, 2.0, 10**8), 0)
         -435830.0
     """
-    eps, k, eps0, n = _eps(eps), _k(k), _eps0(eps0), _n(n)
-    return _krr_log_delta(eps, k, eps0, n)
+    eps = _eps(eps)
+    return Balle2019KRRCurve(k, eps0, n).log_delta(eps)
 
 
 def _one_minus_gamma(k: int, eps0: float) -> float:
@@ -261,10 +391,8 @@ def balle2019_hoeffding_log_delta(eps: float, k: int, eps0: float, n: int) -> fl
         >>> balle2019_hoeffding_log_delta(0.2, 10, 2.0, 10**8) < math.log(1e-300)
         True
     """
-    eps, k, eps0, n = _eps(eps), _k(k), _eps0(eps0), _n(n)
-    if eps == 0.0:
-        raise BoundNotApplicable("the Hoeffding bound of Balle et al. 2019 needs eps > 0, got eps = 0.0")
-    return _guarded(_hoeffding, eps, k, eps0, n)
+    eps = _eps(eps)
+    return Balle2019HoeffdingCurve(k, eps0, n).log_delta(eps)
 
 
 def balle2019_hoeffding_delta(eps: float, k: int, eps0: float, n: int) -> float:
@@ -289,7 +417,8 @@ def balle2019_hoeffding_delta(eps: float, k: int, eps0: float, n: int) -> float:
         >>> 0 < d < 1e-3
         True
     """
-    return log_clip_to_prob(balle2019_hoeffding_log_delta(eps, k, eps0, n))
+    eps = _eps(eps)
+    return Balle2019HoeffdingCurve(k, eps0, n).delta(eps)
 
 
 def balle2019_bennett_log_delta(eps: float, k: int, eps0: float, n: int) -> float:
@@ -317,10 +446,8 @@ def balle2019_bennett_log_delta(eps: float, k: int, eps0: float, n: int) -> floa
         >>> balle2019_bennett_log_delta(0.2, 10, 2.0, 10**8) < math.log(1e-300)
         True
     """
-    eps, k, eps0, n = _eps(eps), _k(k), _eps0(eps0), _n(n)
-    if eps == 0.0:
-        raise BoundNotApplicable("the Bennett bound of Balle et al. 2019 needs eps > 0, got eps = 0.0")
-    return _guarded(_bennett, eps, k, eps0, n)
+    eps = _eps(eps)
+    return Balle2019BennettCurve(k, eps0, n).log_delta(eps)
 
 
 def balle2019_bennett_delta(eps: float, k: int, eps0: float, n: int) -> float:
@@ -344,20 +471,13 @@ def balle2019_bennett_delta(eps: float, k: int, eps0: float, n: int) -> float:
         >>> balle2019_bennett_delta(0.2, 10, 2.0, 100_000) <= balle2019_hoeffding_delta(0.2, 10, 2.0, 100_000)
         True
     """
-    return log_clip_to_prob(balle2019_bennett_log_delta(eps, k, eps0, n))
-
-
-def _numeric_eps(fn, k: int, eps0: float, n: int, delta: float) -> float:
-    # delta(eps) at eps = eps0 is a valid bound too, but eps0 is always a valid answer by itself
-    # (the shuffled output of eps0-LDP reports is (eps0, 0)-DP), so search in (0, eps0].
-    def d(e: float) -> float:
-        return 1.0 if e <= 0.0 else fn(e, k, eps0, n)
-
-    return smallest_eps(d, delta, eps0)
+    eps = _eps(eps)
+    return Balle2019BennettCurve(k, eps0, n).delta(eps)
 
 
 def balle2019_hoeffding_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
-    """Hoeffding bound as epsilon(delta): bisection on ``(0, eps0]`` keeping the verified side.
+    """Hoeffding bound as epsilon(delta): the one root finder
+    (:func:`shuffle_accounting.curves.epsilon_from_delta`) on ``(0, eps0]``, keeping the verified side.
 
     Returns ``eps0`` (the local guarantee, always valid) if the bound never reaches ``delta`` below it.
 
@@ -366,18 +486,18 @@ def balle2019_hoeffding_epsilon(k: int, eps0: float, n: int, delta: float) -> fl
         0.064
     """
     k, eps0, n, delta = _k(k), _eps0(eps0), _n(n), _delta(delta)
-    return _numeric_eps(balle2019_hoeffding_delta, k, eps0, n, delta)
+    return Balle2019HoeffdingCurve(k, eps0, n).epsilon(delta)
 
 
 def balle2019_bennett_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
-    """Bennett bound as epsilon(delta): bisection on ``(0, eps0]`` keeping the verified side.
+    """Bennett bound as epsilon(delta): the one root finder on ``(0, eps0]``, keeping the verified side.
 
     Example:
         >>> round(balle2019_bennett_epsilon(10, 2.0, 100_000, 1e-6), 3)
         0.028
     """
     k, eps0, n, delta = _k(k), _eps0(eps0), _n(n), _delta(delta)
-    return _numeric_eps(balle2019_bennett_delta, k, eps0, n, delta)
+    return Balle2019BennettCurve(k, eps0, n).epsilon(delta)
 
 
 # Shared with other modules and the tests under public names (issue 13: no module imports

@@ -27,18 +27,24 @@ k-Randomized Response* — reproductions of their published tables (NOT accounta
 from __future__ import annotations
 
 import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .._logmath import log_binom as _lbinom
 from .._logmath import logsumexp
-from .._validation import ParameterError, check_int, check_real, check_work
+from .._validation import ParameterError, check_choice, check_int, check_real, check_work
+from ._common import LiteratureCurve
 from ._common import eps0_arg as _eps0
 from ._common import eps_arg as _eps
 from ._common import k_arg as _k
 from ._common import n_arg as _n
 
 __all__ = [
+    "BiswasAsPrintedCurve",
+    "BiswasSimplifiedCurve",
     "biswas_as_printed_delta",
     "biswas_table2_erlingsson_simplified_delta",
     "biswas_table2_balle_simplified_delta",
@@ -46,8 +52,17 @@ __all__ = [
 ]
 
 
+_LEGACY_ORDER = ("n", "n_x0", "k", "eps0")
+
+
 def biswas_as_printed_delta(
-    eps: float, n: int, n_x0: int, k: int, eps0: float, *, max_work: int | None = None
+    eps: float,
+    *args: Any,
+    n: int | None = None,
+    n_x0: int | None = None,
+    k: int | None = None,
+    eps0: float | None = None,
+    max_work: int | None = None,
 ) -> float:
     """Biswas et al.'s eq. (6) with the printed Theorem IV.1 ``v_s`` — reproduces Table IV as printed.
 
@@ -64,57 +79,124 @@ def biswas_as_printed_delta(
         eps0: Local privacy parameter, finite, in (0, 500] (``e^eps0 n`` must be a finite float).
         max_work: Work budget (``None``: 1e8); the work is ``(n + 1)(n_x0 + 1)`` (the grid).
 
+    Every argument after ``eps`` is keyword only: the old positional order
+    ``(eps, n, n_x0, k, eps0)`` (unlike the ``(k, eps0, n)`` of the rest of the package) still works
+    but emits a ``DeprecationWarning``. :class:`BiswasAsPrintedCurve` takes ``(k, eps0, n, *, n_x0)``.
+
     Returns:
         The as-printed delta.
 
     Raises:
         ParameterError: On invalid numbers, including ``n_x0 > n - 2`` (e.g. their "n=50" row
-            with ``n_x0 = 80``).
+            with ``n_x0 = 80``), a missing argument or one given twice.
         WorkBudgetExceeded: If ``(n + 1)(n_x0 + 1) > max_work``.
 
     Example:
         >>> f"{biswas_as_printed_delta(0.5, n=100, n_x0=80, k=10, eps0=2.0):.2e}"
         '3.25e-22'
     """
-    eps, n, k, eps0 = _eps(eps), _n(n), _k(k), _eps0(eps0)
-    if isinstance(n_x0, (int, np.integer)) and not isinstance(n_x0, bool) and n_x0 > n - 2:
-        raise ParameterError(
-            f"n_x0 must be an integer in [0, n - 2] = [0, {n - 2}] (the other n - 1 users hold x0 "
-            f"at most n - 1 times, and the printed formula needs n - 1 - n_x0 >= 1), got n_x0 = {n_x0}"
+    given: dict[str, Any] = {"n": n, "n_x0": n_x0, "k": k, "eps0": eps0}
+    if args:
+        if len(args) > len(_LEGACY_ORDER):
+            raise ParameterError(
+                f"biswas_as_printed_delta takes eps and the keywords n, n_x0, k, eps0, got {1 + len(args)} positional arguments"
+            )
+        warnings.warn(
+            "positional n, n_x0, k, eps0 in biswas_as_printed_delta are deprecated: pass them as "
+            "keywords (n=..., n_x0=..., k=..., eps0=...)",
+            DeprecationWarning,
+            stacklevel=2,
         )
-    nx = check_int("n_x0", n_x0, minimum=0, maximum=n - 2)
-    eps0 = check_real("eps0", eps0, low=0.0, low_open=True, high=500.0)
-    check_work(
-        f"biswas_as_printed_delta(n={n}, n_x0={nx})",
-        (n + 1) * (nx + 1),
-        max_work=max_work,
-        alternative="it is a reproduction of a published table, not a bound: use a smaller n",
-    )
-    N = n - nx
-    E = math.exp(eps0)
-    lk1 = eps0 + math.log(E + k - 2) - math.log(k - 1)  # log kappa1
-    k2 = (k - 1) / (E + k - 2)
-    s = np.arange(n + 1, dtype=float)[:, None]
-    r = np.arange(nx + 1, dtype=float)[None, :]
-    base = _lbinom(nx, r) + r * lk1  # log C(n_x0, r) kappa1^r
-    log_den = logsumexp(base + _lbinom(N, s - r), axis=1)
-    # printed numerator: (1/N) sum_r (s - r) C(n_x0, r) C(N - 1, s - 1 - r) kappa1^r
-    with np.errstate(divide="ignore"):
-        log_num = logsumexp(
-            base + np.log(np.maximum(s - r, 0.0)) + _lbinom(N - 1, s - 1 - r), axis=1
-        ) - math.log(N)
-    ratio = np.exp(log_num - log_den)
-    v = np.log(k2 + (E - k2) * ratio)
-    # P_s = kappa3 * sum_r C(n_x0,r) kappa1^r [kappa2 C(N, s-r) + (e^eps0 - kappa2)(s-r)/N C(N, s-r)]
-    log_k3 = nx * math.log(k - 1) + (N - s[:, 0]) * math.log(E + k - 2) - n * math.log(E + k - 1)
-    with np.errstate(divide="ignore"):
-        weight = np.log(k2 + (E - k2) * np.maximum(s - r, 0.0) / N)
-    log_p = log_k3 + logsumexp(base + _lbinom(N, s - r) + weight, axis=1)
-    mask = v > eps
-    if not mask.any():
-        return 0.0
-    terms = log_p[mask] + np.log(-np.expm1(eps - v[mask]))
-    return float(np.exp(logsumexp(terms)))
+        for name, value in zip(_LEGACY_ORDER, args):
+            if given[name] is not None:
+                raise ParameterError(
+                    f"{name} was given both positionally and as a keyword ({value!r}, {given[name]!r})"
+                )
+            given[name] = value
+    for name in ("n", "k", "eps0", "n_x0"):
+        if given[name] is None:
+            raise ParameterError(
+                f"{name} is required (a keyword argument of biswas_as_printed_delta), got None"
+            )
+    eps = _eps(eps)
+    n, n_x0, k, eps0 = given["n"], given["n_x0"], given["k"], given["eps0"]
+    return BiswasAsPrintedCurve(k, eps0, n, n_x0=n_x0, max_work=max_work).delta(eps)
+
+
+@dataclass(frozen=True)
+class BiswasAsPrintedCurve(LiteratureCurve):
+    """Biswas et al.'s eq. (6) with the printed Theorem IV.1 as a curve: ``bound="as-printed"``.
+
+    NOT a privacy bound (see the module docstring's ERRATUM): kept to reproduce their Table IV;
+    ``delta`` is :func:`biswas_as_printed_delta`, ``epsilon`` the root finder on it.
+
+    Args:
+        k: Number of categories, integer >= 2.
+        eps0: Local privacy parameter, finite, in (0, 500].
+        n: Number of users, integer >= 2.
+        n_x0: Number of other users holding ``x0``, integer in ``[0, n - 2]`` (keyword only).
+        max_work: Work budget (keyword only).
+
+    Example:
+        >>> c = BiswasAsPrintedCurve(10, 2.0, 100, n_x0=80)
+        >>> c.bound, f"{c.delta(0.5):.2e}"
+        ('as-printed', '3.25e-22')
+    """
+
+    k: int
+    eps0: float
+    n: int
+    n_x0: int = 0
+    max_work: int | None = None
+    name = "Biswas et al. as printed"
+    citation = "Biswas, Jung, Palamidessi, eq. (6) with the printed Theorem IV.1 (wrong, see ERRATUM)"
+    bound = "as-printed"
+
+    def __post_init__(self) -> None:
+        n, k, eps0, n_x0 = _n(self.n), _k(self.k), _eps0(self.eps0), self.n_x0
+        if isinstance(n_x0, (int, np.integer)) and not isinstance(n_x0, bool) and n_x0 > n - 2:
+            raise ParameterError(
+                f"n_x0 must be an integer in [0, n - 2] = [0, {n - 2}] (the other n - 1 users hold x0 "
+                f"at most n - 1 times, and the printed formula needs n - 1 - n_x0 >= 1), got n_x0 = {n_x0}"
+            )
+        nx = check_int("n_x0", n_x0, minimum=0, maximum=n - 2)
+        eps0 = check_real("eps0", eps0, low=0.0, low_open=True, high=500.0)
+        check_work(
+            f"biswas_as_printed_delta(n={n}, n_x0={nx})",
+            (n + 1) * (nx + 1),
+            max_work=self.max_work,
+            alternative="it is a reproduction of a published table, not a bound: use a smaller n",
+        )
+        for name, value in (("k", k), ("eps0", eps0), ("n", n), ("n_x0", nx)):
+            object.__setattr__(self, name, value)
+
+    def _delta(self, eps: float) -> float:
+        n, nx, k, eps0 = self.n, self.n_x0, self.k, self.eps0
+        N = n - nx
+        E = math.exp(eps0)
+        lk1 = eps0 + math.log(E + k - 2) - math.log(k - 1)  # log kappa1
+        k2 = (k - 1) / (E + k - 2)
+        s = np.arange(n + 1, dtype=float)[:, None]
+        r = np.arange(nx + 1, dtype=float)[None, :]
+        base = _lbinom(nx, r) + r * lk1  # log C(n_x0, r) kappa1^r
+        log_den = logsumexp(base + _lbinom(N, s - r), axis=1)
+        # printed numerator: (1/N) sum_r (s - r) C(n_x0, r) C(N - 1, s - 1 - r) kappa1^r
+        with np.errstate(divide="ignore"):
+            log_num = logsumexp(
+                base + np.log(np.maximum(s - r, 0.0)) + _lbinom(N - 1, s - 1 - r), axis=1
+            ) - math.log(N)
+        ratio = np.exp(log_num - log_den)
+        v = np.log(k2 + (E - k2) * ratio)
+        # P_s = kappa3 * sum_r C(n_x0,r) kappa1^r [kappa2 C(N, s-r) + (e^eps0 - kappa2)(s-r)/N C(N, s-r)]
+        log_k3 = nx * math.log(k - 1) + (N - s[:, 0]) * math.log(E + k - 2) - n * math.log(E + k - 1)
+        with np.errstate(divide="ignore"):
+            weight = np.log(k2 + (E - k2) * np.maximum(s - r, 0.0) / N)
+        log_p = log_k3 + logsumexp(base + _lbinom(N, s - r) + weight, axis=1)
+        mask = v > eps
+        if not mask.any():
+            return 0.0
+        terms = log_p[mask] + np.log(-np.expm1(eps - v[mask]))
+        return float(np.exp(logsumexp(terms)))
 
 
 def _simplified(eps: float, eps0: float, n: int, log_c: float) -> float:
@@ -123,6 +205,53 @@ def _simplified(eps: float, eps0: float, n: int, log_c: float) -> float:
         return 1.0
     log_t = math.log(n) + 2.0 * math.log(eps) - log_c
     return math.exp(-math.exp(min(log_t, 709.0)))
+
+
+_COLUMNS = ("erlingsson", "balle", "feldman")
+
+
+@dataclass(frozen=True)
+class BiswasSimplifiedCurve(LiteratureCurve):
+    """One "literature" column of Biswas et al.'s Table II: ``delta = exp(-n eps^2 / c)`` with
+    ``c = 144 eps0^2`` (``column="erlingsson"``), ``e^(2 eps0)`` (``"balle"``) or ``e^eps0 - 1``
+    (``"feldman"``). ``bound="as-printed"``: simplified forms that reproduce the table, NOT the cited
+    theorems, with no validity conditions; never use them as privacy guarantees.
+
+    Args:
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+        column: ``"erlingsson"``, ``"balle"`` or ``"feldman"`` (keyword only).
+
+    Example:
+        >>> c = BiswasSimplifiedCurve(0.49, 100, column="feldman")
+        >>> c.bound, f"{c.delta(0.3):.3e}"
+        ('as-printed', '6.584e-07')
+    """
+
+    eps0: float
+    n: int
+    column: str = "erlingsson"
+    name = "Biswas et al. Table II simplified form"
+    citation = "Biswas, Jung, Palamidessi, Table II literature columns (simplified forms, not theorems)"
+    bound = "as-printed"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "eps0", _eps0(self.eps0))
+        object.__setattr__(self, "n", _n(self.n))
+        object.__setattr__(self, "column", check_choice("column", self.column, _COLUMNS))
+
+    @property
+    def log_c(self) -> float:
+        """``log c`` of the column's form."""
+        eps0 = self.eps0
+        if self.column == "erlingsson":
+            return math.log(144.0) + 2.0 * math.log(eps0)
+        if self.column == "balle":
+            return 2.0 * eps0
+        return math.log(math.expm1(eps0)) if eps0 < 1.0 else eps0 + math.log1p(-math.exp(-eps0))
+
+    def _delta(self, eps: float) -> float:
+        return _simplified(eps, self.eps0, self.n, self.log_c)
 
 
 def biswas_table2_erlingsson_simplified_delta(eps: float, eps0: float, n: int) -> float:
@@ -136,8 +265,8 @@ def biswas_table2_erlingsson_simplified_delta(eps: float, eps0: float, n: int) -
         >>> round(biswas_table2_erlingsson_simplified_delta(0.1, 0.49, 100), 2)
         0.97
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    return _simplified(eps, eps0, n, math.log(144.0) + 2.0 * math.log(eps0))
+    eps = _eps(eps)
+    return BiswasSimplifiedCurve(eps0, n, column="erlingsson").delta(eps)
 
 
 def biswas_table2_balle_simplified_delta(eps: float, eps0: float, n: int) -> float:
@@ -150,8 +279,8 @@ def biswas_table2_balle_simplified_delta(eps: float, eps0: float, n: int) -> flo
         >>> round(biswas_table2_balle_simplified_delta(0.2, 0.49, 100), 2)
         0.22
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    return _simplified(eps, eps0, n, 2.0 * eps0)
+    eps = _eps(eps)
+    return BiswasSimplifiedCurve(eps0, n, column="balle").delta(eps)
 
 
 def biswas_table2_feldman_simplified_delta(eps: float, eps0: float, n: int) -> float:
@@ -164,6 +293,5 @@ def biswas_table2_feldman_simplified_delta(eps: float, eps0: float, n: int) -> f
         >>> f"{biswas_table2_feldman_simplified_delta(0.3, 0.49, 100):.3e}"
         '6.584e-07'
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    log_expm1 = math.log(math.expm1(eps0)) if eps0 < 1.0 else eps0 + math.log1p(-math.exp(-eps0))
-    return _simplified(eps, eps0, n, log_expm1)
+    eps = _eps(eps)
+    return BiswasSimplifiedCurve(eps0, n, column="feldman").delta(eps)

@@ -25,18 +25,23 @@ the larger k-RR clone probability.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from scipy.optimize import brentq
 
-from .._validation import check_real
+from .._validation import check_int, check_max_work, check_real
 from ._clones import ClonePair
-from ._common import BoundNotApplicable, log_clip_to_prob
+from ._common import BoundNotApplicable, LiteratureCurve, log_clip_to_prob
 from ._common import delta_arg as _delta
 from ._common import eps0_arg as _eps0
 from ._common import eps_arg as _eps
 from ._common import n_arg as _n
 
 __all__ = [
+    "ClosedFormCloneCurve",
+    "FMT2021ClosedFormCurve",
+    "ClonePairCurve",
+    "FMT2021CloneCurve",
     "fmt2021_closed_form_epsilon",
     "fmt2021_closed_form_delta",
     "fmt2021_closed_form_log_delta",
@@ -60,8 +65,6 @@ _LOG_16_LOG_4 = math.log(16.0 * math.log(4.0))
 
 
 def _closed_n(value: object) -> int:
-    from .._validation import check_int
-
     return check_int("n", value, minimum=2, maximum=MAX_CLOSED_FORM_N)
 
 
@@ -145,6 +148,61 @@ def _closed_delta(eps: float, eps0: float, n: int, log_q: float, name: str) -> f
     return log_clip_to_prob(_closed_log_delta(eps, eps0, n, log_q, name))
 
 
+class ClosedFormCloneCurve(LiteratureCurve):
+    """The closed form of the clone analysis (FMT 2021, Theorem 3.1) for a clone probability ``q``,
+    as a certified curve (``bound="upper"``): subclasses fix ``q`` (:class:`FMT2021ClosedFormCurve`,
+    ``q = e^-eps0``; :class:`~shuffle_accounting.literature.feldman2023.FMT2023KRRClosedFormCurve`,
+    ``q = 2/(e^eps0 + 1)``). ``delta`` is the direct inversion (rounded up), ``epsilon`` the closed
+    form (rounded up, at most ``eps0``); both check the theorem's condition ``n q >= 16 log(4/delta)``.
+    """
+
+    eps0: float
+    n: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "eps0", _eps0(self.eps0))
+        object.__setattr__(self, "n", _closed_n(self.n))
+
+    @property
+    def log_q(self) -> float:
+        """``log`` of the clone probability."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def _log_delta(self, eps: float) -> float:
+        return _closed_log_delta(eps, self.eps0, self.n, self.log_q, self._label)
+
+    def epsilon(self, delta: float) -> float:
+        """The closed form at ``delta`` (rounded up, at most ``eps0``)."""
+        delta = _delta(delta)
+        return _closed_eps(self.eps0, self.n, delta, self.log_q, self._label)
+
+
+@dataclass(frozen=True)
+class FMT2021ClosedFormCurve(ClosedFormCloneCurve):
+    """FMT 2021, Theorem 3.1 as a certified curve (see :func:`fmt2021_closed_form_epsilon`).
+
+    Args:
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer in [2, 10**300].
+
+    Example:
+        >>> c = FMT2021ClosedFormCurve(eps0=4.0, n=100_000)
+        >>> round(c.epsilon(1e-6), 4), 9e-7 < c.delta(0.5378) < 1.1e-6
+        (0.5378, True)
+    """
+
+    eps0: float
+    n: int
+    name = "FMT21 closed form"
+    citation = "Feldman, McMillan, Talwar, Hiding among the clones (FOCS 2021), Thm 3.1"
+    _label = "FMT 2021 Theorem 3.1"
+
+    @property
+    def log_q(self) -> float:
+        """``-eps0`` (``q = e^-eps0``)."""
+        return -self.eps0
+
+
 def fmt2021_closed_form_epsilon(eps0: float, n: int, delta: float) -> float:
     """Closed-form amplification bound of FMT 2021, Theorem 3.1.
 
@@ -175,7 +233,7 @@ def fmt2021_closed_form_epsilon(eps0: float, n: int, delta: float) -> float:
         0.5378
     """
     eps0, n, delta = _eps0(eps0), _closed_n(n), _delta(delta)
-    return _closed_eps(eps0, n, delta, -eps0, "FMT 2021 Theorem 3.1")
+    return FMT2021ClosedFormCurve(eps0, n).epsilon(delta)
 
 
 def fmt2021_closed_form_delta(eps: float, eps0: float, n: int) -> float:
@@ -206,8 +264,8 @@ def fmt2021_closed_form_delta(eps: float, eps0: float, n: int) -> float:
         >>> 9e-7 < d < 1.1e-6
         True
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _closed_n(n)
-    return _closed_delta(eps, eps0, n, -eps0, "FMT 2021 Theorem 3.1")
+    eps = _eps(eps)
+    return FMT2021ClosedFormCurve(eps0, n).delta(eps)
 
 
 def fmt2021_closed_form_log_delta(eps: float, eps0: float, n: int) -> float:
@@ -231,8 +289,8 @@ def fmt2021_closed_form_log_delta(eps: float, eps0: float, n: int) -> float:
         >>> round(fmt2021_closed_form_log_delta(0.5, eps0=2.0, n=10**8), 0)
         -137530.0
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _closed_n(n)
-    return _closed_log_delta(eps, eps0, n, -eps0, "FMT 2021 Theorem 3.1")
+    eps = _eps(eps)
+    return FMT2021ClosedFormCurve(eps0, n).log_delta(eps)
 
 
 # --------------------------------------------------------------------------- clone pair (exact)
@@ -240,6 +298,98 @@ def fmt2021_closed_form_log_delta(eps: float, eps0: float, n: int) -> float:
 
 def _q_arg(clone_prob: object) -> float:
     return check_real("clone_prob", clone_prob, low=0.0, high=1.0, low_open=True)
+
+
+@dataclass(frozen=True)
+class ClonePairCurve(LiteratureCurve):
+    """The certified hockey-stick curve of the clone pair with clone probability ``q``
+    (``bound="upper"``; see :func:`clone_pair_log_delta` for the pair and how it stays an upper bound).
+
+    ``epsilon`` is the clone engine's specialised certified search (a Brent root on the coarse
+    certified bound, secant steps on the fine one, every candidate accepted only where the
+    certified value is ``<= delta``, ending with the same check as :meth:`delta`): ~1e-4 relative,
+    at far fewer evaluations than bisection.
+
+    Args:
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+        clone_prob: ``q`` in (0, 1].
+        rel_slack: Relative tightness target of the block sums, in (0, 1) (keyword only).
+        max_work: Work budget (keyword only; ``None``: the default budget).
+
+    Raises:
+        ParameterError: On invalid numbers.
+
+    Example:
+        >>> c = ClonePairCurve(2.0, 10_000, math.exp(-2.0))
+        >>> e = c.epsilon(1e-6)
+        >>> 0.1 < e < 0.5, c.delta(e) <= 1e-6
+        (True, True)
+    """
+
+    eps0: float
+    n: int
+    clone_prob: float
+    rel_slack: float = 1e-4
+    max_work: int | None = None
+    name = "clone pair"
+    citation = "Feldman, McMillan, Talwar (FOCS 2021), Sec. 3, clone reduction, exact numerical"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "eps0", _eps0(self.eps0))
+        object.__setattr__(self, "n", _n(self.n))
+        object.__setattr__(self, "clone_prob", _q_arg(self.clone_prob))
+        object.__setattr__(
+            self,
+            "rel_slack",
+            check_real("rel_slack", self.rel_slack, low=0.0, high=1.0, low_open=True, high_open=True),
+        )
+        if self.max_work is not None:
+            object.__setattr__(self, "max_work", check_max_work(self.max_work))
+
+    def _log_delta(self, eps: float) -> float:
+        if eps >= self.eps0:  # then P <= e^eps Q pointwise
+            return -math.inf
+        pair = ClonePair(self.eps0, self.n, self.clone_prob, max_work=self.max_work)
+        return pair.log_delta(eps, rel_slack=self.rel_slack)[0]
+
+    def epsilon(self, delta: float) -> float:
+        """Certified epsilon at ``delta`` (at most ``eps0``; see the class docstring)."""
+        delta = _delta(delta)
+        return _clone_epsilon(self.eps0, self.n, delta, self.clone_prob, self.max_work)
+
+
+@dataclass(frozen=True)
+class FMT2021CloneCurve(ClonePairCurve):
+    """FMT 2021's numerical clone bound: the clone pair with ``q = e^-eps0`` (certified).
+
+    Args:
+        eps0: Local privacy parameter, finite and > 0.
+        n: Number of users, integer >= 2.
+        max_work: Work budget (keyword only).
+
+    Example:
+        >>> c = FMT2021CloneCurve(4.0, 100_000)
+        >>> 0.16754 <= c.epsilon(1e-6) <= 0.17279
+        True
+    """
+
+    eps0: float
+    n: int
+    clone_prob: float = -1.0  # set from eps0
+    rel_slack: float = 1e-4
+    max_work: int | None = None
+    name = "FMT21 clones (exact)"
+    citation = "Feldman, McMillan, Talwar (FOCS 2021), clone reduction, exact numerical"
+
+    def __init__(self, eps0: float, n: int, *, max_work: int | None = None) -> None:
+        eps0 = _eps0(eps0)
+        object.__setattr__(self, "eps0", eps0)
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "clone_prob", math.exp(-eps0))
+        object.__setattr__(self, "rel_slack", 1e-4)
+        object.__setattr__(self, "max_work", max_work)
+        self.__post_init__()
 
 
 def clone_pair_log_delta(
@@ -290,12 +440,8 @@ def clone_pair_log_delta(
         >>> -6980.0 < x < -6979.0  # delta ~ 1e-3031: far below the float range, exact in log space
         True
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    q = _q_arg(clone_prob)
-    rel_slack = check_real("rel_slack", rel_slack, low=0.0, high=1.0, low_open=True, high_open=True)
-    if eps >= eps0:  # then P <= e^eps Q pointwise
-        return -math.inf
-    return ClonePair(eps0, n, q, max_work=max_work).log_delta(eps, rel_slack=rel_slack)[0]
+    eps = _eps(eps)
+    return ClonePairCurve(eps0, n, clone_prob, rel_slack=rel_slack, max_work=max_work).log_delta(eps)
 
 
 def clone_pair_delta(
@@ -331,9 +477,8 @@ def clone_pair_delta(
         >>> 1e-7 < d < 1e-4
         True
     """
-    return log_clip_to_prob(
-        clone_pair_log_delta(eps, eps0, n, clone_prob, rel_slack=rel_slack, max_work=max_work)
-    )
+    eps = _eps(eps)
+    return ClonePairCurve(eps0, n, clone_prob, rel_slack=rel_slack, max_work=max_work).delta(eps)
 
 
 def _clone_epsilon(eps0: float, n: int, delta: float, q: float, max_work: int | None = None) -> float:
@@ -428,7 +573,7 @@ def clone_pair_epsilon(
         True
     """
     eps0, n, delta = _eps0(eps0), _n(n), _delta(delta)
-    return _clone_epsilon(eps0, n, delta, _q_arg(clone_prob), max_work)
+    return ClonePairCurve(eps0, n, clone_prob, max_work=max_work).epsilon(delta)
 
 
 def fmt2021_clone_delta(eps: float, eps0: float, n: int, *, max_work: int | None = None) -> float:
@@ -452,8 +597,8 @@ def fmt2021_clone_delta(eps: float, eps0: float, n: int, *, max_work: int | None
         >>> fmt2021_clone_delta(4.0, eps0=4.0, n=1000)
         0.0
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    return clone_pair_delta(eps, eps0, n, math.exp(-eps0), max_work=max_work)
+    eps = _eps(eps)
+    return FMT2021CloneCurve(eps0, n, max_work=max_work).delta(eps)
 
 
 def fmt2021_clone_log_delta(eps: float, eps0: float, n: int, *, max_work: int | None = None) -> float:
@@ -475,8 +620,8 @@ def fmt2021_clone_log_delta(eps: float, eps0: float, n: int, *, max_work: int | 
         >>> fmt2021_clone_log_delta(0.9, eps0=1.0, n=10**5) < math.log(1e-300)
         True
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    return clone_pair_log_delta(eps, eps0, n, math.exp(-eps0), max_work=max_work)
+    eps = _eps(eps)
+    return FMT2021CloneCurve(eps0, n, max_work=max_work).log_delta(eps)
 
 
 def fmt2021_clone_epsilon(eps0: float, n: int, delta: float, *, max_work: int | None = None) -> float:
@@ -503,12 +648,4 @@ def fmt2021_clone_epsilon(eps0: float, n: int, delta: float, *, max_work: int | 
         True
     """
     eps0, n, delta = _eps0(eps0), _n(n), _delta(delta)
-    return clone_pair_epsilon(eps0, n, delta, math.exp(-eps0), max_work=max_work)
-
-
-# Shared with other modules and the tests under public names (issue 13: no module imports
-# another module's private name). Internal: not in __all__.
-clone_closed_delta = _closed_delta  # closed-form clone delta for a given log q (feldman2023)
-clone_closed_eps = _closed_eps  # closed-form clone epsilon for a given log q (feldman2023)
-clone_closed_log_delta = _closed_log_delta  # closed-form clone log delta (feldman2023)
-closed_form_n_arg = _closed_n  # validated n of the closed forms (feldman2023)
+    return FMT2021CloneCurve(eps0, n, max_work=max_work).epsilon(delta)

@@ -24,18 +24,18 @@ instead of FMT 2021's generic ``Bin(n - 1, e^-eps0)`` — more clones, hence a s
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
+from ._common import BoundNotApplicable
 from ._common import delta_arg as _delta
 from ._common import eps0_arg as _eps0
 from ._common import eps_arg as _eps
 from ._common import n_arg as _n
-from .feldman2021 import clone_closed_delta as _closed_delta
-from .feldman2021 import clone_closed_eps as _closed_eps
-from .feldman2021 import clone_closed_log_delta as _closed_log_delta
-from .feldman2021 import clone_pair_delta, clone_pair_epsilon, clone_pair_log_delta
-from .feldman2021 import closed_form_n_arg as _closed_n
+from .feldman2021 import ClonePairCurve, ClosedFormCloneCurve
 
 __all__ = [
+    "FMT2023KRRCloneCurve",
+    "FMT2023KRRClosedFormCurve",
     "krr_clone_probability",
     "fmt2023_krr_clone_delta",
     "fmt2023_krr_clone_log_delta",
@@ -65,10 +65,67 @@ def _log_q(eps0: float) -> float:
 def _q(eps0: float) -> float:
     q = krr_clone_probability(eps0)
     if q <= 0.0:
-        from ._common import BoundNotApplicable
-
         raise BoundNotApplicable(f"clone probability 2/(e^eps0 + 1) underflows for eps0 = {eps0}")
     return q
+
+
+@dataclass(frozen=True)
+class FMT2023KRRCloneCurve(ClonePairCurve):
+    """Stronger-clone numerical bound for shuffled k-RR: the clone pair with ``q = 2/(e^eps0 + 1)``
+    (FMT 2023, Lemma 3.5 as corrected in the errata), certified (``bound="upper"``).
+
+    Args:
+        eps0: Local privacy parameter of k-RR, finite and > 0.
+        n: Number of users, integer >= 2.
+        max_work: Work budget (keyword only).
+
+    Example:
+        >>> round(FMT2023KRRCloneCurve(2.0, 10_000).epsilon(1e-6), 3)
+        0.114
+    """
+
+    eps0: float
+    n: int
+    clone_prob: float = -1.0  # set from eps0
+    rel_slack: float = 1e-4
+    max_work: int | None = None
+    name = "FMT23 clones (exact)"
+    citation = "Feldman, McMillan, Talwar (SODA 2023), k-RR stronger clones, exact numerical"
+
+    def __init__(self, eps0: float, n: int, *, max_work: int | None = None) -> None:
+        eps0 = _eps0(eps0)
+        n = _n(n)
+        object.__setattr__(self, "eps0", eps0)
+        object.__setattr__(self, "n", n)
+        object.__setattr__(self, "clone_prob", _q(eps0))
+        object.__setattr__(self, "rel_slack", 1e-4)
+        object.__setattr__(self, "max_work", max_work)
+        self.__post_init__()
+
+
+@dataclass(frozen=True)
+class FMT2023KRRClosedFormCurve(ClosedFormCloneCurve):
+    """The closed form with the k-RR stronger-clone probability ``q = 2/(e^eps0 + 1)`` (certified).
+
+    Args:
+        eps0: Local privacy parameter of k-RR, finite and > 0.
+        n: Number of users, integer in [2, 10**300].
+
+    Example:
+        >>> round(FMT2023KRRClosedFormCurve(4.0, 100_000).epsilon(1e-6), 4)
+        0.4099
+    """
+
+    eps0: float
+    n: int
+    name = "FMT23 closed form"
+    citation = "Feldman, McMillan, Talwar, Stronger amplification (SODA 2023), k-RR stronger clones"
+    _label = "FMT 2023 stronger-clone closed form"
+
+    @property
+    def log_q(self) -> float:
+        """``log(2 / (e^eps0 + 1))``."""
+        return _log_q(self.eps0)
 
 
 def fmt2023_krr_clone_delta(eps: float, eps0: float, n: int, *, max_work: int | None = None) -> float:
@@ -92,8 +149,8 @@ def fmt2023_krr_clone_delta(eps: float, eps0: float, n: int, *, max_work: int | 
         >>> fmt2023_krr_clone_delta(0.3, 2.0, 2000) <= fmt2021_clone_delta(0.3, 2.0, 2000)
         True
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    return clone_pair_delta(eps, eps0, n, _q(eps0), max_work=max_work)
+    eps = _eps(eps)
+    return FMT2023KRRCloneCurve(eps0, n, max_work=max_work).delta(eps)
 
 
 def fmt2023_krr_clone_epsilon(eps0: float, n: int, delta: float, *, max_work: int | None = None) -> float:
@@ -116,7 +173,7 @@ def fmt2023_krr_clone_epsilon(eps0: float, n: int, delta: float, *, max_work: in
         0.114
     """
     eps0, n, delta = _eps0(eps0), _n(n), _delta(delta)
-    return clone_pair_epsilon(eps0, n, delta, _q(eps0), max_work=max_work)
+    return FMT2023KRRCloneCurve(eps0, n, max_work=max_work).epsilon(delta)
 
 
 def fmt2023_krr_closed_form_epsilon(eps0: float, n: int, delta: float) -> float:
@@ -140,8 +197,7 @@ def fmt2023_krr_closed_form_epsilon(eps0: float, n: int, delta: float) -> float:
         >>> round(fmt2023_krr_closed_form_epsilon(4.0, 100_000, 1e-6), 4)
         0.4099
     """
-    eps0, n, delta = _eps0(eps0), _closed_n(n), _delta(delta)
-    return _closed_eps(eps0, n, delta, _log_q(eps0), "FMT 2023 stronger-clone closed form")
+    return FMT2023KRRClosedFormCurve(eps0, n).epsilon(delta)
 
 
 def fmt2023_krr_closed_form_delta(eps: float, eps0: float, n: int) -> float:
@@ -164,8 +220,8 @@ def fmt2023_krr_closed_form_delta(eps: float, eps0: float, n: int) -> float:
         >>> 9e-7 < d < 1.1e-6
         True
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _closed_n(n)
-    return _closed_delta(eps, eps0, n, _log_q(eps0), "FMT 2023 stronger-clone closed form")
+    eps = _eps(eps)
+    return FMT2023KRRClosedFormCurve(eps0, n).delta(eps)
 
 
 def fmt2023_krr_clone_log_delta(eps: float, eps0: float, n: int, *, max_work: int | None = None) -> float:
@@ -187,8 +243,8 @@ def fmt2023_krr_clone_log_delta(eps: float, eps0: float, n: int, *, max_work: in
         >>> fmt2023_krr_clone_log_delta(0.9, eps0=1.0, n=10**5) < math.log(1e-300)
         True
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _n(n)
-    return clone_pair_log_delta(eps, eps0, n, _q(eps0), max_work=max_work)
+    eps = _eps(eps)
+    return FMT2023KRRCloneCurve(eps0, n, max_work=max_work).log_delta(eps)
 
 
 def fmt2023_krr_closed_form_log_delta(eps: float, eps0: float, n: int) -> float:
@@ -210,5 +266,5 @@ def fmt2023_krr_closed_form_log_delta(eps: float, eps0: float, n: int) -> float:
         >>> fmt2023_krr_closed_form_log_delta(0.5, 2.0, 10**8) < math.log(1e-300)
         True
     """
-    eps, eps0, n = _eps(eps), _eps0(eps0), _closed_n(n)
-    return _closed_log_delta(eps, eps0, n, _log_q(eps0), "FMT 2023 stronger-clone closed form")
+    eps = _eps(eps)
+    return FMT2023KRRClosedFormCurve(eps0, n).log_delta(eps)

@@ -11,16 +11,34 @@ from dataclasses import dataclass
 
 from .._deprecation import moved_names
 from .._validation import ParameterError
+from ._common import LiteratureCurve
 from ._common import delta_arg as _delta
 from ._common import eps0_arg as _eps0
 from ._common import k_arg as _k
 from ._common import n_arg as _n
-from .balle2019 import balle2019_bennett_epsilon, balle2019_hoeffding_epsilon, balle2019_krr_epsilon
-from .erlingsson2019 import erlingsson2019_epsilon
-from .feldman2021 import fmt2021_clone_epsilon, fmt2021_closed_form_epsilon
-from .feldman2023 import fmt2023_krr_clone_epsilon, fmt2023_krr_closed_form_epsilon
+from .balle2019 import (
+    Balle2019BennettCurve,
+    Balle2019HoeffdingCurve,
+    Balle2019KRRCurve,
+    balle2019_bennett_epsilon,
+    balle2019_hoeffding_epsilon,
+    balle2019_krr_epsilon,
+)
+from .erlingsson2019 import Erlingsson2019Curve, erlingsson2019_epsilon
+from .feldman2021 import (
+    FMT2021CloneCurve,
+    FMT2021ClosedFormCurve,
+    fmt2021_clone_epsilon,
+    fmt2021_closed_form_epsilon,
+)
+from .feldman2023 import (
+    FMT2023KRRCloneCurve,
+    FMT2023KRRClosedFormCurve,
+    fmt2023_krr_clone_epsilon,
+    fmt2023_krr_closed_form_epsilon,
+)
 
-__all__ = ["LiteratureBound", "LITERATURE_BOUNDS", "literature_epsilons"]
+__all__ = ["LiteratureBound", "LITERATURE_BOUNDS", "LITERATURE_CURVES", "literature_epsilons"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +92,20 @@ LITERATURE_BOUNDS: dict[str, tuple[str, Callable[[int, float, int, float], float
         "Feldman, McMillan, Talwar (SODA 2023), k-RR stronger clones, exact numerical",
         lambda k, e0, n, d: fmt2023_krr_clone_epsilon(e0, n, d),
     ),
+}
+
+
+#: name -> curve factory ``(k, eps0, n) -> LiteratureCurve`` (same names and order as
+#: :data:`LITERATURE_BOUNDS`; every curve here is a certified upper curve).
+LITERATURE_CURVES: dict[str, Callable[[int, float, int], LiteratureCurve]] = {
+    "EFMRTT19": lambda k, e0, n: Erlingsson2019Curve(e0, n),
+    "BBGN19 k-RR": lambda k, e0, n: Balle2019KRRCurve(k, e0, n),
+    "BBGN19 Hoeffding": lambda k, e0, n: Balle2019HoeffdingCurve(k, e0, n),
+    "BBGN19 Bennett": lambda k, e0, n: Balle2019BennettCurve(k, e0, n),
+    "FMT21 closed form": lambda k, e0, n: FMT2021ClosedFormCurve(e0, n),
+    "FMT21 clones (exact)": lambda k, e0, n: FMT2021CloneCurve(e0, n),
+    "FMT23 closed form": lambda k, e0, n: FMT2023KRRClosedFormCurve(e0, n),
+    "FMT23 clones (exact)": lambda k, e0, n: FMT2023KRRCloneCurve(e0, n),
 }
 
 

@@ -9,14 +9,16 @@ from fractions import Fraction
 from typing import Any
 
 from .._validation import ParameterError, check_int, check_real
+from ..curves import Interval
 from ..randomizers import KRR
 
 __all__ = ["Estimate", "check_p", "check_nk", "krr_keep_probability"]
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """A computed quantity with a stated absolute error bound.
+@dataclass(frozen=True, init=False)
+class Estimate(Interval):
+    """A computed quantity with a stated absolute error bound: a **certified**
+    :class:`~shuffle_accounting.curves.Interval` (``certified=True``, ``estimate = value``).
 
     The true value lies in ``[lower, upper] = [value - error, value + error]`` (intersected with the
     quantity's natural range where the producer says so).
@@ -27,28 +29,37 @@ class Estimate:
         lower: Certified lower end.
         upper: Certified upper end.
 
+    Raises:
+        ParameterError: If a number is NaN or infinite, ``error < 0`` or not
+            ``lower <= value <= upper``.
+
     Example:
         >>> e = Estimate(0.5, 1e-12, 0.5 - 1e-12, 0.5 + 1e-12)
-        >>> e.lower <= e.value <= e.upper
-        True
+        >>> e.lower <= e.value <= e.upper, e.certified, e.estimate == e.value
+        (True, True, True)
         >>> float(e)
         0.5
     """
 
-    value: float
     error: float
-    lower: float
-    upper: float
 
-    def __post_init__(self) -> None:
-        for name in ("value", "error", "lower", "upper"):
-            check_real(name, getattr(self, name))
-        if self.error < 0:
-            raise ParameterError(f"error must be >= 0, got {self.error!r}")
-        if not self.lower <= self.value <= self.upper:
-            raise ParameterError(
-                f"lower <= value <= upper must hold, got {self.lower!r}, {self.value!r}, {self.upper!r}"
-            )
+    def __init__(self, value: float, error: float, lower: float, upper: float) -> None:
+        vals = {
+            name: check_real(name, v)
+            for name, v in (("value", value), ("error", error), ("lower", lower), ("upper", upper))
+        }
+        if vals["error"] < 0:
+            raise ParameterError(f"error must be >= 0, got {error!r}")
+        if not vals["lower"] <= vals["value"] <= vals["upper"]:
+            raise ParameterError(f"lower <= value <= upper must hold, got {lower!r}, {value!r}, {upper!r}")
+        self._init_interval(
+            vals["lower"], vals["upper"], certified=True, estimate=vals["value"], error=vals["error"]
+        )
+
+    @property
+    def value(self) -> float:
+        """The point estimate (``estimate``)."""
+        return float(self.estimate)  # type: ignore[arg-type]
 
     def __float__(self) -> float:
         return float(self.value)

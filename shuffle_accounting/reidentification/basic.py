@@ -55,6 +55,7 @@ import numpy as np
 
 from .._logmath import log1mexp, log_binom
 from .._validation import ParameterError, check_int, check_probability_vector
+from ..curves import Interval
 
 __all__ = [
     "success_probability",
@@ -320,9 +321,14 @@ def multiplicative_advantage(P: Any, Q: Any, n: Any, guesses: Any = 1) -> float:
     return n * success_core(p, q, n, k) / k
 
 
-@dataclass(frozen=True)
-class AdvantageBounds:
+@dataclass(frozen=True, init=False)
+class AdvantageBounds(Interval):
     """Theorem 5 of Su, Cheng, Wang: ``Delta/n <= Adv_n^+ <= Delta`` (lower bound needs n >= 2).
+
+    An :class:`~shuffle_accounting.curves.Interval` ``[lower, upper]`` with ``certified=False``
+    (the theorem's ends are evaluated in plain floating point, not rounded outward) and no
+    ``estimate``: the exact advantage is the separate field ``advantage``, which :attr:`holds`
+    compares with the interval up to rounding.
 
     Attributes:
         n: Number of shuffled samples.
@@ -334,9 +340,18 @@ class AdvantageBounds:
 
     n: int
     total_variation: float
-    lower: float
     advantage: float
-    upper: float
+
+    def __init__(self, n: int, total_variation: float, lower: float, advantage: float, upper: float) -> None:
+        self._init_interval(
+            lower,
+            upper,
+            certified=False,
+            estimate=None,
+            n=n,
+            total_variation=total_variation,
+            advantage=advantage,
+        )
 
     @property
     def holds(self) -> bool:

@@ -22,32 +22,43 @@ import numpy as np
 from scipy import integrate
 
 from .._validation import ParameterError, check_int, check_real
+from ..curves import Interval
 from .basic import log_phi
 
 __all__ = ["ContinuousEstimate", "success_probability_continuous"]
 
 
-@dataclass(frozen=True)
-class ContinuousEstimate:
-    """A numerically integrated success probability with its error estimate.
+@dataclass(frozen=True, init=False)
+class ContinuousEstimate(Interval):
+    """A numerically integrated success probability with its error *estimate*: an
+    :class:`~shuffle_accounting.curves.Interval` with ``certified=False`` (the quadrature's error
+    estimate is not a proven bound), ``estimate = value``, ``lower = value - error``,
+    ``upper = value + error``.
 
     Attributes:
-        value: The quadrature value of ``beta_n^k``.
+        value: The quadrature value of ``beta_n^k`` (also ``estimate``).
         error: Absolute error estimate (quadrature estimate plus a 1e-12 relative floor).
+
+    Raises:
+        ParameterError: If ``value`` is not finite or ``error`` is negative or not finite.
+
+    Example:
+        >>> e = ContinuousEstimate(value=0.5, error=1e-9)
+        >>> e.lower < e.value < e.upper, e.certified
+        (True, False)
     """
 
-    value: float
     error: float
 
-    @property
-    def lower(self) -> float:
-        """``value - error``."""
-        return self.value - self.error
+    def __init__(self, value: float, error: float) -> None:
+        value = check_real("value", value)
+        error = check_real("error", error, low=0.0)
+        self._init_interval(value - error, value + error, certified=False, estimate=value, error=error)
 
     @property
-    def upper(self) -> float:
-        """``value + error``."""
-        return self.value + self.error
+    def value(self) -> float:
+        """The quadrature value (``estimate``)."""
+        return float(self.estimate)  # type: ignore[arg-type]
 
 
 def _cdf_pair(ratio: Any) -> tuple[Callable[[float], float], Callable[[float], float], float]:

@@ -165,6 +165,39 @@ class ShuffledKRR:
         """The local randomizer."""
         return KRR(self.k, self.eps0)
 
+    @property
+    def bound(self) -> str:
+        """``"upper"``: :meth:`delta`, :meth:`log_delta` and :meth:`epsilon` are certified.
+
+        ``ShuffledKRR`` satisfies :class:`shuffle_accounting.curves.PrivacyCurve`; its exhibited
+        lower curve (``*_lower`` methods) is :class:`shuffle_accounting.shuffled_krr.curves.ExhibitedKRRCurve`
+        (:meth:`lower_curve`).
+
+        Example:
+            >>> from shuffle_accounting.curves import PrivacyCurve
+            >>> m = ShuffledKRR(k=3, eps0=1.0, n=50)
+            >>> m.bound, isinstance(m, PrivacyCurve)
+            ('upper', True)
+        """
+        return "upper"
+
+    def lower_curve(self):
+        """The exhibited lower curve (``bound == "lower"``) of the same mechanism.
+
+        Returns:
+            :class:`shuffle_accounting.shuffled_krr.curves.ExhibitedKRRCurve` whose ``delta``,
+            ``log_delta`` and ``epsilon`` are :meth:`delta_lower`, :meth:`log_delta_lower` and
+            :meth:`epsilon_lower`.
+
+        Example:
+            >>> low = ShuffledKRR(10, 2.0, 1000).lower_curve()
+            >>> low.bound, low.epsilon(1e-6) == ShuffledKRR(10, 2.0, 1000).epsilon_lower(1e-6)
+            ('lower', True)
+        """
+        from .curves import ExhibitedKRRCurve  # noqa: PLC0415 - curves imports this module
+
+        return ExhibitedKRRCurve(self.k, self.eps0, self.n)
+
     def log_delta(self, eps, *, method: str = "auto"):
         """Certified upper bound on ``log delta(eps)`` (``-inf`` where delta is exactly 0).
 
@@ -471,6 +504,16 @@ class ShuffledKRR:
         if self._method("auto") == "auto":  # k = 2: the certificate's witness cannot be missed
             return self.certificate(delta=delta).epsilon_lower
         return lower_epsilon(delta, self.k, self.eps0, self.n)
+
+    #: Alias of :meth:`epsilon_lower` (the spelling of the module function
+    #: :func:`shuffle_accounting.shuffled_krr.lower.lower_epsilon`). Both names stay; for ``k = 2``
+    #: the method also uses the worst-case certificate's witness, so it can exceed the module
+    #: function's search.
+    lower_epsilon = epsilon_lower
+    #: Alias of :meth:`delta_lower` (the module function's spelling ``lower_delta``).
+    lower_delta = delta_lower
+    #: Alias of :meth:`log_delta_lower` (the module function's spelling ``lower_log_delta``).
+    lower_log_delta = log_delta_lower
 
     def worst_dataset(self, eps: float) -> WorstDataset:
         """The searched concrete dataset with the largest exact delta at ``eps``.

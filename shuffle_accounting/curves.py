@@ -1,0 +1,555 @@
+"""One privacy-curve type: the protocol, one epsilon-from-delta root finder, one calibration, one interval.
+
+Every (eps, delta) number of the library comes from a *privacy curve* ``eps -> delta(eps)``
+(non-increasing in ``eps``) and says which way it is sound:
+
+* ``"upper"`` — **certified**: ``delta(eps)`` is at least the true worst-case delta (every
+  truncation bounded and added, rounding outward), so ``(eps, delta(eps))``-DP holds;
+* ``"lower"`` — **exhibited**: ``delta(eps)`` is reached by concrete neighbouring datasets, so no
+  accountant can certify a smaller delta at ``eps``;
+* ``"estimate"`` — neither (e.g. a quadrature value or a Monte-Carlo estimate);
+* ``"as-printed"`` — a published formula reproduced as printed, known or suspected to be wrong;
+  no soundness claim at all (kept only to reproduce a paper's tables).
+
+:class:`PrivacyCurve` is the protocol (``delta``, ``log_delta``, ``epsilon`` and ``bound``), after
+``dp_accounting``'s ``MonotonePrivacyLoss`` and ``prv_accountant``'s (lower, estimate, upper).
+:class:`CurveBase` derives ``delta`` and ``epsilon`` from one scalar ``log delta`` with the one
+root finder :func:`epsilon_from_delta`; :func:`calibrate` finds the largest (or smallest) value of
+any monotone parameter whose certified curve meets a target, after
+``dp_accounting.mechanism_calibration.calibrate_dp_mechanism``; :class:`Interval` is the one
+result shape for two-sided results (``lower``, ``upper``, an optional ``estimate`` and whether
+the interval is ``certified``).
+
+This module sits in the numerics layer: it imports only numpy, :mod:`._validation` and
+:mod:`._logmath`, so every subpackage may build on it.
+
+Example:
+    >>> import math
+    >>> class Laplace(CurveBase):
+    ...     '''The exact curve of the eps0-DP Laplace mechanism (sensitivity 1):
+    ...     delta(eps) = 1 - e^((eps - eps0)/2) for eps < eps0 (zero above).'''
+    ...     bound = "upper"
+    ...     def __init__(self, eps0):
+    ...         self.eps0 = eps0
+    ...     @property
+    ...     def eps_max(self):
+    ...         return self.eps0
+    ...     def _log_delta(self, eps):
+    ...         return math.log(-math.expm1((eps - self.eps0) / 2)) if eps < self.eps0 else -math.inf
+    >>> c = Laplace(1.0)
+    >>> isinstance(c, PrivacyCurve), round(c.delta(0.0), 6), c.delta(2.0)
+    (True, 0.393469, 0.0)
+    >>> e = c.epsilon(0.1)
+    >>> round(e, 6), c.delta(e) <= 0.1
+    (0.789279, True)
+    >>> round(calibrate(Laplace, low=0.1, high=10.0, epsilon=0.5, delta=0.1, monotone="increasing"), 4)
+    0.7107
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from ._logmath import bisect_bracket
+from ._validation import (
+    ParameterError,
+    check_bool,
+    check_choice,
+    check_delta,
+    check_int,
+    check_real,
+    check_real_array,
+)
+
+__all__ = [
+    "Bound",
+    "BOUNDS",
+    "PrivacyCurve",
+    "CurveBase",
+    "Interval",
+    "epsilon_from_delta",
+    "calibrate",
+    "prob_from_log",
+    "check_bound",
+]
+
+#: Which way a curve is sound (see the module docstring).
+Bound = Literal["upper", "lower", "estimate", "as-printed"]
+#: The allowed values of :data:`Bound`, in that order.
+BOUNDS: tuple[str, ...] = ("upper", "lower", "estimate", "as-printed")
+
+
+def check_bound(value: Any) -> str:
+    """Validate a :data:`Bound` value (``"upper"``, ``"lower"``, ``"estimate"`` or ``"as-printed"``).
+
+    Example:
+        >>> check_bound("upper")
+        'upper'
+    """
+    return check_choice("bound", value, BOUNDS)
+
+
+@runtime_checkable
+class PrivacyCurve(Protocol):
+    """A privacy curve ``eps -> delta(eps)`` and which way it is sound.
+
+    Attributes:
+        bound: ``"upper"`` (certified), ``"lower"`` (exhibited), ``"estimate"`` or
+            ``"as-printed"`` (see the module docstring).
+
+    Contract (tested for every curve class of the library in ``tests/test_curves_protocol.py``):
+
+    * ``delta(eps)`` / ``log_delta(eps)`` accept ``eps >= 0`` (a scalar gives a ``float``, an array
+      an array of the same shape); ``delta`` is in ``[0, 1]`` and non-increasing in ``eps`` (up to
+      the rounding of the evaluation), ``log_delta = log(delta)`` with ``-inf`` for an exact zero.
+    * ``epsilon(delta)`` for ``delta`` in ``(0, 1)`` is non-increasing in ``delta``. For an
+      ``"upper"`` curve the returned ``eps`` satisfies ``delta(eps) <= delta`` as evaluated (the
+      round trip ``epsilon(delta(e)) <= e`` holds up to the root finder's resolution); for a
+      ``"lower"`` curve ``delta(eps) > delta`` at the returned ``eps`` (or it is 0).
+
+    Example:
+        >>> from shuffle_accounting import ShuffledKRR
+        >>> isinstance(ShuffledKRR(k=4, eps0=1.0, n=100), PrivacyCurve)
+        True
+    """
+
+    @property
+    def bound(self) -> str:
+        """Which way the curve is sound."""
+        ...
+
+    def delta(self, eps: Any) -> Any:
+        """``delta(eps)``."""
+        ...
+
+    def log_delta(self, eps: Any) -> Any:
+        """Natural log of ``delta(eps)``."""
+        ...
+
+    def epsilon(self, delta: float) -> float:
+        """``epsilon(delta)``, on the curve's sound side."""
+        ...
+
+
+def prob_from_log(log_value: float, *, bound: str = "upper") -> float:
+    """``exp(log_value)`` capped at 1, rounded towards the curve's sound side.
+
+    For an ``"upper"`` curve an upper bound stays an upper bound: where ``exp`` lands in the
+    subnormal range (below ~2.2e-308, accurate only to 5e-324 absolute) one subnormal step is
+    added, so a finite log (a positive bound) never comes back as 0.0; a delta >= 1 is capped at
+    1 (trivially valid). For a ``"lower"`` curve the value is rounded one float down (``exp`` is
+    within one ulp). ``-inf`` (an exact zero) gives 0.0 for every bound.
+
+    Args:
+        log_value: Natural log of delta (``-inf`` allowed; NaN is rejected).
+        bound: ``"upper"``, ``"lower"``, ``"estimate"`` or ``"as-printed"`` (the last two: plain exp).
+
+    Returns:
+        The probability in ``[0, 1]``.
+
+    Raises:
+        ParameterError: If ``log_value`` is NaN or ``bound`` is unknown.
+
+    Example:
+        >>> prob_from_log(-800.0) > 0.0, prob_from_log(0.5), prob_from_log(-math.inf)
+        (True, 1.0, 0.0)
+    """
+    bound = check_bound(bound)
+    log_value = float(log_value)
+    if math.isnan(log_value):
+        raise ParameterError("log_value must be a real number or -inf, got nan")
+    if log_value >= 0.0:
+        return 1.0
+    if log_value == -math.inf:
+        return 0.0
+    value = math.exp(log_value)
+    if bound == "upper":
+        if value < 2.3e-308:
+            value += 5e-324
+    elif bound == "lower" and value > 0.0:
+        value = math.nextafter(value, 0.0)
+    return value
+
+
+#: Largest epsilon :func:`epsilon_from_delta` searches when the curve names no ``hi``.
+MAX_SEARCH_EPS = 2.0**20
+
+
+def epsilon_from_delta(
+    delta_at: Callable[[float], float],
+    delta: float,
+    *,
+    bound: str,
+    lo: float = 0.0,
+    hi: float = math.inf,
+    rtol: float = 1e-12,
+    atol: float = 1e-12,
+    max_iter: int = 80,
+) -> float:
+    """The one "epsilon from delta" root finder: bisection kept on the curve's sound side.
+
+    ``delta_at`` must be the curve's own evaluation (non-increasing in eps). Bisection by
+    :func:`shuffle_accounting._logmath.bisect_bracket` on the predicate ``delta_at(e) > delta``
+    until the bracket is narrower than ``max(rtol * hi, atol)``; then
+
+    * ``bound="upper"`` (also ``"estimate"``, ``"as-printed"``): the upper end of the bracket is
+      returned, a point at which ``delta_at`` was *evaluated* and found ``<= delta`` (or ``hi``
+      itself, which the caller vouches for: e.g. ``eps0``, where shuffled ``eps0``-LDP reports are
+      ``eps0``-DP). It is sound even where ``delta_at`` is not monotone (then it may just not be the
+      smallest). ``lo`` is returned if ``delta_at(lo) <= delta``.
+    * ``bound="lower"``: the lower end is returned, a point at which the exhibited ``delta_at`` was
+      evaluated and found ``> delta`` (so no ``(eps, delta)`` guarantee holds below it), or ``lo``
+      if ``delta_at(lo) <= delta``; ``hi`` if ``delta_at(hi) > delta``.
+
+    With ``hi = inf`` the search first doubles ``hi`` from 1 until ``delta_at(hi) <= delta`` (at
+    most up to :data:`MAX_SEARCH_EPS`, then it raises).
+
+    Args:
+        delta_at: ``eps -> delta(eps)`` (the curve's evaluation, not a surrogate).
+        delta: Target delta in ``(0, 1)``.
+        bound: Which side to keep (see above).
+        lo: Lower end of the search (default 0).
+        hi: Upper end of the search (an epsilon known to be valid), or ``inf``.
+        rtol: Relative resolution of the bracket.
+        atol: Absolute resolution of the bracket.
+        max_iter: Largest number of bisection steps.
+
+    Returns:
+        The epsilon on the sound side.
+
+    Raises:
+        ParameterError: If an argument is invalid (``delta`` not in ``(0, 1)``, ``bound`` unknown,
+            ``hi < lo``, a negative tolerance, ...), or (``hi = inf``) no epsilon up to
+            :data:`MAX_SEARCH_EPS` meets ``delta``.
+
+    Example:
+        >>> f = lambda e: math.exp(-e)  # delta(eps) = e^-eps
+        >>> up = epsilon_from_delta(f, 1e-3, bound="upper")
+        >>> low = epsilon_from_delta(f, 1e-3, bound="lower")
+        >>> f(up) <= 1e-3 < f(low), round(up, 9)
+        (True, 6.907755279)
+    """
+    delta = check_delta("delta", delta)
+    bound = check_bound(bound)
+    lo = check_real("lo", lo, low=0.0)
+    hi = check_real("hi", hi, low=lo, allow_inf=True)
+    rtol = check_real("rtol", rtol, low=0.0, high=1.0, high_open=True)
+    atol = check_real("atol", atol, low=0.0)
+    max_iter = check_int("max_iter", max_iter, minimum=1)
+    if not callable(delta_at):
+        raise ParameterError(f"delta_at must be a callable eps -> delta, got {type(delta_at).__name__}")
+    lower = bound == "lower"
+
+    def above(e: float) -> bool:
+        return delta_at(e) > delta
+
+    if not above(lo):
+        return float(lo)
+    if math.isinf(hi):
+        hi = max(1.0, 2.0 * lo)
+        while above(hi):
+            lo, hi = hi, 2.0 * hi
+            if hi > MAX_SEARCH_EPS:
+                raise ParameterError(
+                    f"no epsilon up to {MAX_SEARCH_EPS:g} meets delta = {delta!r} on this curve"
+                )
+    elif lower and above(hi):
+        return float(hi)
+    left, right = bisect_bracket(above, lo, hi, rtol=rtol, atol=atol, max_iter=max_iter)
+    return float(left if lower else right)
+
+
+def _scalar_or_array(eps: Any) -> tuple[np.ndarray, bool]:
+    """(flat array of validated eps values, whether the input was a scalar)."""
+    if np.ndim(eps) == 0 and not isinstance(eps, (str, bytes)):
+        return np.array([check_real("eps", eps, low=0.0)]), True
+    arr = check_real_array("eps", eps, low=0.0)
+    return arr, arr.ndim == 0
+
+
+class CurveBase:
+    """Mixin: a :class:`PrivacyCurve` from one scalar evaluation.
+
+    A subclass sets ``bound`` (class attribute or property) and implements ``_log_delta(eps)``
+    for one validated ``eps >= 0`` (``-inf`` for an exact zero); ``_delta`` defaults to its
+    exponential rounded towards the sound side (:func:`prob_from_log`). A curve whose formula gives
+    delta directly implements ``_delta`` instead (``_log_delta`` then defaults to its log). It may
+    set ``eps_max``: an epsilon at which the curve is known to hold with ``delta = 0`` (e.g.
+    ``eps0``, the local guarantee); :meth:`epsilon` searches ``[0, eps_max]`` (``inf``: unbounded)
+    with :func:`epsilon_from_delta` on ``_search_delta`` (by default ``_delta``; a curve undefined
+    at ``eps = 0`` may answer the trivial ``1.0`` there). A curve with a closed-form inverse, or a
+    specialised search that ends with the same sound-side check, may override :meth:`epsilon`.
+
+    Example:
+        >>> class Flat(CurveBase):
+        ...     bound = "upper"
+        ...     eps_max = 1.0
+        ...     def _log_delta(self, eps):
+        ...         return math.log(0.5) if eps < 1.0 else -math.inf
+        >>> Flat().delta([0.0, 2.0]).tolist(), Flat().epsilon(0.6), Flat().epsilon(0.4)
+        ([0.5, 0.0], 0.0, 1.0)
+    """
+
+    bound: ClassVar[str] = "upper"
+    eps_max: float = math.inf
+
+    def _log_delta(self, eps: float) -> float:
+        d = float(self._delta(eps))
+        return math.log(d) if d > 0.0 else -math.inf
+
+    def _delta(self, eps: float) -> float:
+        if type(self)._log_delta is CurveBase._log_delta:  # pragma: no cover - a subclass bug
+            raise NotImplementedError(f"{type(self).__name__} implements neither _log_delta nor _delta")
+        return prob_from_log(self._log_delta(eps), bound=self.bound)
+
+    def _search_delta(self, eps: float) -> float:
+        return self._delta(eps)
+
+    def log_delta(self, eps: Any) -> Any:
+        """Natural log of ``delta(eps)`` (``-inf`` where delta is exactly 0).
+
+        Args:
+            eps: Scalar or array of ``eps >= 0`` (finite).
+
+        Returns:
+            A ``float`` for a scalar, else an ``ndarray`` of the same shape.
+
+        Raises:
+            ParameterError: If ``eps`` is negative, NaN, infinite or not numeric (and whatever the
+                curve raises outside its regime, e.g. ``BoundNotApplicable``).
+        """
+        arr, scalar = _scalar_or_array(eps)
+        out = np.array([float(self._log_delta(float(e))) for e in arr.ravel()], dtype=float)
+        return float(out[0]) if scalar else out.reshape(arr.shape)
+
+    def delta(self, eps: Any) -> Any:
+        """``delta(eps)`` (by default :meth:`log_delta` exponentiated towards the sound side).
+
+        Args:
+            eps: Scalar or array of ``eps >= 0`` (finite).
+
+        Returns:
+            A ``float`` for a scalar, else an ``ndarray`` of the same shape.
+
+        Raises:
+            ParameterError: As :meth:`log_delta`.
+        """
+        arr, scalar = _scalar_or_array(eps)
+        out = np.array([float(self._delta(float(e))) for e in arr.ravel()], dtype=float)
+        return float(out[0]) if scalar else out.reshape(arr.shape)
+
+    def epsilon(self, delta: float) -> float:
+        """``epsilon(delta)`` by :func:`epsilon_from_delta` on ``[0, eps_max]``, on the sound side.
+
+        Args:
+            delta: Target delta in ``(0, 1)``.
+
+        Returns:
+            For an upper curve an epsilon at which :meth:`delta` is ``<= delta`` (or ``eps_max``);
+            for a lower curve one at which it is ``> delta`` (or 0).
+
+        Raises:
+            ParameterError: If ``delta`` is not in ``(0, 1)``.
+        """
+        delta = check_delta("delta", delta)
+        return epsilon_from_delta(self._search_delta, delta, bound=self.bound, hi=float(self.eps_max))
+
+
+_MONOTONE = ("increasing", "decreasing")
+
+
+def calibrate(
+    make_curve: Callable[[Any], PrivacyCurve],
+    *,
+    low: float,
+    high: float,
+    epsilon: float,
+    delta: float,
+    monotone: str,
+    integer: bool = False,
+    rtol: float = 1e-9,
+    max_iter: int = 200,
+) -> float | int:
+    """The one calibration: the extreme parameter whose certified curve meets ``(epsilon, delta)``.
+
+    For any parameter ``x`` on which the curve's privacy loss is monotone (after
+    ``dp_accounting.mechanism_calibration.calibrate_dp_mechanism``): ``monotone="increasing"``
+    when a larger ``x`` is *less* private (e.g. the local ``eps0``, a number of rounds): the
+    **largest** ``x`` in ``[low, high]`` is returned; ``"decreasing"`` when a larger ``x`` is more
+    private (e.g. the number of users, a noise scale): the **smallest** one. "Meets" means
+    ``make_curve(x).delta(epsilon) <= delta`` as evaluated; the returned value is always one at
+    which that was evaluated and held (it is verified, never interpolated). Bisection by
+    :func:`shuffle_accounting._logmath.bisect_bracket` (reals, to ``rtol``) or on the integers.
+
+    Args:
+        make_curve: ``x -> curve``; every curve must have ``bound == "upper"`` (calibrating on a
+            lower or estimated curve would not give a guarantee).
+        low: Lower end of the parameter range (finite).
+        high: Upper end (finite, ``>= low``).
+        epsilon: Target epsilon, finite and ``>= 0``.
+        delta: Target delta in ``(0, 1)``.
+        monotone: ``"increasing"`` or ``"decreasing"`` (how the privacy loss moves with ``x``).
+        integer: Search the integers in ``[low, high]`` (e.g. a number of users).
+        rtol: Relative resolution for a real parameter, in ``(0, 1)``.
+        max_iter: Largest number of bisection steps (integer >= 1).
+
+    Returns:
+        The calibrated parameter (``int`` when ``integer``).
+
+    Raises:
+        ParameterError: On invalid arguments, if a curve is not an upper curve, or if no value in
+            ``[low, high]`` meets the target.
+
+    Example:
+        >>> from shuffle_accounting import ShuffledKRR
+        >>> n = calibrate(lambda n: ShuffledKRR(k=3, eps0=1.0, n=n), low=2, high=2000,
+        ...               epsilon=0.5, delta=1e-6, monotone="decreasing", integer=True)
+        >>> ShuffledKRR(3, 1.0, n).delta(0.5) <= 1e-6 < ShuffledKRR(3, 1.0, n - 1).delta(0.5)
+        True
+    """
+    epsilon = check_real("epsilon", epsilon, low=0.0)
+    delta = check_delta("delta", delta)
+    monotone = check_choice("monotone", monotone, _MONOTONE)
+    low = check_real("low", low)
+    high = check_real("high", high, low=low)
+    rtol = check_real("rtol", rtol, low=0.0, high=1.0, low_open=True, high_open=True)
+    max_iter = check_int("max_iter", max_iter, minimum=1)
+    integer = check_bool("integer", integer)
+    if not callable(make_curve):
+        raise ParameterError(
+            f"make_curve must be a callable parameter -> curve, got {type(make_curve).__name__}"
+        )
+    if integer:
+        if low != math.floor(low) or high != math.floor(high):
+            raise ParameterError(
+                f"low and high must be integers when integer=True, got low = {low!r}, high = {high!r}"
+            )
+        low, high = int(low), int(high)
+
+    def meets(x: Any) -> bool:
+        curve = make_curve(int(x) if integer else x)
+        if getattr(curve, "bound", None) != "upper":
+            raise ParameterError(
+                f"calibrate needs certified curves (bound == 'upper'), got bound = "
+                f"{getattr(curve, 'bound', None)!r} from make_curve({x!r})"
+            )
+        return float(curve.delta(epsilon)) <= delta
+
+    # the private end of the range must meet the target; the other end may already meet it
+    private_end, loose_end = (low, high) if monotone == "increasing" else (high, low)
+    if not meets(private_end):
+        raise ParameterError(
+            f"no parameter in [{low!r}, {high!r}] meets (epsilon, delta) = ({epsilon!r}, {delta!r}): "
+            f"even {private_end!r} does not"
+        )
+    if meets(loose_end):
+        return loose_end
+
+    def above(x: float) -> bool:
+        # true below the switch point: "meets" for increasing, "fails" for decreasing
+        return meets(x) if monotone == "increasing" else not meets(x)
+
+    if integer:
+        lo_i, hi_i = int(low), int(high)  # above(lo_i) and not above(hi_i)
+        for _ in range(max(int(max_iter), 64)):
+            if hi_i - lo_i <= 1:
+                break
+            mid = (lo_i + hi_i) // 2
+            if above(mid):
+                lo_i = mid
+            else:
+                hi_i = mid
+        return lo_i if monotone == "increasing" else hi_i
+    lo_r, hi_r = bisect_bracket(above, float(low), float(high), rtol=rtol, max_iter=int(max_iter))
+    return lo_r if monotone == "increasing" else hi_r
+
+
+@dataclass(frozen=True)
+class Interval:
+    """The one result shape for two-sided results: ``lower <= true value <= upper``.
+
+    Attributes:
+        lower: Lower end (``-inf`` allowed; never NaN).
+        upper: Upper end (``>= lower``; ``inf`` allowed).
+        certified: Keyword only, required: ``True`` when the interval is proven to contain the true
+            value (every rounding outward); ``False`` for an estimate (quadrature error estimate,
+            confidence interval, a theorem's bounds evaluated in plain floating point).
+        estimate: Keyword only: a point estimate inside ``[lower, upper]``, or ``None``.
+
+    Raises:
+        ParameterError: If an end is NaN or not a real number, ``lower > upper``, ``certified`` is
+            not a bool or ``estimate`` lies outside the interval.
+
+    Example:
+        >>> iv = Interval(0.1, 0.3, certified=True, estimate=0.2)
+        >>> 0.25 in iv, iv.width, iv.certified
+        (True, 0.19999999999999998, True)
+        >>> Interval(0.3, 0.1, certified=False)
+        Traceback (most recent call last):
+        ...
+        shuffle_accounting._validation.ParameterError: an interval needs lower <= upper, got lower = 0.3, upper = 0.1
+    """
+
+    lower: float
+    upper: float
+    _: KW_ONLY
+    certified: bool
+    estimate: float | None = None
+
+    def __post_init__(self) -> None:
+        self._check_interval()
+
+    def _init_interval(
+        self, lower: float, upper: float, *, certified: bool, estimate: float | None, **extra: Any
+    ) -> None:
+        """Set the fields of a subclass that keeps its own (legacy) constructor signature, then validate.
+
+        A subclass declared ``@dataclass(frozen=True, init=False)`` with extra fields calls this
+        from its ``__init__``: every result type of the library is then an :class:`Interval` with
+        its old attribute names kept (as extra fields or properties).
+        """
+        values = {"lower": lower, "upper": upper, "certified": certified, "estimate": estimate, **extra}
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+        self._check_interval()
+
+    def _check_interval(self) -> None:
+        for name in ("lower", "upper"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise ParameterError(f"{name} must be a real number (inf allowed), got {value!r}")
+            if math.isnan(value):
+                raise ParameterError(f"{name} must be a real number (inf allowed), got nan")
+        if not self.lower <= self.upper:
+            raise ParameterError(
+                f"an interval needs lower <= upper, got lower = {self.lower!r}, upper = {self.upper!r}"
+            )
+        if not isinstance(self.certified, (bool, np.bool_)):
+            raise ParameterError(f"certified must be True or False, got {self.certified!r}")
+        est = self.estimate
+        if est is not None:
+            if (
+                isinstance(est, bool)
+                or not isinstance(est, (int, float, np.integer, np.floating))
+                or math.isnan(est)
+            ):
+                raise ParameterError(f"estimate must be a real number or None, got {est!r}")
+            if not self.lower <= est <= self.upper:
+                raise ParameterError(
+                    f"estimate must lie in [lower, upper] = [{self.lower!r}, {self.upper!r}], got {est!r}"
+                )
+
+    def __contains__(self, value: object) -> bool:
+        return bool(
+            isinstance(value, (int, float, np.integer, np.floating)) and self.lower <= value <= self.upper
+        )
+
+    @property
+    def width(self) -> float:
+        """``upper - lower``."""
+        return self.upper - self.lower
