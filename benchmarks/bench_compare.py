@@ -48,9 +48,10 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -116,7 +117,15 @@ def _koskela_eps(mod: ModuleType, k: int, eps0: float, n: int, delta: float, rou
         for nc in (1, rounds):
             out.append(
                 mod.get_epsilons(
-                    omega, err, grid, n=n, gamma=gamma, k=k, n_c=nc, nx=KOSKELA_NX, L=KOSKELA_L,
+                    omega,
+                    err,
+                    grid,
+                    n=n,
+                    gamma=gamma,
+                    k=k,
+                    n_c=nc,
+                    nx=KOSKELA_NX,
+                    L=KOSKELA_L,
                     target_delta=delta,
                 )
             )
@@ -138,8 +147,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eps0s", default="1,2,4")
     ap.add_argument("--ks", default="2,10")
     ap.add_argument("--delta", type=float, default=1e-6)
-    ap.add_argument("--koskela-max-n", type=float, default=1e4,
-                    help="largest n for Koskela et al.'s O(n) Python loop (default 1e4)")
+    ap.add_argument(
+        "--koskela-max-n",
+        type=float,
+        default=1e4,
+        help="largest n for Koskela et al.'s O(n) Python loop (default 1e4)",
+    )
     ap.add_argument("--rounds", type=int, default=10, help="composition rounds for the FFT accountant")
     a = ap.parse_args(argv)
     if a.smoke:
