@@ -303,3 +303,30 @@ def test_work_is_bounded_for_huge_n():
     from shuffle_accounting.shuffled_krr import certified_log_delta
 
     assert -math.inf < low <= float(certified_log_delta(eps, 2, 1.0, n))
+
+
+# ---- issue 12: the search's cost does not grow with k (compact counts) ----------------------
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 7, 50])
+def test_compact_counts_give_the_exact_number_of_histogram_bins(k):
+    from shuffle_accounting.shuffled_krr import exact
+    from shuffle_accounting.shuffled_krr import lower as lower_mod
+
+    for spec in [(0, 0, 5), (3, 0, 0), (1, 2, 3), (0, 4, 0), (2, 2, 0)]:
+        compact = spec[: min(k, 3)]
+        full = lower_mod._expand(k, compact)
+        assert len(full) == k and sum(full) == sum(compact)
+        assert lower_mod._bins(k, compact) == exact.histogram_bins(k, full)
+
+
+def test_huge_k_search_reports_full_length_datasets_and_stays_below_certified():
+    from shuffle_accounting.shuffled_krr import ShuffledKRR
+
+    k, n = 1000, 300
+    wd = worst_dataset(0.05, k, 2.0, n)
+    assert len(wd.others) == k and sum(wd.others) == n - 1
+    assert wd.log_delta == pytest.approx(float(lower_log_delta(0.05, k, 2.0, n)))
+    assert lower_epsilon(1e-6, k, 2.0, n) <= ShuffledKRR(k, 2.0, n).epsilon(1e-6)
+    big = lower_epsilon(1e-6, 10**6, 2.0, 10**4)  # was ~15 s of O(k) work per candidate
+    assert 0.0 < big < 2.0

@@ -426,13 +426,20 @@ def _h0_candidate(k, eps0, others, family, w) -> _Candidate | None:
 
 
 def _bins(k: int, others: tuple[int, ...]) -> int:
-    """:func:`exact.histogram_bins` for counts built here (no re-validation of ``k`` entries).
+    """:func:`exact.histogram_bins` of compact counts (no per-candidate work in ``k``).
 
-    The searched datasets are valid by construction; re-validating every one of ``k`` counts
-    per candidate cost ~0.5 s per candidate at ``k = 1e5`` (issue 12: ``report --k 1000000`` stuck).
+    ``others`` holds the counts of values ``0 .. len(others) - 1`` (every searched dataset puts
+    the other users on values 0, 1, 2 only; the rest of the ``k`` counts are 0). Validating or
+    scanning all ``k`` counts per candidate cost ~0.1 - 0.5 s per candidate at ``k = 1e5 - 1e6``
+    (issue 12: ``report --k 1000000`` stuck in this search).
     """
-    held = int(np.count_nonzero(np.asarray(others[2:], dtype=np.int64)))
+    held = sum(1 for c in others[2:] if c > 0)
     return 2 + held + (1 if k - 2 - held > 0 else 0)
+
+
+def _expand(k: int, others: tuple[int, ...]) -> tuple[int, ...]:
+    """The length-``k`` count vector of compact counts (values beyond ``len(others)`` are 0)."""
+    return tuple(others) + (0,) * (k - len(others))
 
 
 def _candidate(k, eps0, others, family, w, cache) -> _Candidate | None:
@@ -443,7 +450,7 @@ def _candidate(k, eps0, others, family, w, cache) -> _Candidate | None:
     cand = None
     nb = _bins(k, others)
     if k >= 3 and _exact._histogram_work(n, nb) <= HISTOGRAM_BUDGET:
-        lpp, lqq = _exact._histogram_log_pq(k, eps0, tuple(others))
+        lpp, lqq = _exact._histogram_log_pq(k, eps0, _expand(k, others))
         cand = _from_log_pq(others, family, "histogram", lpp, lqq, -np.inf, n, eps0)
     elif k == 2:
         cand = _h0_candidate(k, eps0, others, family, w)
@@ -463,7 +470,8 @@ def _candidate(k, eps0, others, family, w, cache) -> _Candidate | None:
 
 
 def _counts(k: int, spec: dict[int, int]) -> tuple[int, ...]:
-    out = [0] * k
+    """Compact counts of values ``0 .. min(k, 3) - 1`` (see :func:`_bins`, :func:`_expand`)."""
+    out = [0] * min(k, 3)
     for v, c in spec.items():
         out[v] += c
     return tuple(out)
@@ -663,7 +671,7 @@ def worst_dataset(eps: Any, k: Any, eps0: Any, n: Any) -> WorstDataset:
     c, ld = who[0], float(who_val[0])
     return WorstDataset(
         eps=e,
-        others=c.others,
+        others=_expand(k, c.others),
         log_delta=ld,
         delta=math.exp(ld) if ld > -745 else 0.0,
         family=c.family,
