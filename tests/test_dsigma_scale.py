@@ -13,6 +13,7 @@ from shuffle_accounting._validation import ParameterError, WorkBudgetExceeded
 from shuffle_accounting.dsigma import MallowsShuffler, groups_from_points, reference_permutation
 
 groups_mod = importlib.import_module("shuffle_accounting.dsigma.groups")
+ref_mod = importlib.import_module("shuffle_accounting.dsigma.reference")
 sens_mod = importlib.import_module(
     "shuffle_accounting.dsigma.sensitivity"
 )  # the package exports a function of that name
@@ -56,11 +57,16 @@ def _random_groups(rng, n):
     return groups
 
 
+@pytest.mark.parametrize("small", [0, 2, 24])  # vectorised, mixed, Python-loop enqueueing
 @pytest.mark.parametrize("seed", range(6))
-def test_vectorised_bfs_matches_the_plain_rule(seed):
+def test_vectorised_bfs_matches_the_plain_rule(seed, small, monkeypatch):
+    monkeypatch.setattr(ref_mod, "_SMALL", small)
     rng = np.random.default_rng(seed)
     groups = _random_groups(rng, 40)
     assert reference_permutation(groups).tolist() == _bfs_reference(groups)
+    pts = rng.uniform(0, 1, (200, 2))
+    sym = groups_from_points(pts, 0.15)  # mean group ~14: both paths at small = 2
+    assert reference_permutation(sym).tolist() == _bfs_reference([g.tolist() for g in sym])
 
 
 def test_symmetric_groups_skip_the_reverse_adjacency_with_the_same_order():

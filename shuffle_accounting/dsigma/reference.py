@@ -39,6 +39,10 @@ def _given_order(groups: Any, i: int) -> list[int]:
     return [int(v) for v in g]
 
 
+#: Groups up to this size are enqueued by a Python loop in :func:`reference_permutation`.
+_SMALL: int = 24
+
+
 def reference_permutation(groups: Any) -> np.ndarray:
     """BFS reference permutation sigma_0 of Alg. 1 (steps 2-4), as the list of users in order.
 
@@ -88,6 +92,21 @@ def reference_permutation(groups: Any) -> np.ndarray:
     given_arrays = (
         all(isinstance(g, np.ndarray) for g in groups) if not isinstance(groups, np.ndarray) else False
     )
+
+    def enqueue(cand: np.ndarray, tail: int) -> int:
+        # small lists: a Python loop is cheaper than the numpy calls; large: vectorised
+        if cand.size <= _SMALL:
+            for w in cand.tolist():
+                if not visited[w]:
+                    visited[w] = True
+                    out[tail] = w
+                    tail += 1
+            return tail
+        new = cand[~visited[cand]]  # no repeats inside a (validated) group or reverse list
+        visited[new] = True
+        out[tail : tail + new.size] = new
+        return tail + new.size
+
     for root in roots.tolist():
         if visited[root]:
             continue
@@ -98,16 +117,9 @@ def reference_permutation(groups: Any) -> np.ndarray:
             v = int(out[head])
             head += 1
             g = groups[v] if given_arrays else np.asarray(_given_order(groups, v), dtype=np.int64)
-            g = np.asarray(g, dtype=np.int64).ravel()
-            new = g[~visited[g]]  # no repeats inside a (validated) group
-            visited[new] = True
-            out[tail : tail + new.size] = new
-            tail += new.size
-            r = rev_owner[rev_ptr[v] : rev_ptr[v + 1]]
-            new = r[~visited[r]]
-            visited[new] = True
-            out[tail : tail + new.size] = new
-            tail += new.size
+            tail = enqueue(np.asarray(g, dtype=np.int64).ravel(), tail)
+            if not symmetric:
+                tail = enqueue(rev_owner[rev_ptr[v] : rev_ptr[v + 1]], tail)
     return out
 
 
