@@ -61,7 +61,7 @@ def deployment_scale(smoke: bool) -> None:
             (10**7, 10, None),
             (10**8, 10, None),
             (10**9, 10, None),
-            (10**9, 10, 1),
+            (10**9, 10, 2 * 10**7),
             (10**9, 1000, None),
         ]
     )

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +50,7 @@ from scipy.special import gammaln
 
 from .._binomial import log_binom_pmf as _log_binom_pmf  # accurate (Loader) pmf
 from .._binomial import log_binom_sf as _log_binom_sf  # binomial tails (upper bounds)
-from .._logmath import bisect_bracket, log_sub
+from .._logmath import log_sub
 from .._validation import check_delta, check_int, check_real, check_real_array
 from ..randomizers import KRR
 from . import exact as _exact
@@ -713,11 +714,51 @@ def lower_epsilon(delta: Any, k: Any, eps0: Any, n: Any) -> float:
     best = 0.0
     for c in cands:
 
-        def f(e: float, c=c) -> bool:
-            return float(c.log_delta(np.array([e]))[0]) > log_d
+        def g(e: float, c=c) -> float:
+            return float(c.log_delta(np.array([e]))[0]) - log_d
 
-        if not f(best):
+        g_best = g(best)
+        if not g_best > 0:
             continue
-        lo, _ = bisect_bracket(f, best, eps0, rtol=1e-10)  # delta_D(eps0) = 0 <= delta
+        lo = _last_above(g, best, eps0, g_best, rtol=1e-10)  # delta_D(eps0) = 0 <= delta
         best = max(best, lo)
     return float(np.nextafter(best, 0.0)) if best > 0 else 0.0
+
+
+def _last_above(g: Callable[[float], float], lo: float, hi: float, g_lo: float, *, rtol: float) -> float:
+    """The bracket's lower end after an Illinois false-position search for the switch of ``g``.
+
+    ``g`` is non-increasing with ``g(lo) = g_lo > 0 >= g(hi)`` (``g(hi)`` may be ``-inf``; it is
+    not evaluated at the start: here ``g(eps0) = -inf`` since ``delta(eps0) = 0``). Each step
+    evaluates one point strictly inside ``(lo, hi)``: the false-position point of the current
+    bracket when ``g(hi)`` is finite, else the midpoint; ``lo`` moves only to a point where
+    ``g > 0`` was evaluated (the sound side of an exhibited epsilon, as with
+    :func:`~shuffle_accounting._logmath.bisect_bracket`). The Illinois rule (halve the stored
+    value of an end kept twice in a row; Dowell and Jarratt, BIT 1971) keeps the convergence
+    superlinear: about 10 evaluations to ``rtol = 1e-10`` instead of about 40 for bisection
+    (``report --n 1000000`` spent 8.8 s here, issue 12). Stops once ``hi - lo <= rtol * hi`` or
+    after 100 steps (then ``lo`` is still a point with ``g > 0``, only less tight).
+    """
+    g_hi = -math.inf
+    side = 0
+    for _ in range(100):
+        width = hi - lo
+        if width <= rtol * hi:
+            break
+        if math.isfinite(g_hi) and g_lo > g_hi:
+            x = lo + width * (g_lo / (g_lo - g_hi))
+            x = min(max(x, lo + 1e-4 * width), hi - 1e-4 * width)  # strictly inside the bracket
+        else:
+            x = lo + 0.5 * width
+        gx = g(x)
+        if gx > 0:
+            lo, g_lo = x, gx
+            if side == -1:
+                g_hi *= 0.5
+            side = -1
+        else:
+            hi, g_hi = x, gx
+            if side == 1:
+                g_lo *= 0.5
+            side = 1
+    return lo
