@@ -7,6 +7,11 @@ different load can be compared.
 
     python benchmarks/bench_cli.py              # --help, import, report (defaults), report --format json, planner
     python benchmarks/bench_cli.py --repeat 5
+    python benchmarks/bench_cli.py --repeat 1 --slow   # + report --target-eps 0.5 --rounds 4 (minutes)
+
+Besides the start-up and default-report commands it times the issue 12 (item 5) cases: the
+report at k = 1e5 (the CLI refuses k > 1e5), at n = 1e6, the exhibited lower-bound search at
+k = 1e6, and with ``--slow`` the calibrated multi-round report.
 """
 
 from __future__ import annotations
@@ -53,6 +58,23 @@ COMMANDS = {
 }
 
 
+_CLI = [sys.executable, "-m", "shuffle_accounting.cli"]
+#: Issue 12 cases (item 5): run after COMMANDS; the last one only with --slow (minutes).
+SCALE_COMMANDS = {
+    "report --k 100000": _CLI + ["report", "--k", "100000"],
+    "report --k 1000000 (refused by the CLI's k check)": _CLI + ["report", "--k", "1000000"],
+    "report --n 1000000": _CLI + ["report", "--n", "1000000"],
+    "lower_epsilon(1e-6, k=1e6, eps0=2, n=1e4) in a fresh process": [
+        sys.executable,
+        "-c",
+        "from shuffle_accounting.shuffled_krr.lower import lower_epsilon; lower_epsilon(1e-6, 10**6, 2.0, 10**4)",
+    ],
+}
+SLOW_COMMANDS = {
+    "report --target-eps 0.5 --rounds 4": _CLI + ["report", "--target-eps", "0.5", "--rounds", "4"],
+}
+
+
 def _reference() -> float:
     """Fixed workload: 20 sorts of 1e6 random doubles (seeded)."""
     x = np.random.default_rng(0).random(1_000_000)
@@ -68,8 +90,11 @@ def main() -> None:
     ap.add_argument(
         "--smoke", action="store_true", help="one run of the two fastest commands (CI: the script runs)"
     )
+    ap.add_argument("--slow", action="store_true", help="also the minutes-long report --rounds case")
     args = ap.parse_args()
-    commands = dict(list(COMMANDS.items())[:2]) if args.smoke else COMMANDS
+    commands = dict(list(COMMANDS.items())[:2]) if args.smoke else {**COMMANDS, **SCALE_COMMANDS}
+    if args.slow and not args.smoke:
+        commands.update(SLOW_COMMANDS)
     if args.smoke:
         args.repeat = 1
     ref = _reference()
@@ -79,7 +104,10 @@ def main() -> None:
         times = []
         for _ in range(args.repeat):
             t = time.perf_counter()
-            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+            # "refused" cases exit with status 2 by design; anything else must succeed
+            rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+            if rc != 0 and "refused" not in name:
+                raise SystemExit(f"{name} failed with exit status {rc}")
             times.append(time.perf_counter() - t)
         med = statistics.median(times)
         print(f"{name:55s} {med:9.3f} {med / ref:7.2f}")

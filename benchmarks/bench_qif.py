@@ -1,12 +1,20 @@
 """Speed and accuracy of shuffle_accounting.qif (plain script; prints a table).
 
 Run: python benchmarks/bench_qif.py   (--smoke: small cases, one run each, for CI)
+
+The "deployment scale" table runs each case in a fresh subprocess and reports its wall time and
+peak resident memory (``ru_maxrss`` of the child, imports included), with the load average and
+a fixed reference computation (20 sorts of 1e6 seeded doubles) measured in the same run.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import time
+
+import numpy as np
 
 from shuffle_accounting.presentation.qif_report import leakage_report
 from shuffle_accounting.qif import (
@@ -25,8 +33,60 @@ def _time(fn, *args, repeat=3, **kwargs):
     return best, out
 
 
+def _reference() -> float:
+    """Fixed workload: 20 sorts of 1e6 random doubles (seeded)."""
+    x = np.random.default_rng(0).random(1_000_000)
+    t = time.perf_counter()
+    for _ in range(20):
+        np.sort(x)
+    return time.perf_counter() - t
+
+
+def _child(code: str) -> str:
+    """stdout of ``python -c code`` in a fresh process (the code prints its own peak memory)."""
+    return subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def deployment_scale(smoke: bool) -> None:
+    """Issue 12: V[S] at 1e6 - 1e9 users (was 109 s at 1e7 and killed at 18 GB at 1e9)."""
+    cases = (
+        [(10**4, 10, None)]
+        if smoke
+        else [
+            (10**5, 10, None),
+            (10**6, 10, None),
+            (10**6, 10, 10**12),
+            (10**7, 10, None),
+            (10**8, 10, None),
+            (10**9, 10, None),
+            (10**9, 10, 2 * 10**7),
+            (10**9, 1000, None),
+        ]
+    )
+    ref = _reference()
+    print(f"load average {os.getloadavg()}; reference workload {ref:.3f} s")
+    print("| n | k | max_work | V[S] | certified half-width | seconds (call) | x ref | peak MB (process) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for n, k, mw in cases:
+        code = (
+            "import time, resource; from shuffle_accounting.qif import shuffle_vulnerability_bounds as f; "
+            f"t=time.perf_counter(); e=f({n}, {k}, max_work={mw}); "
+            "print(f'{e.value:.12f} {e.error:.2e} {time.perf_counter()-t:.3f} "
+            "{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}')"
+        )
+        v, err, sec, peak = _child(code).split()
+        print(
+            f"| {n:.0e} | {k} | {mw if mw else 'default'} | {v} | {err} | {sec} | {float(sec) / ref:.2f} | {peak} |"
+        )
+    print(f"load average at the end {os.getloadavg()}")
+    print()
+
+
 def main() -> None:
     smoke = "--smoke" in sys.argv
+    deployment_scale(smoke)
     repeat = 1 if smoke else 3
     vs_cases = (
         [(200, 2), (100, 3)]

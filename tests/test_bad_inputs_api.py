@@ -511,7 +511,6 @@ def test_work_budget_refuses_before_working(thunk):
         pytest.param(lambda: dsigma.sample_mallows(3, 1.0, size=10**300, rng=1), id="mallows size=1e300"),
         pytest.param(lambda: lit.fmt2021_clone_delta(0.001, 0.01, 10**12), id="clone n=1e12"),
         pytest.param(lambda: qif.shuffle_vulnerability(10**12, 3), id="V[S] n=1e12"),
-        pytest.param(lambda: qif.krr_shuffle_vulnerability(10**9, 10**9, 0.5), id="V[NS] n=k=1e9"),
     ],
 )
 def test_default_budget_refuses_the_issue10_hangs(thunk):

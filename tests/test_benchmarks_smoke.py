@@ -14,6 +14,7 @@ import pytest
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 SMOKE = [
     "bench_accountant.py",
+    "bench_compare.py",
     "bench_blanket_fast.py",
     "bench_shuffled_krr.py",
     "bench_shuffled_krr_lower.py",

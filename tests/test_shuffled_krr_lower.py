@@ -303,3 +303,69 @@ def test_work_is_bounded_for_huge_n():
     from shuffle_accounting.shuffled_krr import certified_log_delta
 
     assert -math.inf < low <= float(certified_log_delta(eps, 2, 1.0, n))
+
+
+# ---- issue 12: the search's cost does not grow with k (compact counts) ----------------------
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 7, 50])
+def test_compact_counts_give_the_exact_number_of_histogram_bins(k):
+    from shuffle_accounting.shuffled_krr import exact
+    from shuffle_accounting.shuffled_krr import lower as lower_mod
+
+    for spec in [(0, 0, 5), (3, 0, 0), (1, 2, 3), (0, 4, 0), (2, 2, 0)]:
+        compact = spec[: min(k, 3)]
+        full = lower_mod.expand_counts(k, compact)
+        assert len(full) == k and sum(full) == sum(compact)
+        assert lower_mod.compact_bins(k, compact) == exact.histogram_bins(k, full)
+
+
+def test_huge_k_search_reports_full_length_datasets_and_stays_below_certified():
+    from shuffle_accounting.shuffled_krr import ShuffledKRR
+
+    k, n = 1000, 300
+    wd = worst_dataset(0.05, k, 2.0, n)
+    assert len(wd.others) == k and sum(wd.others) == n - 1
+    assert wd.log_delta == pytest.approx(float(lower_log_delta(0.05, k, 2.0, n)))
+    assert lower_epsilon(1e-6, k, 2.0, n) <= ShuffledKRR(k, 2.0, n).epsilon(1e-6)
+    big = lower_epsilon(1e-6, 10**6, 2.0, 10**4)  # was ~15 s of O(k) work per candidate
+    assert 0.0 < big < 2.0
+
+
+def test_illinois_root_stays_on_the_exhibited_side():
+    import math as _m
+
+    from shuffle_accounting._logmath import last_above
+
+    calls = []
+
+    def g(x):
+        calls.append(x)
+        return _m.log(1.5 - x) if x < 1.5 else -_m.inf  # switch at 0.5, -inf above 1.5
+
+    lo = last_above(g, 0.0, 2.0, g(0.0), rtol=1e-10)
+    assert g(lo) > 0 and 0.5 - lo <= 1e-10 * 0.5 + 1e-16
+    assert len(calls) < 40  # bisection would need ~35 steps; false position far fewer
+    lo2 = last_above(lambda x: 1.0 - x * x, 0.0, 2.0, 1.0, rtol=1e-12)
+    assert lo2 < 1.0 and 1.0 - lo2 <= 2e-12
+
+
+@pytest.mark.parametrize(
+    "k, eps0, n, delta", [(2, 1.0, 30, 1e-4), (3, 2.0, 300, 1e-6), (10, 2.0, 2000, 1e-6)]
+)
+def test_lower_epsilon_agrees_with_bisection_over_the_same_family(k, eps0, n, delta):
+    from shuffle_accounting._logmath import bisect_bracket
+    from shuffle_accounting.shuffled_krr import lower as lower_mod
+
+    w = max(6.0, math.sqrt(2.0 * math.log(1e6 / delta)) + 2.0)
+    cands = lower_mod.search_candidates(k, eps0, n, np.linspace(0.0, eps0, 9)[:-1], w)
+    best = 0.0
+    for c in cands:
+
+        def f(e, c=c):
+            return float(c.log_delta(np.array([e]))[0]) > math.log(delta)
+
+        if f(best):
+            best = max(best, bisect_bracket(f, best, eps0, rtol=1e-10)[0])
+    got = lower_epsilon(delta, k, eps0, n)
+    assert got == pytest.approx(best, rel=3e-10)

@@ -28,7 +28,15 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import dijkstra
 from scipy.spatial import cKDTree
 
-from .._validation import ParameterError, check_choice, check_int, check_real, check_real_array
+from .._validation import (
+    ParameterError,
+    check_choice,
+    check_int,
+    check_max_work,
+    check_real,
+    check_real_array,
+    check_work,
+)
 
 __all__ = [
     "EARTH_RADIUS_KM",
@@ -48,6 +56,19 @@ class _ValidGroups(tuple):
     """Marker: a tuple of sorted int64 group arrays already checked by :func:`validate_groups`."""
 
     __slots__ = ()
+
+
+class _SymmetricGroups(_ValidGroups):
+    """Marker: valid groups with ``j in G_i <=> i in G_j`` (distance thresholds), so the reverse
+    adjacency equals the groups and the BFS of :mod:`.reference` need not build it."""
+
+    __slots__ = ()
+
+
+#: Work units charged per group member by :func:`groups_from_points` (the KD-tree query, the BFS
+#: reference permutation and the exact sensitivity each touch every member; calibrated so that
+#: ``DEFAULT_MAX_WORK`` = 1e8 units is about two million members, a few seconds end to end).
+WORK_PER_MEMBER: int = 50
 
 
 def _check_one_group(i: int, g: Any, size: int) -> np.ndarray:
@@ -194,7 +215,46 @@ def _ragged_to_groups(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, ...]:
     return _ValidGroups(np.sort(np.asarray(g, dtype=np.int64)) for g in lists)
 
 
-def groups_from_points(points: Any, r: float, metric: str = "euclidean") -> tuple[np.ndarray, ...]:
+#: Points per ``query_ball_point`` call: bounds the Python lists alive at once (each member is a
+#: Python int while it is a list; the groups themselves are int64 views into one flat array).
+_QUERY_CHUNK: int = 4096
+
+
+def _check_members(tree: cKDTree, radius: float, n: int, what: str, max_work: Any) -> None:
+    """Refuse up front when the groups would have too many members (counted, not built)."""
+    members = int(tree.count_neighbors(tree, radius))
+    check_work(
+        f"{what} ({members} group members, mean group size {members / n:.1f})",
+        WORK_PER_MEMBER * members,
+        max_work=max_work,
+        alternative=(
+            "use nearest_groups(points, size) for groups of a fixed size (n * size members), or a smaller r"
+        ),
+    )
+
+
+def _flat_groups(tree: cKDTree, arr: np.ndarray, radius: float) -> _ValidGroups:
+    """``G_i = tree points within radius of arr[i]`` (sorted), as views into one int64 array.
+
+    The KD-tree answers chunk by chunk, each chunk is flattened at once, so memory is about
+    ``8 sum |G_i|`` bytes plus one chunk of Python lists (was ~100 bytes per member: 2.7 GB at
+    1e5 points with ~280 neighbours each, issue 12).
+    """
+    n = arr.shape[0]
+    counts = np.empty(n, dtype=np.int64)
+    parts = []
+    for lo in range(0, n, _QUERY_CHUNK):
+        lists = tree.query_ball_point(arr[lo : lo + _QUERY_CHUNK], radius, return_sorted=True)
+        c = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
+        counts[lo : lo + len(lists)] = c
+        parts.append(np.fromiter(itertools.chain.from_iterable(lists), dtype=np.int64, count=int(c.sum())))
+    flat = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    return _SymmetricGroups(np.split(flat, np.cumsum(counts)[:-1]))
+
+
+def groups_from_points(
+    points: Any, r: float, metric: str = "euclidean", *, max_work: Any = None
+) -> tuple[np.ndarray, ...]:
     """Threshold groups ``G_i = {j : d(t_i, t_j) <= r}`` from public points.
 
     Paper: *Privacy Implications of Shuffling*, Sec. 4.2 (distance threshold on public auxiliary
@@ -206,6 +266,9 @@ def groups_from_points(points: Any, r: float, metric: str = "euclidean") -> tupl
             :data:`EARTH_RADIUS_KM`).
         r: Threshold (finite, >= 0), in the units of the metric.
         metric: ``"euclidean"`` or ``"haversine"``.
+        max_work: Work budget (``None``: ``DEFAULT_MAX_WORK`` = 1e8). The number of members
+            ``S = sum |G_i|`` is counted first (KD-tree ``count_neighbors``, no lists built) and
+            charged :data:`WORK_PER_MEMBER` units each.
 
     Returns:
         Tuple of ``n`` sorted int64 arrays; ``G_i`` always contains ``i``.
@@ -213,6 +276,8 @@ def groups_from_points(points: Any, r: float, metric: str = "euclidean") -> tupl
     Raises:
         ParameterError: On non-finite points, a bad shape, a negative or non-finite ``r`` or an
             unknown metric.
+        WorkBudgetExceeded: If ``WORK_PER_MEMBER * S > max_work`` (raised before any group is
+            built); :func:`nearest_groups` (``n * size`` members) or a smaller ``r`` is cheaper.
 
     Example:
         >>> groups_from_points([[0.0], [1.0], [5.0]], r=1.5)
@@ -221,17 +286,25 @@ def groups_from_points(points: Any, r: float, metric: str = "euclidean") -> tupl
     metric = check_choice("metric", metric, _METRICS)
     r = check_real("r", r, low=0.0)
     arr = _check_points(points, metric)
+    check_max_work(max_work)
     if metric == "euclidean":
         tree = cKDTree(arr)
-        lists = tree.query_ball_point(arr, r, return_sorted=True)
-        return _ragged_to_groups(lists)
+        _check_members(tree, r, arr.shape[0], f"groups_from_points(n={arr.shape[0]}, r={r:g})", max_work)
+        return _flat_groups(tree, arr, r)
     # Haversine: great-circle angle phi <= r / R  <=>  chord 2 sin(phi / 2) <= 2 sin(r / (2R)).
     xyz = _unit_vectors(arr)
     angle = r / EARTH_RADIUS_KM
     if angle >= math.pi:
-        return _ValidGroups(np.arange(arr.shape[0], dtype=np.int64) for _ in range(arr.shape[0]))
+        return _SymmetricGroups(np.arange(arr.shape[0], dtype=np.int64) for _ in range(arr.shape[0]))
     chord = 2.0 * math.sin(angle / 2.0)
     tree = cKDTree(xyz)
+    _check_members(
+        tree,
+        chord * (1 + 1e-9) + 1e-12,
+        arr.shape[0],
+        f"groups_from_points(n={arr.shape[0]}, r={r:g}, metric='haversine')",
+        max_work,
+    )
     # Query a slightly larger chord, then filter with the exact haversine distance.
     lists = tree.query_ball_point(xyz, chord * (1 + 1e-9) + 1e-12, return_sorted=True)
     counts = np.fromiter((len(c) for c in lists), dtype=np.int64, count=len(lists))
@@ -241,7 +314,7 @@ def groups_from_points(points: Any, r: float, metric: str = "euclidean") -> tupl
     keep = (d <= r) | (cand == owner)
     kept_counts = np.bincount(owner[keep], minlength=len(lists))
     parts = np.split(cand[keep], np.cumsum(kept_counts)[:-1])
-    return _ValidGroups(np.sort(p) for p in parts)
+    return _SymmetricGroups(np.sort(p) for p in parts)
 
 
 def nearest_groups(points: Any, size: int, metric: str = "euclidean") -> tuple[np.ndarray, ...]:
@@ -381,3 +454,8 @@ def groups_from_graph(graph: Any, r: float, n: int | None = None) -> tuple[np.nd
         for row in np.atleast_2d(dist):
             out.append(np.flatnonzero(row <= r).astype(np.int64))
     return _ValidGroups(out)
+
+
+# Shared with other modules under a public name (issue 13: no module imports another module's
+# private name). Internal: not in __all__.
+SymmetricGroups = _SymmetricGroups  # marker of symmetric valid groups (reference)

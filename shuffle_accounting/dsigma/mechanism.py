@@ -83,10 +83,15 @@ class MallowsShuffler:
         r: Distance threshold used with ``points``.
         metric: ``"euclidean"`` or ``"haversine"`` (km), used with ``points``.
         order: Optional reference permutation (list of users) instead of the BFS one.
+        max_work: Work budget of :func:`~shuffle_accounting.dsigma.groups.groups_from_points`
+            with ``points`` (``None``: 1e8 units, about two million group members).
 
     Raises:
         ParameterError: If both or neither of ``groups``/``points`` are given, or on any invalid
             argument.
+        WorkBudgetExceeded: With ``points``, if the groups would have more members than
+            ``max_work`` allows (counted before any is built); use
+            :func:`~shuffle_accounting.dsigma.groups.nearest_groups` or a smaller ``r``.
 
     Example:
         >>> sh = MallowsShuffler([[0, 1], [0, 1], [2, 3], [2, 3]], alpha=2.0)
@@ -117,6 +122,7 @@ class MallowsShuffler:
         r: Any = None,
         metric: str = "euclidean",
         order: Any = None,
+        max_work: Any = None,
     ) -> None:
         if (groups is None) == (points is None):
             raise ParameterError(
@@ -130,7 +136,7 @@ class MallowsShuffler:
         if points is not None:
             if r is None:
                 raise ParameterError("r must be given with points (a finite real number >= 0), got None")
-            groups = groups_from_points(points, r, metric=metric)
+            groups = groups_from_points(points, r, metric=metric, max_work=max_work)
         elif r is not None:
             raise ParameterError(f"r is only used with points, got r={r!r} together with groups")
         checked = validate_groups(groups)

@@ -20,12 +20,12 @@ With this rule the worked example of the paper's Appendix A.10 reproduces
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
 
 import numpy as np
 
 from .._validation import ParameterError
+from .groups import SymmetricGroups as _SymmetricGroups
 from .groups import validate_groups
 
 __all__ = ["reference_permutation", "inverse_order", "group_widths", "width", "validate_order"]
@@ -38,6 +38,10 @@ def _given_order(groups: Any, i: int) -> list[int]:
     if isinstance(g, np.ndarray):
         return g.ravel().tolist()
     return [int(v) for v in g]
+
+
+#: Groups up to this size are enqueued by a Python loop in :func:`reference_permutation`.
+_SMALL: int = 24
 
 
 def reference_permutation(groups: Any) -> np.ndarray:
@@ -62,35 +66,61 @@ def reference_permutation(groups: Any) -> np.ndarray:
     checked = validate_groups(groups)
     n = len(checked)
     sizes = np.array([g.size for g in checked], dtype=np.int64)
-    # Reverse adjacency: users i whose group contains v, grouped by v in increasing i.
-    owners = np.repeat(np.arange(n, dtype=np.int64), sizes)
-    members = np.concatenate(checked)
-    rev = np.lexsort((owners, members))
-    rev_owner = owners[rev]
-    rev_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(members, minlength=n), out=rev_ptr[1:])
+    # Reverse adjacency: users i whose group contains v, grouped by v in increasing i. For
+    # symmetric groups (distance thresholds) it is the group itself, all of which is already
+    # visited when it would be read, so it is not built (it costs a sort of every member).
+    symmetric = isinstance(checked, _SymmetricGroups)
+    if symmetric:
+        rev_owner = np.empty(0, dtype=np.int64)
+        rev_ptr = np.zeros(n + 1, dtype=np.int64)
+    else:
+        owners = np.repeat(np.arange(n, dtype=np.int64), sizes)
+        members = np.concatenate(checked)
+        rev = np.argsort(members, kind="stable")  # owners increase along the concatenation
+        rev_owner = owners[rev]
+        del owners, rev
+        rev_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(members, minlength=n), out=rev_ptr[1:])
+        del members
     # Roots in order: largest group first, smallest index on ties.
     roots = np.lexsort((np.arange(n), -sizes))
     visited = np.zeros(n, dtype=bool)
+    # ``out`` is also the BFS queue: users are placed in the order they are enqueued; ``head``
+    # is the next user to expand and ``tail`` the next free slot. Each expansion is a handful
+    # of numpy operations on the user's group and reverse list (no per-member Python work).
     out = np.empty(n, dtype=np.int64)
-    k = 0
+    head = tail = 0
+    given_arrays = (
+        all(isinstance(g, np.ndarray) for g in groups) if not isinstance(groups, np.ndarray) else False
+    )
+
+    def enqueue(cand: np.ndarray, tail: int) -> int:
+        # small lists: a Python loop is cheaper than the numpy calls; large: vectorised
+        if cand.size <= _SMALL:
+            for w in cand.tolist():
+                if not visited[w]:
+                    visited[w] = True
+                    out[tail] = w
+                    tail += 1
+            return tail
+        new = cand[~visited[cand]]  # no repeats inside a (validated) group or reverse list
+        visited[new] = True
+        out[tail : tail + new.size] = new
+        return tail + new.size
+
     for root in roots.tolist():
         if visited[root]:
             continue
         visited[root] = True
-        queue = deque([root])
-        while queue:
-            v = queue.popleft()
-            out[k] = v
-            k += 1
-            for w in _given_order(groups, v):
-                if not visited[w]:
-                    visited[w] = True
-                    queue.append(w)
-            for w in rev_owner[rev_ptr[v] : rev_ptr[v + 1]].tolist():
-                if not visited[w]:
-                    visited[w] = True
-                    queue.append(w)
+        out[tail] = root
+        tail += 1
+        while head < tail:
+            v = int(out[head])
+            head += 1
+            g = groups[v] if given_arrays else np.asarray(_given_order(groups, v), dtype=np.int64)
+            tail = enqueue(np.asarray(g, dtype=np.int64).ravel(), tail)
+            if not symmetric:
+                tail = enqueue(rev_owner[rev_ptr[v] : rev_ptr[v + 1]], tail)
     return out
 
 

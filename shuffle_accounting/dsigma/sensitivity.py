@@ -62,10 +62,31 @@ def group_sensitivities(groups: Any, order: Any) -> np.ndarray:
     n = len(checked)
     pos = inverse_order(validate_order(order, n))
     sizes = np.array([g.size for g in checked], dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
+    # Consecutive blocks of groups with at most _CHUNK_MEMBERS members: bounded temporaries.
+    ends = np.cumsum(sizes)
+    lo = 0
+    while lo < n:
+        base = int(ends[lo - 1]) if lo else 0
+        hi = max(lo + 1, int(np.searchsorted(ends, base + _CHUNK_MEMBERS, side="right")))
+        out[lo:hi] = _group_sensitivities_block(checked[lo:hi], sizes[lo:hi], pos)
+        lo = hi
+    return out
+
+
+#: Members per block of :func:`group_sensitivities` (bounds its temporaries to ~100 MB).
+_CHUNK_MEMBERS: int = 2_000_000
+
+
+def _group_sensitivities_block(groups: tuple, sizes: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """The closed form of the module docstring for one block of groups (see the caller)."""
+    n = len(groups)
+    npos = pos.size
     gid = np.repeat(np.arange(n, dtype=np.int64), sizes)
-    p = pos[np.concatenate(checked)]
-    idx = np.lexsort((p, gid))
-    gid, p = gid[idx], p[idx]
+    # sort each group's positions: one key (group, position), ordered as lexsort((p, gid))
+    key = gid * npos + pos[np.concatenate(groups)]
+    key.sort()
+    p = key - gid * npos
     starts = np.zeros(n, dtype=np.int64)
     np.cumsum(sizes[:-1], out=starts[1:])
     rank = np.arange(p.size, dtype=np.int64) - starts[gid]  # j: members at or below this one, minus one
@@ -78,8 +99,7 @@ def group_sensitivities(groups: Any, order: Any) -> np.ndarray:
     contrib = gaps * np.minimum(below, m - below)
     total = np.bincount(gid, weights=contrib, minlength=n)
     # bincount returns float64; the values are integers < 2^53 for any realistic n.
-    out = sizes * (sizes - 1) // 2 + 2 * np.rint(total).astype(np.int64)
-    return out
+    return sizes * (sizes - 1) // 2 + 2 * np.rint(total).astype(np.int64)
 
 
 def exact_sensitivity(groups: Any, order: Any) -> int:

@@ -49,7 +49,7 @@ from scipy.special import gammaln
 
 from .._binomial import log_binom_pmf as _log_binom_pmf  # accurate (Loader) pmf
 from .._binomial import log_binom_sf as _log_binom_sf  # binomial tails (upper bounds)
-from .._logmath import UNIT_ROUNDOFF, bisect_bracket, log_sub
+from .._logmath import UNIT_ROUNDOFF, last_above, log_sub
 from .._validation import check_delta, check_int, check_real, check_real_array
 from ..randomizers import KRR
 from . import exact as _exact
@@ -425,15 +425,32 @@ def _h0_candidate(k, eps0, others, family, w) -> _Candidate | None:
     return _from_log_pq(others, family, stat, log_p, log_q, log_drop, n, eps0)
 
 
+def _bins(k: int, others: tuple[int, ...]) -> int:
+    """:func:`exact.histogram_bins` of compact counts (no per-candidate work in ``k``).
+
+    ``others`` holds the counts of values ``0 .. len(others) - 1`` (every searched dataset puts
+    the other users on values 0, 1, 2 only; the rest of the ``k`` counts are 0). Validating or
+    scanning all ``k`` counts per candidate cost ~0.1 - 0.5 s per candidate at ``k = 1e5 - 1e6``
+    (issue 12: ``report --k 1000000`` stuck in this search).
+    """
+    held = sum(1 for c in others[2:] if c > 0)
+    return 2 + held + (1 if k - 2 - held > 0 else 0)
+
+
+def _expand(k: int, others: tuple[int, ...]) -> tuple[int, ...]:
+    """The length-``k`` count vector of compact counts (values beyond ``len(others)`` are 0)."""
+    return tuple(others) + (0,) * (k - len(others))
+
+
 def _candidate(k, eps0, others, family, w, cache) -> _Candidate | None:
     key = tuple(others)
     if key in cache:
         return cache[key]
     n = sum(others) + 1
     cand = None
-    nb = _exact.histogram_bins(k, others)
+    nb = _bins(k, others)
     if k >= 3 and _exact.histogram_work(n, nb) <= HISTOGRAM_BUDGET:
-        lpp, lqq = _exact.histogram_log_pq(k, eps0, tuple(others))
+        lpp, lqq = _exact.histogram_log_pq(k, eps0, _expand(k, others))
         cand = _from_log_pq(others, family, "histogram", lpp, lqq, -np.inf, n, eps0)
     elif k == 2:
         cand = _h0_candidate(k, eps0, others, family, w)
@@ -453,7 +470,8 @@ def _candidate(k, eps0, others, family, w, cache) -> _Candidate | None:
 
 
 def _counts(k: int, spec: dict[int, int]) -> tuple[int, ...]:
-    out = [0] * k
+    """Compact counts of values ``0 .. min(k, 3) - 1`` (see :func:`_bins`, :func:`_expand`)."""
+    out = [0] * min(k, 3)
     for v, c in spec.items():
         out[v] += c
     return tuple(out)
@@ -653,7 +671,7 @@ def worst_dataset(eps: Any, k: Any, eps0: Any, n: Any) -> WorstDataset:
     c, ld = who[0], float(who_val[0])
     return WorstDataset(
         eps=e,
-        others=c.others,
+        others=_expand(k, c.others),
         log_delta=ld,
         delta=math.exp(ld) if ld > -745 else 0.0,
         family=c.family,
@@ -695,12 +713,13 @@ def lower_epsilon(delta: Any, k: Any, eps0: Any, n: Any) -> float:
     best = 0.0
     for c in cands:
 
-        def f(e: float, c=c) -> bool:
-            return float(c.log_delta(np.array([e]))[0]) > log_d
+        def g(e: float, c=c) -> float:
+            return float(c.log_delta(np.array([e]))[0]) - log_d
 
-        if not f(best):
+        g_best = g(best)
+        if not g_best > 0:
             continue
-        lo, _ = bisect_bracket(f, best, eps0, rtol=1e-10)  # delta_D(eps0) = 0 <= delta
+        lo = last_above(g, best, eps0, g_best, rtol=1e-10)  # delta_D(eps0) = 0 <= delta
         best = max(best, lo)
     return float(np.nextafter(best, 0.0)) if best > 0 else 0.0
 
@@ -711,3 +730,6 @@ h01_candidate = _h01_candidate  # (h0, h1)-marginal candidate (tests)
 h0_candidate = _h0_candidate  # h0-marginal candidate (tests)
 SplitCandidate = _SplitCandidate  # split candidate (tests)
 binomial_window = _window  # binomial window with its dropped mass (tests)
+expand_counts = _expand  # compact counts of values 0, 1, 2 -> length-k counts (tests)
+compact_bins = _bins  # histogram bins of compact counts (tests)
+search_candidates = _search  # the candidate search (tests)
