@@ -141,12 +141,14 @@ def conv1d(a: Law1D, b: Law1D) -> Law1D:
     return Law1D(a.lo + b.lo, arr, scale, log_drop, rel)
 
 
-def pivot_grid(no_law: Law1D, log_tol: float) -> Grid:
-    """``R(N, j) = P(N_o = N) Bin(N, 1/2)(j)`` on a rectangle (module docstring).
+def pivot_grid(no_law: Law1D, log_tol: float, log_r: float = _LOG_HALF, log_1mr: float = _LOG_HALF) -> Grid:
+    """``R(N, j) = P(N_o = N) Bin(N, r)(j)`` on a rectangle (module docstring; ``r = 1/2`` by default).
 
-    ``no_law`` is the law of ``N_o``; the ``j`` window covers ``N/2 +- z sqrt(N)/2`` for every ``N``
-    of that law's window, and the mass of ``Bin(N, 1/2)`` outside it (doubled tail bounds, per
-    ``N``, weighted by ``P(N_o = N)`` rounded up) is added to the dropped mass.
+    ``no_law`` is the law of ``N_o``; the ``j`` window covers ``N r +- z sqrt(N r (1 - r))`` for every
+    ``N`` of that law's window, and the mass of ``Bin(N, r)`` outside it (doubled tail bounds, per
+    ``N``, weighted by ``P(N_o = N)`` rounded up) is added to the dropped mass. Any class of
+    users whose reports different from ``v`` are ``d`` with a fixed probability ``r`` has this form
+    (a class holding ``d``: ``N_o ~ Bin(c, p + pbar)``, ``r = p / (p + pbar)``).
     """
     n_lo = no_law.lo
     n_hi = n_lo + no_law.arr.size - 1
@@ -154,12 +156,14 @@ def pivot_grid(no_law: Law1D, log_tol: float) -> Grid:
     Ns = np.arange(n_lo, n_hi + 1, dtype=float)
     with np.errstate(divide="ignore"):
         lpn = np.log(no_law.arr) + no_law.scale + math.log1p(no_law.rel)
+    r = math.exp(log_r)
+    sdr = math.sqrt(max(n_hi, 1) * r * (1.0 - r))
     while True:
-        j_lo = max(0, int(math.floor(n_lo / 2.0 - z * math.sqrt(max(n_hi, 1)) / 2.0)) - 2)
-        j_hi = min(n_hi, int(math.ceil(n_hi / 2.0 + z * math.sqrt(max(n_hi, 1)) / 2.0)) + 2)
+        j_lo = max(0, int(math.floor(n_lo * r - z * sdr)) - 2)
+        j_hi = min(n_hi, int(math.ceil(n_hi * r + z * sdr)) + 2)
         with np.errstate(divide="ignore"):
-            lt_lo = np.where(j_lo > 0, log_binom_cdf(np.full(Ns.shape, j_lo - 1.0), Ns, 0.5), -np.inf)
-            lt_hi = np.where(Ns > j_hi, log_binom_sf(np.full(Ns.shape, j_hi + 1.0), Ns, 0.5), -np.inf)
+            lt_lo = np.where(j_lo > 0, log_binom_cdf(np.full(Ns.shape, j_lo - 1.0), Ns, r), -np.inf)
+            lt_hi = np.where(Ns > j_hi, log_binom_sf(np.full(Ns.shape, j_hi + 1.0), Ns, r), -np.inf)
         tails = np.logaddexp(lt_lo, lt_hi) + math.log(2.0)
         ltail = float(logsumexp(lpn + tails))
         if ltail <= log_tol or (j_lo == 0 and j_hi == n_hi):
@@ -168,7 +172,7 @@ def pivot_grid(no_law: Law1D, log_tol: float) -> Grid:
     J = np.arange(j_lo, j_hi + 1, dtype=float)
     NN, JJ = np.meshgrid(Ns, J, indexing="ij")
     valid = JJ <= NN
-    lb = np.where(valid, log_binom_pmf(np.where(valid, JJ, 0.0), NN, _LOG_HALF, _LOG_HALF), -np.inf)
+    lb = np.where(valid, log_binom_pmf(np.where(valid, JJ, 0.0), NN, log_r, log_1mr), -np.inf)
     with np.errstate(divide="ignore"):
         lr = np.log(no_law.arr)[:, None] + lb
     arr, mx, fl = _flush(lr)
@@ -176,23 +180,15 @@ def pivot_grid(no_law: Law1D, log_tol: float) -> Grid:
     return Grid(n_lo, j_lo, arr, mx + no_law.scale, log_drop, no_law.rel + REL_PMF + 4.0 * _U)
 
 
-def class_grid(c: int, log_v: float, log_d: float, log_o: float) -> Grid:
-    """Exact trinomial law in ``(N, j)`` of ``c`` users reporting ``v, d, o`` w.p. ``e^log_v, e^log_d, e^log_o``.
+def class_grid(c: int, log_v: float, log_d: float, log_o: float, log_tol: float) -> Grid:
+    """Windowed trinomial law in ``(N, j)`` of ``c`` users reporting ``v, d, o`` w.p. ``e^log_v, e^log_d, e^log_o``.
 
-    ``P(#d = a, #o = b) = Bin(c, pi_d)(a) Bin(c - a, pi_o / (pi_o + pi_v))(b)`` at ``(N, j) = (a + b, a)``;
-    full support (no truncation), two Loader factors (relative error ``2e-10`` counted).
+    ``N ~ Bin(c, pi_d + pi_o)`` and, given ``N``, ``j ~ Bin(N, pi_d / (pi_d + pi_o))``: the form of
+    :func:`pivot_grid`, windowed the same way (dropped mass at most about ``2 e^log_tol``).
     """
-    a = np.arange(c + 1, dtype=float)
-    l_rest = float(np.logaddexp(log_v, log_o))  # log(1 - pi_d)
-    la = log_binom_pmf(a, float(c), log_d, l_rest)
-    lo_cond, lv_cond = log_o - l_rest, log_v - l_rest
-    NN, AA = np.meshgrid(a, a, indexing="ij")  # N = a + b
-    B = NN - AA
-    ok = B >= 0
-    lb = np.where(ok, log_binom_pmf(np.where(ok, B, 0.0), c - AA, lo_cond, lv_cond), -np.inf)
-    lr = la[None, :] + lb
-    arr, mx, fl = _flush(lr)
-    return Grid(0, 0, arr, mx, fl, 2.0 * REL_PMF + 8.0 * _U)
+    l_do = float(np.logaddexp(log_d, log_o))
+    no = law_from_binom(c, l_do, log_v, log_tol)
+    return pivot_grid(no, log_tol, log_d - l_do, log_o - l_do)
 
 
 def conv2d(a: Grid, b: Grid) -> Grid:

@@ -53,7 +53,7 @@ values with equal probability; so the count ``N_o`` of their reports different f
 between the two other values: a closed-form 2-D law in coordinates ``(N, j)`` (reports different
 from ``v``; reports of the *designated* other value). The fixed users at the two other values
 are added by exact trinomial convolution while their support is small
-(:data:`SMALL_CELLS`), otherwise their coins are revealed ((K2), sound, looser). The target's
+(:data:`MAX_GRID_WORK`), otherwise their coins are revealed ((K2), sound, looser). The target's
 report shifts the law by ``(0, 0)``, ``(1, 1)`` or ``(1, 0)``, and ``H_E`` is summed cell by
 cell (:class:`~shuffle_accounting.shuffled_krr._krr_grid.Hockey`). For ``eps >= eps0``,
 ``H_E = 0`` exactly (the release is a post-processing of ``eps0``-LDP reports).
@@ -106,7 +106,7 @@ __all__ = [
     "certify_k",
     "verify",
     "box_log_bound",
-    "SMALL_CELLS",
+    "MAX_GRID_WORK",
 ]
 
 _U = 2.0**-52
@@ -116,9 +116,9 @@ _DROP_MARGIN = 25.0
 _EXACT_CELLS = 12
 #: Number of cells of ``B`` inside its window for wider boxes.
 _CELLS = 10
-#: Largest product of the trinomial supports ``(c + 1)^2`` of the non-pivot fixed classes that is
-#: convolved exactly; larger classes have their coins revealed ((K2)).
-SMALL_CELLS: int = 4096
+#: Largest direct 2-D convolution work (multiply-adds) spent on hiding the non-pivot classes of
+#: one box; classes beyond it have (part of) their coins revealed ((K2)).
+MAX_GRID_WORK: int = 20_000_000
 #: The designated and other value for each pivot.
 _COORDS = {2: (0, 1), 0: (1, 2), 1: (0, 2)}
 
@@ -141,6 +141,8 @@ class _Problem:
         self.log_tol = log_level - _DROP_MARGIN
         self._hockey_cache: dict[tuple, G.Hockey] = {}
         self._small_cache: dict[tuple, G.Grid] = {}
+        self._pivot_cache: dict[tuple, G.Grid] = {}
+        self._class_cache: dict[tuple, G.Grid] = {}
         self._cell_cache: dict[int, list[tuple[int, float]]] = {}
         self.evaluations = 0
 
@@ -149,20 +151,63 @@ class _Problem:
         """log P(report y | value x)."""
         return self.lp if x == y else self.lq
 
+    def _pivot(self, c: int, b: int) -> G.Grid:
+        """``R`` of ``c`` pivot users and ``b`` uniform users (independent of which value is the pivot)."""
+        key = (c, b)
+        g = self._pivot_cache.get(key)
+        if g is None:
+            if len(self._pivot_cache) > 64:
+                self._pivot_cache.pop(next(iter(self._pivot_cache)))
+            t = self.log_tol - math.log(8.0)
+            l2q = math.log(2.0) + self.lq  # log(2 pbar) = log(1 - p)
+            no = G.conv1d(
+                G.law_from_binom(c, l2q, self.lp, t),
+                G.law_from_binom(b, math.log(2.0 / 3.0), -math.log(3.0), t),
+            )
+            g = G.pivot_grid(no, t)
+            self._pivot_cache[key] = g
+        return g
+
+    def _class(self, v: int, u: int, c: int) -> G.Grid:
+        """Windowed law of ``c`` users holding ``u`` in the coordinates of pivot ``v`` (cached)."""
+        key = (v, u, c)
+        g = self._class_cache.get(key)
+        if g is None:
+            if len(self._class_cache) > 256:
+                self._class_cache.pop(next(iter(self._class_cache)))
+            d, o = _COORDS[v]
+            t = self.log_tol - math.log(8.0)
+            g = G.class_grid(c, self._row(u, v), self._row(u, d), self._row(u, o), t)
+            self._class_cache[key] = g
+        return g
+
     def plan(self, L: tuple[int, int, int]) -> tuple[int, int, tuple[tuple[int, int], ...], int]:
-        """``(pivot v, c_v, hidden small classes ((u, c_u), ...), revealed users)`` for fixed ``L``."""
-        v = max((2, 0, 1), key=lambda x: L[x])  # ties: prefer 2, then 0
-        rest = sorted(((L[u], u) for u in (0, 1, 2) if u != v and L[u] > 0))
+        """``(pivot v, c_v, hidden classes ((u, c_u'), ...), revealed users)`` for fixed counts ``L``.
+
+        The pivot is the value with the most fixed users (ties: 2, then 0). The other classes,
+        smallest first, are kept hidden (convolved exactly) while the direct-convolution work stays
+        within :data:`MAX_GRID_WORK`; a class that does not fit is hidden in part (halving its
+        hidden count) and the coins of the rest are revealed ((K2)). Deterministic in ``L``.
+        """
+        v = max((2, 0, 1), key=lambda x: L[x])
+        rest = sorted((L[u], u) for u in (0, 1, 2) if u != v and L[u] > 0)
+        piv = self._pivot(L[v], 0)
+        p_rows, p_cols = piv.arr.shape
         hidden: list[tuple[int, int]] = []
-        size = 1
+        s_rows = s_cols = 1
         revealed = 0
         for c, u in rest:
-            s = (c + 1) ** 2
-            if size * s <= SMALL_CELLS:
-                hidden.append((u, c))
-                size *= s
-            else:
-                revealed += c
+            h = c
+            while h > 0:
+                cg = self._class(v, u, h)
+                r2, c2 = s_rows + cg.arr.shape[0] - 1, s_cols + cg.arr.shape[1] - 1
+                work = s_rows * s_cols * cg.arr.size + p_rows * p_cols * r2 * c2
+                if work <= MAX_GRID_WORK:
+                    hidden.append((u, h))
+                    s_rows, s_cols = r2, c2
+                    break
+                h //= 2
+            revealed += c - h
         return v, L[v], tuple(sorted(hidden)), revealed
 
     def _small(self, v: int, hidden: tuple[tuple[int, int], ...]) -> G.Grid | None:
@@ -170,10 +215,11 @@ class _Problem:
             return None
         key = (v, hidden)
         if key not in self._small_cache:
-            d, o = _COORDS[v]
+            if len(self._small_cache) > 64:
+                self._small_cache.pop(next(iter(self._small_cache)))
             grid = None
             for u, c in hidden:
-                g = G.class_grid(c, self._row(u, v), self._row(u, d), self._row(u, o))
+                g = self._class(v, u, c)
                 grid = g if grid is None else G.conv2d(grid, g)
             self._small_cache[key] = grid
         return self._small_cache[key]
@@ -185,13 +231,7 @@ class _Problem:
         if h is None:
             if len(self._hockey_cache) > 64:
                 self._hockey_cache.pop(next(iter(self._hockey_cache)))
-            t = self.log_tol - math.log(4.0)
-            l2q = math.log(2.0) + self.lq  # log(2 pbar) = log(1 - p)
-            no = G.conv1d(
-                G.law_from_binom(c, l2q, self.lp, t),
-                G.law_from_binom(b, math.log(2.0 / 3.0), -math.log(3.0), t),
-            )
-            R = G.pivot_grid(no, t)
+            R = self._pivot(c, b)
             small = self._small(v, hidden)
             if small is not None:
                 R = G.conv2d(R, small)
