@@ -118,7 +118,7 @@ _EXACT_CELLS = 12
 _CELLS = 10
 #: Largest direct 2-D convolution work (multiply-adds) spent on hiding the non-pivot classes of
 #: one box; classes beyond it have (part of) their coins revealed ((K2)).
-MAX_GRID_WORK: int = 20_000_000
+MAX_GRID_WORK: int = 3_000_000
 #: The designated and other value for each pivot.
 _COORDS = {2: (0, 1), 0: (1, 2), 1: (0, 2)}
 
@@ -181,13 +181,15 @@ class _Problem:
             self._class_cache[key] = g
         return g
 
-    def plan(self, L: tuple[int, int, int]) -> tuple[int, int, tuple[tuple[int, int], ...], int]:
-        """``(pivot v, c_v, hidden classes ((u, c_u'), ...), revealed users)`` for fixed counts ``L``.
+    def plan(self, L: tuple[int, int, int], m: int = 0) -> tuple[int, int, tuple[tuple[int, int], ...], int]:
+        """``(pivot v, c_v, hidden classes ((u, c_u'), ...), revealed users)`` for fixed counts ``L``
+        and ``m`` free users.
 
         The pivot is the value with the most fixed users (ties: 2, then 0). The other classes,
         smallest first, are kept hidden (convolved exactly) while the direct-convolution work stays
-        within :data:`MAX_GRID_WORK`; a class that does not fit is hidden in part (halving its
-        hidden count) and the coins of the rest are revealed ((K2)). Deterministic in ``L``.
+        within :data:`MAX_GRID_WORK` (measured on the pivot grid without uniform users; ``m`` is
+        kept for a future work model); a class that does not fit is hidden in part (halving its
+        hidden count) and the coins of the rest are revealed ((K2)). Deterministic in ``(L, m)``.
         """
         v = max((2, 0, 1), key=lambda x: L[x])
         rest = sorted((L[u], u) for u in (0, 1, 2) if u != v and L[u] > 0)
@@ -282,7 +284,7 @@ class _Problem:
 
     def is_exact(self, box: tuple[int, int, int, int]) -> bool:
         L, m = self.corner(box)
-        return m == 0 and self.plan(L)[3] == 0
+        return m == 0 and self.plan(L, m)[3] == 0
 
     def bound(self, box: tuple[int, int, int, int], eps: float) -> tuple[float, float]:
         """``(log U, log lower)``: the box bound (K2)-(K4); the lower value only for an exact leaf."""
@@ -290,7 +292,7 @@ class _Problem:
         if eps >= self.eps0:
             return -math.inf, -math.inf
         L, m = self.corner(box)
-        v, c, hidden, revealed = self.plan(L)
+        v, c, hidden, revealed = self.plan(L, m)
         mm = m + revealed
         if mm == 0:
             return self.hockey(v, c, hidden, 0).bounds(eps)
