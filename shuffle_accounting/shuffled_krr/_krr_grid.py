@@ -45,7 +45,7 @@ from scipy.signal import convolve2d
 
 from .._binomial import log_binom_cdf, log_binom_pmf, log_binom_sf, logsumexp
 
-__all__ = ["Law1D", "Grid", "binom_window", "conv1d", "pivot_grid", "class_grid", "conv2d", "Hockey"]
+__all__ = ["Law1D", "Grid", "binom_window", "conv1d", "pivot_grid", "class_grid", "conv2d", "Hockey", "single_class_log_hockey", "TAIL_REL", "MAX_TAIL_WORK", "dataset_log_hockey_k3", "MAX_DATASET_WORK"]
 
 _U = 2.0**-52
 #: Relative error counted for each Loader log-pmf (measured ~1e-13).
@@ -256,3 +256,238 @@ class Hockey:
             if corr < ll:
                 log_low = ll + math.log(-math.expm1(corr - ll))
         return min(log_up, 0.0), min(log_low, log_up)
+
+
+# ---------------------------------------------------------------------------------------------
+# "every other user holds one value": any k, in O(window) binomial tails
+# ---------------------------------------------------------------------------------------------
+
+#: Relative error counted for each binomial tail (incomplete beta / rigorous series), as in ``lower``.
+TAIL_REL = 1e-10
+#: Largest number of ``(N, h1)`` tail pairs evaluated for ``k >= 4`` (about a few seconds).
+MAX_TAIL_WORK = 20_000_000
+
+
+def _log_upper_excess(M: np.ndarray, log_pi: float, log_1mpi: float, t: np.ndarray) -> np.ndarray:
+    """``log E[(X - t)_+]``, ``X ~ Bin(M, pi)``, with the tails rounded up/down as ``sign`` asks.
+
+    Returns a pair ``(log upper, log lower)`` of arrays. ``E[(X - t)_+] = M pi P(Bin(M - 1, pi) >=
+    j - 1) - t P(Bin(M, pi) >= j)`` with ``j = floor(t) + 1`` (``t >= 0``), and ``M pi - t`` for
+    ``t < 0``; each tail carries relative error :data:`TAIL_REL`.
+    """
+    pi = math.exp(log_pi)
+    M = np.asarray(M, dtype=float)
+    t = np.asarray(t, dtype=float)
+    up = np.full(t.shape, -np.inf)
+    low = np.full(t.shape, -np.inf)
+    r_up, r_lo = math.log1p(TAIL_REL), math.log1p(-TAIL_REL)
+    neg = (t < 0) & (M >= 0)
+    if np.any(neg):
+        val = np.log(M[neg] * pi - t[neg])
+        up[neg], low[neg] = val + 1e-14, val - 1e-14
+    pos = (t >= 0) & (M >= 1) & (np.floor(t) + 1 <= M)
+    if np.any(pos):
+        Mm, tt = M[pos], t[pos]
+        j = np.floor(tt) + 1.0
+        with np.errstate(divide="ignore"):
+            la = np.log(Mm) + log_pi + log_binom_sf(j - 1.0, Mm - 1.0, pi)
+            lb = np.log(tt) + log_binom_sf(j, Mm, pi)
+        a_up, b_lo = la + r_up, lb + r_lo
+        a_lo, b_up = la + r_lo, lb + r_up
+        with np.errstate(invalid="ignore", divide="ignore"):
+            u = np.where(a_up > b_lo, a_up + np.log(-np.expm1(np.minimum(b_lo - a_up, 0.0))), -np.inf)
+            w = np.where(a_lo > b_up, a_lo + np.log(-np.expm1(np.minimum(b_up - a_lo, 0.0))), -np.inf)
+        up[pos], low[pos] = u, w
+    return up, low
+
+
+def _log_lower_excess(M: np.ndarray, log_pi: float, log_1mpi: float, s: np.ndarray):
+    """``(log upper, log lower)`` of ``E[(s - X)_+]``, ``X ~ Bin(M, pi)``: the mirror ``X -> M - X``."""
+    return _log_upper_excess(M, log_1mpi, log_pi, np.asarray(M, dtype=float) - np.asarray(s, dtype=float))
+
+
+def _up(t: np.ndarray) -> np.ndarray:
+    """``t`` moved up by a bound on its floating-point error (``8u (|t| + 1)``)."""
+    return t + 8.0 * _U * (np.abs(t) + 1.0)
+
+
+def _down(t: np.ndarray) -> np.ndarray:
+    """``t`` moved down by a bound on its floating-point error."""
+    return t - 8.0 * _U * (np.abs(t) + 1.0)
+
+
+def single_class_log_hockey(k: int, eps0: float, n: int, v: int, eps: float, log_tol: float):
+    """``(log upper, log lower)`` of ``H_E(P || Q)`` and of ``H_E(Q || P)`` when all ``n - 1`` others hold ``v``.
+
+    ``v = 0`` (the target's value in ``P``) or ``v >= 2`` (``v = 1`` is the mirror of ``v = 0``).
+    Proof (the module docstring's pivot structure with no uniform users): with ``N`` the number of
+    reports different from ``v`` in the release and ``N_o ~ Bin(n - 1, 1 - p)`` the others' part,
+    the reports different from ``v`` are uniform over the ``k - 1`` other values, so with
+    ``w = P(N_o = N)``, ``U = (k - 1) P(N_o = N - 1)`` and ``M_N`` the multinomial of the
+    histogram given ``N``:
+
+    * ``v >= 2``: ``P - E Q = M_N [(U / N)(p - pbar)(h0 - E h1) - (E - 1) pbar (w + U)]``, positive
+      on a half-space in ``(h0, h1)``; given ``N`` and ``h1``, ``h0 ~ Bin(N - h1, 1/(k - 2))``
+      (``k = 3``: ``h1 = N - h0``, ``h0 ~ Bin(N, 1/2)``); both directions are equal (relabel
+      ``0 <-> 1``).
+    * ``v = 0``: ``P - E Q = M_N [(p - E pbar) w + (1 - E) pbar U - E (U / N)(p - pbar) h1]`` and
+      ``Q - E P = M_N [(pbar - E p) w + (1 - E) pbar U + (U / N)(p - pbar) h1]``, with
+      ``h1 ~ Bin(N, 1/(k - 1))`` given ``N``.
+
+    Each half-space sum is ``coef * E[(X - t)_+]`` (or ``E[(t - X)_+]``) of a binomial ``X``, from
+    two binomial tails. Rounding: ``w`` and ``U`` carry relative error ``rho``; the coefficients
+    are moved to their unfavourable ends (upper bound) or favourable ends (lower bound), which
+    keeps the linear form and only moves the threshold; thresholds are moved by ``8u (|t| + 1)``
+    outward.
+    The ``N`` window (``N_o`` within ``mean +- z sd``) drops a mass bounded by the doubled tails
+    plus the two edge pmfs, added to the upper bound (the lower bound just omits cells, every
+    omitted term being ``>= 0``). For ``k >= 4`` the ``h1`` window comes from the marginal
+    ``h1 - (target) ~ Bin(n - 1, pbar)``, same treatment.
+
+    Returns:
+        ``((log up, log low) of H(P || Q), (log up, log low) of H(Q || P))``, or ``None`` when
+        ``k >= 4`` would exceed :data:`MAX_TAIL_WORK` tail pairs.
+    """
+    lp = -math.log1p((k - 1) * math.exp(-eps0))
+    lq = lp - eps0
+    p, pbar = math.exp(lp), math.exp(lq)
+    E = math.exp(eps)
+    if eps >= eps0:
+        return (-math.inf, -math.inf), (-math.inf, -math.inf)
+    rho = REL_PMF + 16.0 * _U
+    l1mp = math.log(k - 1) + lq  # log(1 - p)
+    lo, lpn, ltail = binom_window(n - 1, l1mp, lp, log_tol)
+    hi = lo + lpn.size - 1
+    # view N in [lo + 1, hi] (and N = n when the window reaches N_o = n - 1, where w = 0 exactly):
+    # w = P(N_o = N) and U = (k - 1) P(N_o = N - 1) are both known there
+    top = hi + 1 if hi == n - 1 else hi
+    N = np.arange(lo + 1, top + 1, dtype=float)
+    lw = np.concatenate([lpn[1:], [-np.inf] * (top - hi)])
+    lU = math.log(k - 1) + lpn[: N.size]
+    edge = [ltail]
+    if lo > 0:
+        edge.append(float(lpn[0]))  # cells with N = lo
+    if hi < n - 1:
+        edge.append(float(lpn[-1]))  # cells with N = hi + 1
+    # a scale e^mx per N (thresholds only involve ratios of w and U; w / U is a ratio of two
+    # consecutive binomial probabilities, so neither underflows after scaling)
+    mx = np.maximum(lw, lU)
+    lw, lU = lw - mx, lU - mx
+    drop = float(logsumexp(np.array(edge))) + math.log1p(rho)
+    extra = []  # the N = 0 cell, exactly (v = 0 only; for v >= 2 it is <= 0)
+    if lo == 0 and v == 0 and p > E * pbar:
+        # N = 0: every report is v = 0; P - E Q = (p - E pbar) P(N_o = 0) (the one-outcome cell)
+        extra.append(float(lpn[0]) + math.log(p - E * pbar))
+    d = p - pbar
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w_hi, w_lo = np.exp(lw) * (1 + rho), np.exp(lw) * (1 - rho)
+        U_hi, U_lo = np.exp(lU) * (1 + rho), np.exp(lU) * (1 - rho)
+    lN = np.log(N)
+
+    def fin(terms_up, terms_low, extra_terms):
+        terms_up = (terms_up + (mx if np.ndim(terms_up) == 1 else mx[:, None])).ravel()
+        terms_low = (terms_low + (mx if np.ndim(terms_low) == 1 else mx[:, None])).ravel()
+        up = float(logsumexp(np.concatenate([np.ravel(terms_up), extra_terms + math.log1p(rho)])))
+        up = float(np.logaddexp(up, drop)) + 4.0 * _U * (np.size(terms_up) + 4)
+        low = float(logsumexp(np.concatenate([np.ravel(terms_low), extra_terms + math.log1p(-rho)])))
+        low -= 4.0 * _U * (np.size(terms_low) + 4)
+        return min(up, 0.0), min(low, up)
+
+    ex = np.array(extra)
+    if v >= 2:
+        if k == 3:
+            # bracket = (U/N) d ((1 + E) h0 - E N) - (E - 1) pbar (w + U)
+            a_up, a_lo = U_hi / N * d, U_lo / N * d
+            b_up, b_lo = U_lo / N * d * E, U_hi / N * d * E
+            g_up = (E - 1) * pbar * (w_lo + U_lo)
+            g_lo = (E - 1) * pbar * (w_hi + U_hi)
+            t_up = _down((b_up * N + g_up) / (a_up + b_up))
+            t_lo = _up((b_lo * N + g_lo) / (a_lo + b_lo))
+            xu, _ = _log_upper_excess(N, -math.log(2.0), -math.log(2.0), t_up)
+            _, xl = _log_upper_excess(N, -math.log(2.0), -math.log(2.0), t_lo)
+            tu = np.log(a_up + b_up) + xu
+            tl = np.log(a_lo + b_lo) + xl
+            r = fin(tu, tl, ex)
+            return r, r
+        h_lo, h_lp, h_tail = binom_window(n - 1, lq, float(np.logaddexp(lp, l1mp - math.log(k - 1) + math.log(k - 2))), log_tol)
+        H1 = np.arange(h_lo, h_lo + h_lp.size + 1, dtype=float)  # + the target's possible report 1
+        if float(N.size) * H1.size > MAX_TAIL_WORK:
+            return None
+        drop = float(np.logaddexp(drop, h_tail + math.log(2.0)))
+        NN, HH = np.meshgrid(N, H1, indexing="ij")
+        ok = HH <= NN
+        lwt = np.where(ok, log_binom_pmf(np.where(ok, HH, 0.0), NN, -math.log(k - 1), math.log((k - 2) / (k - 1))), -np.inf)
+        a_up, a_lo = (U_hi / N * d)[:, None], (U_lo / N * d)[:, None]
+        b_up, b_lo = (U_lo / N * d * E)[:, None], (U_hi / N * d * E)[:, None]
+        g_up = ((E - 1) * pbar * (w_lo + U_lo))[:, None]
+        g_lo = ((E - 1) * pbar * (w_hi + U_hi))[:, None]
+        t_up = _down((b_up * HH + g_up) / a_up)
+        t_lo = _up((b_lo * HH + g_lo) / a_lo)
+        Mx = np.where(ok, NN - HH, 0.0)
+        l2, l2c = -math.log(k - 2), math.log((k - 3) / (k - 2)) if k > 3 else -math.inf
+        xu, _ = _log_upper_excess(Mx, l2, l2c, t_up)
+        _, xl = _log_upper_excess(Mx, l2, l2c, t_lo)
+        tu = np.where(ok, lwt + math.log1p(rho) + np.log(a_up) + xu, -np.inf)
+        tl = np.where(ok, lwt + math.log1p(-rho) + np.log(a_lo) + xl, -np.inf)
+        r = fin(tu, tl, ex)
+        return r, r
+    # v = 0: h1 ~ Bin(N, 1/(k - 1)) given N
+    l1, l1c = -math.log(k - 1), math.log((k - 2) / (k - 1)) if k > 2 else -math.inf
+    # forward: (p - E pbar) w + (1 - E) pbar U - E (U/N) d h1  =  B (s - h1)
+    Bu, Bl = E * U_lo / N * d, E * U_hi / N * d
+    A_up = np.where(p > E * pbar, (p - E * pbar) * w_hi, (p - E * pbar) * w_lo) + (1 - E) * pbar * U_lo
+    A_lo = np.where(p > E * pbar, (p - E * pbar) * w_lo, (p - E * pbar) * w_hi) + (1 - E) * pbar * U_hi
+    s_up = _up(A_up / Bu)
+    s_lo = _down(A_lo / Bl)
+    xu, _ = _log_lower_excess(N, l1, l1c, s_up)
+    _, xl = _log_lower_excess(N, l1, l1c, s_lo)
+    fwd = fin(np.log(Bu) + xu, np.log(Bl) + xl, ex)
+    # reverse: (pbar - E p) w + (1 - E) pbar U + (U/N) d h1  =  C (h1 - s')
+    Cu, Cl = U_hi / N * d, U_lo / N * d
+    S_up = _down(((E * p - pbar) * w_lo + (E - 1) * pbar * U_lo) / Cu)
+    S_lo = _up(((E * p - pbar) * w_hi + (E - 1) * pbar * U_hi) / Cl)
+    xu, _ = _log_upper_excess(N, l1, l1c, S_up)
+    _, xl = _log_upper_excess(N, l1, l1c, S_lo)
+    rev = fin(np.log(Cu) + xu, np.log(Cl) + xl, np.array([]))
+    return fwd, rev
+
+
+#: Largest direct 2-D convolution work for one concrete ``k = 3`` dataset (a few seconds).
+MAX_DATASET_WORK = 1_000_000_000
+_PIVOT_COORDS = {2: (0, 1), 0: (1, 2), 1: (0, 2)}
+
+
+def dataset_log_hockey_k3(eps0: float, counts: tuple[int, int, int], eps: float, log_tol: float):
+    """``((up, low) of log H(P || Q), (up, low) of log H(Q || P))`` for one ``k = 3`` dataset.
+
+    The value with the most other users is the pivot (:func:`pivot_grid`, no uniform users), the
+    other two classes are windowed trinomials (:func:`class_grid`) added by direct convolution,
+    and :class:`Hockey` sums both directions cell by cell. ``None`` when the convolution work
+    exceeds :data:`MAX_DATASET_WORK`.
+    """
+    lp = -math.log1p(2.0 * math.exp(-eps0))
+    lq = lp - eps0
+    if eps >= eps0:
+        return (-math.inf, -math.inf), (-math.inf, -math.inf)
+    v = max((2, 0, 1), key=lambda x: counts[x])
+    d, o = _PIVOT_COORDS[v]
+
+    def row(x: int, y: int) -> float:
+        return lp if x == y else lq
+
+    t = log_tol - math.log(8.0)
+    R = pivot_grid(law_from_binom(counts[v], math.log(2.0) + lq, lp, t), t)
+    small = None
+    for u in (d, o):
+        if counts[u] > 0:
+            cg = class_grid(counts[u], row(u, v), row(u, d), row(u, o), t)
+            if small is not None and float(small.arr.size) * cg.arr.size > MAX_DATASET_WORK:
+                return None
+            small = cg if small is None else conv2d(small, cg)
+    if small is not None:
+        if float(R.arr.size) * small.arr.size > MAX_DATASET_WORK:
+            return None
+        R = conv2d(R, small)
+    pi0 = (row(0, v), row(0, d), row(0, o))
+    pi1 = (row(1, v), row(1, d), row(1, o))
+    return Hockey(R, pi0, pi1).bounds(eps), Hockey(R, pi1, pi0).bounds(eps)
