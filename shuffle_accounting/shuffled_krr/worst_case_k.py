@@ -484,6 +484,11 @@ def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
     return done, best, best_box, converged
 
 
+def _target(eps0: float, eps_low: float, tol: float) -> float:
+    """The eps to certify: ``(1 + tol) eps_low``, but at most half-way from ``eps_low`` to ``eps0``."""
+    return min(eps_low * (1.0 + tol), eps_low + 0.5 * (eps0 - eps_low))
+
+
 def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int):
     eps_low, best_box = 0.0, None
     for sb in _seeds(pr.n):
@@ -491,7 +496,7 @@ def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int)
             e = pr.leaf_epsilon(sb, log_delta, upper=False)
             if e > eps_low or best_box is None:
                 eps_low, best_box = e, sb
-    eps_up = min(pr.eps0, max(eps_low * (1.0 + tol), 1e-300)) if eps_low > 0 else 0.0
+    eps_up = _target(pr.eps0, eps_low, tol) if eps_low > 0 else 0.0
     root = (0, pr.n - 1, 0, pr.n - 1)
     heap: list = [(0.0, root, -1.0)]  # (-bound, box, eps at which the bound was computed)
     done: list[CoverBox] = []
@@ -515,7 +520,7 @@ def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int)
                 e = pr.leaf_epsilon(box, log_delta, upper=False)
                 if e > eps_low:
                     eps_low, best_box = e, box
-                    eps_up = max(eps_up, min(pr.eps0, eps_low * (1.0 + tol)))
+                    eps_up = max(eps_up, _target(pr.eps0, eps_low, tol))
             else:
                 converged = False
             u, _ = pr.bound(box, eps_up)
