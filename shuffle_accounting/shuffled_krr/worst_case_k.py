@@ -72,7 +72,8 @@ is within ``(1 + tol)`` of the best exhibited leaf; for ``epsilon(delta)`` it ke
 ``eps_up = (1 + tol) eps_low`` and splits until every box's bound at some ``eps' <= eps_up`` is
 ``<= delta`` (``h_c`` is non-increasing in ``eps``). If the work budget runs out, the cover at
 that point is still a sound certificate (``converged=False``; for ``epsilon`` the remaining boxes
-are certified at a larger eps by bisection on their own bounds).
+are certified at a larger eps by bisection on their own bounds); where the root box alone (the
+privacy-blanket bound) certifies a smaller value, it is returned as the cover instead.
 
 Scope: ``k = 3`` only. For ``k >= 4`` nothing here is claimed (``certify_k`` raises); the blanket
 bound remains the certified value there.
@@ -455,15 +456,17 @@ def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
             if lo > best or best_box is None:
                 best, best_box = lo, sb
     root = (0, pr.n - 1, 0, pr.n - 1)
-    heap = [(-pr.bound(root, eps)[0], root)]
+    u_root = pr.bound(root, eps)[0]
+    heap = [(-u_root, root)]
     done: list[CoverBox] = []
     ltol = math.log1p(tol)
     converged = True
+    start = pr.evaluations
     while heap:
         neg, box = heap[0]
         if -neg <= best + ltol:
             break
-        if pr.evaluations > max_evals:
+        if pr.evaluations - start > max_evals:
             converged = False
             break
         heapq.heappop(heap)
@@ -481,6 +484,8 @@ def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
     top = max(c.log_bound for c in done)
     if top > best + ltol:
         converged = False
+    if top > u_root:  # the split cover is looser than the root box (the blanket): keep the root
+        done = [CoverBox(*root, eps, u_root)]
     return done, best, best_box, converged
 
 
@@ -501,9 +506,10 @@ def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int)
     heap: list = [(0.0, root, -1.0)]  # (-bound, box, eps at which the bound was computed)
     done: list[CoverBox] = []
     converged = True
+    start = pr.evaluations
     while heap:
         neg, box, e_at = heapq.heappop(heap)
-        if pr.evaluations > max_evals:
+        if pr.evaluations - start > max_evals:
             heapq.heappush(heap, (neg, box, e_at))
             converged = False
             break
@@ -544,6 +550,11 @@ def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int)
             _, eps_up = bisect_bracket(above, eps_up, pr.eps0, rtol=1e-9, max_iter=80)
         for b in rest:
             done.append(CoverBox(*b, eps_up, pr.bound(b, eps_up)[0]))
+    if not converged:  # the root box alone (the blanket) may certify a smaller eps
+        e_root = pr.leaf_epsilon(root, log_delta, upper=True) if pr.n > 1 else pr.eps0
+        if e_root < eps_up:
+            eps_up = e_root
+            done = [CoverBox(*root, e_root, pr.bound(root, e_root)[0])]
     if best_box is None:  # pragma: no cover - the corners are always exact
         raise RuntimeError("no exact seed dataset")
     ex = pr.bound(best_box, eps_low)[1] if eps_low > 0 else -math.inf
@@ -582,8 +593,10 @@ def certify_k(
         delta: ``0 < delta < 1``, to certify ``epsilon(delta)`` (keyword only).
         tol: Stopping tolerance (keyword only): relative gap between the certified and the
             exhibited value (delta or epsilon); default ``1e-5``.
-        max_evals: Work budget in box-bound evaluations (keyword only). When it runs out the
-            current cover is returned (sound, ``converged=False``).
+        max_evals: Work budget in box-bound evaluations of the branch and bound (keyword only;
+            the seed datasets' evaluations are not counted). When it runs out the current cover
+            is returned (sound, ``converged=False``), or the root box alone (the blanket bound)
+            where that certifies a smaller value.
 
     Returns:
         A :class:`WorstCaseKCertificate`.
