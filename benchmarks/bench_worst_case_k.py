@@ -35,14 +35,16 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI checks that the script runs)")
     ap.add_argument("--max-evals", type=int, default=3000, help="work budget of one certificate")
     args = ap.parse_args()
-    ks, ns, eps0s = (3, 4, 10, 100), [100, 1000], (1.0, 2.0, 4.0)
+    ks, eps0s = (3, 4, 10, 100), (1.0, 2.0, 4.0)
     k3_ns = [100, 1000] + ([10**4] if args.full else [])
     ns_other = [100, 1000, 10**4]
     if args.smoke:
         ks, k3_ns, ns_other, eps0s = (3, 4), [12], [12], (2.0,)
     delta = 1e-6
     ref = _reference()
-    print(f"load average {os.getloadavg()[0]:.2f}; reference (blanket k=3 eps0=1 n=1e4 eps(1e-6)) {ref:.3f} s")
+    print(
+        f"load average {os.getloadavg()[0]:.2f}; reference (blanket k=3 eps0=1 n=1e4 eps(1e-6)) {ref:.3f} s"
+    )
     print(
         f"{'k':>3} {'n':>6} {'eps0':>4} {'certified':>11} {'exhibited':>11} {'gap':>8} {'conv':>5} "
         f"{'evals':>5} {'cover':>5} {'sec':>7} {'ratio':>6} {'blanket':>10} {'bl.gap':>8}"
@@ -59,7 +61,7 @@ def main() -> None:
                     low = c.epsilon_lower
                     print(
                         f"{k:>3} {n:>6.0e} {eps0:>4g} {c.epsilon:>11.7g} {low:>11.7g} {c.gap:>8.1e} "
-                        f"{str(c.converged):>5} {c.evaluations:>5} {len(c.cover):>5} {dt:>7.2f} "
+                        f"{c.converged!s:>5} {c.evaluations:>5} {len(c.cover):>5} {dt:>7.2f} "
                         f"{dt / ref:>6.1f} {b:>10.7g} {b / low - 1 if low > 0 else float('inf'):>8.1e}",
                         flush=True,
                     )

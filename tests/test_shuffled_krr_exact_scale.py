@@ -28,7 +28,9 @@ def _inside(x, lo, up):
 
 @pytest.mark.parametrize("k", [3, 4, 6])
 @pytest.mark.parametrize("v", [0, 2])
-@pytest.mark.parametrize("eps0,eps,n", [(1.0, 0.3, 8), (2.0, 1.0, 12), (0.5, 0.05, 15), (4.0, 3.9, 6), (3.0, 0.0, 9)])
+@pytest.mark.parametrize(
+    "eps0,eps,n", [(1.0, 0.3, 8), (2.0, 1.0, 12), (0.5, 0.05, 15), (4.0, 3.9, 6), (3.0, 0.0, 9)]
+)
 def test_single_class_tails_bracket_the_exact_enumeration(k, v, eps0, eps, n):
     counts = [0] * k
     counts[v] = n - 1
@@ -49,7 +51,11 @@ def test_k3_grid_brackets_the_exact_enumeration(counts, eps0, eps):
 
 
 def test_scaled_bounds_match_exact_path_where_both_run():
-    for k, counts, eps0, eps in [(3, (2, 1, 9), 1.0, 0.3), (5, (0, 0, 14, 0, 0), 2.0, 0.7), (4, (13, 0, 0, 0), 1.0, 0.2)]:
+    for k, counts, eps0, eps in [
+        (3, (2, 1, 9), 1.0, 0.3),
+        (5, (0, 0, 14, 0, 0), 2.0, 0.7),
+        (4, (13, 0, 0, 0), 1.0, 0.2),
+    ]:
         lo, up = X._scaled_bounds(eps, k, eps0, counts)
         x = float(dataset_log_delta(eps, k, eps0, list(counts)))
         assert lo <= x + 1e-12 * abs(x) <= up + 2e-12 * abs(x)
@@ -64,7 +70,9 @@ def test_the_issue_dataset_runs_and_is_bracketed():
     # at least the exhibited (h0, h1) marginal of "all at x2", a post-processing of the histogram
     from shuffle_accounting.shuffled_krr.lower import _SplitCandidate
 
-    marg = float(_SplitCandidate(tuple(others), "all at x2", "m", 10, 2.0, 1000).log_delta(np.array([0.1]))[0])
+    marg = float(
+        _SplitCandidate(tuple(others), "all at x2", "m", 10, 2.0, 1000).log_delta(np.array([0.1]))[0]
+    )
     assert marg <= up
 
 

@@ -84,7 +84,9 @@ def test_exact_box_bound_dominates_every_dataset_in_every_box(n, r, E):
                         continue
                     L, m = pr.corner(box)
                     U = _exact_U(L, m, p, pbar, E)
-                    inside = [h[c0, c1] for c0 in range(a0, b0 + 1) for c1 in range(a1, b1 + 1) if c0 + c1 <= n - 1]
+                    inside = [
+                        h[c0, c1] for c0 in range(a0, b0 + 1) for c1 in range(a1, b1 + 1) if c0 + c1 <= n - 1
+                    ]
                     assert U >= max(inside)
                     up, low = pr.bound(box, eps)
                     if U > 0:

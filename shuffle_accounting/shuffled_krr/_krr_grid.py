@@ -45,7 +45,21 @@ from scipy.signal import convolve2d
 
 from .._binomial import log_binom_cdf, log_binom_pmf, log_binom_sf, logsumexp
 
-__all__ = ["Law1D", "Grid", "binom_window", "conv1d", "pivot_grid", "class_grid", "conv2d", "Hockey", "single_class_log_hockey", "TAIL_REL", "MAX_TAIL_WORK", "dataset_log_hockey_k3", "MAX_DATASET_WORK"]
+__all__ = [
+    "Law1D",
+    "Grid",
+    "binom_window",
+    "conv1d",
+    "pivot_grid",
+    "class_grid",
+    "conv2d",
+    "Hockey",
+    "single_class_log_hockey",
+    "TAIL_REL",
+    "MAX_TAIL_WORK",
+    "dataset_log_hockey_k3",
+    "MAX_DATASET_WORK",
+]
 
 _U = 2.0**-52
 #: Relative error counted for each Loader log-pmf (measured ~1e-13).
@@ -73,7 +87,14 @@ class Grid:
     __slots__ = ("n_lo", "j_lo", "arr", "scale", "log_drop", "rel")
 
     def __init__(self, n_lo: int, j_lo: int, arr: np.ndarray, scale: float, log_drop: float, rel: float):
-        self.n_lo, self.j_lo, self.arr, self.scale, self.log_drop, self.rel = n_lo, j_lo, arr, scale, log_drop, rel
+        self.n_lo, self.j_lo, self.arr, self.scale, self.log_drop, self.rel = (
+            n_lo,
+            j_lo,
+            arr,
+            scale,
+            log_drop,
+            rel,
+        )
 
 
 def _flush(lp: np.ndarray) -> tuple[np.ndarray, float, float]:
@@ -382,7 +403,6 @@ def single_class_log_hockey(k: int, eps0: float, n: int, v: int, eps: float, log
     with np.errstate(divide="ignore", invalid="ignore"):
         w_hi, w_lo = np.exp(lw) * (1 + rho), np.exp(lw) * (1 - rho)
         U_hi, U_lo = np.exp(lU) * (1 + rho), np.exp(lU) * (1 - rho)
-    lN = np.log(N)
 
     def fin(terms_up, terms_low, extra_terms):
         terms_up = (terms_up + (mx if np.ndim(terms_up) == 1 else mx[:, None])).ravel()
@@ -409,14 +429,20 @@ def single_class_log_hockey(k: int, eps0: float, n: int, v: int, eps: float, log
             tl = np.log(a_lo + b_lo) + xl
             r = fin(tu, tl, ex)
             return r, r
-        h_lo, h_lp, h_tail = binom_window(n - 1, lq, float(np.logaddexp(lp, l1mp - math.log(k - 1) + math.log(k - 2))), log_tol)
+        h_lo, h_lp, h_tail = binom_window(
+            n - 1, lq, float(np.logaddexp(lp, l1mp - math.log(k - 1) + math.log(k - 2))), log_tol
+        )
         H1 = np.arange(h_lo, h_lo + h_lp.size + 1, dtype=float)  # + the target's possible report 1
         if float(N.size) * H1.size > MAX_TAIL_WORK:
             return None
         drop = float(np.logaddexp(drop, h_tail + math.log(2.0)))
         NN, HH = np.meshgrid(N, H1, indexing="ij")
         ok = HH <= NN
-        lwt = np.where(ok, log_binom_pmf(np.where(ok, HH, 0.0), NN, -math.log(k - 1), math.log((k - 2) / (k - 1))), -np.inf)
+        lwt = np.where(
+            ok,
+            log_binom_pmf(np.where(ok, HH, 0.0), NN, -math.log(k - 1), math.log((k - 2) / (k - 1))),
+            -np.inf,
+        )
         a_up, a_lo = (U_hi / N * d)[:, None], (U_lo / N * d)[:, None]
         b_up, b_lo = (U_lo / N * d * E)[:, None], (U_hi / N * d * E)[:, None]
         g_up = ((E - 1) * pbar * (w_lo + U_lo))[:, None]

@@ -266,6 +266,10 @@ class ShuffledKRR:
             if strict:
                 raise
             return math.inf, -math.inf
+        except (ValueError, ArithmeticError):  # k = 3 numerics at extreme eps0: auto keeps the blanket
+            if strict or self.k == 2:
+                raise
+            return math.inf, -math.inf
         cert = _checked(cert)
         return cert.log_delta, cert.exhibited_log_delta
 
@@ -366,6 +370,10 @@ class ShuffledKRR:
                 wc, shown = cert.epsilon, cert.epsilon_lower
             except _wc.WorkBudgetExceeded:
                 if use == "worst-case":
+                    raise
+                wc, shown = math.inf, 0.0
+            except (ValueError, ArithmeticError):  # k = 3 numerics at extreme eps0: keep the blanket
+                if use == "worst-case" or self.k == 2:
                     raise
                 wc, shown = math.inf, 0.0
             if use == "auto":
