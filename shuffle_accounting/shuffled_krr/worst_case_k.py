@@ -19,6 +19,12 @@ histograms. Relabelling the values ``0 <-> 1`` is a bijection of histograms that
 ``(c0, c1, c2)`` with the target moving ``1 -> 0`` to dataset ``(c1, c0, c2)`` with the target moving
 ``0 -> 1``, so ``h'_c = h_{(c1, c0, c2)}`` and **sup_c delta_c = max_c h_c** over every ``c`` with
 ``c0 + c1 <= n - 1``. The branch and bound covers that triangle with bounds on ``h_c`` alone.
+For ``k = 3``, ``(h0, h1)`` *is* the histogram (``h2 = n - h0 - h1``). (For ``k >= 4`` the
+likelihood ratio of the target's two values is not a function of ``(h0, h1)`` in general: e.g.
+with others at ``x2`` and ``x3`` it also depends on ``h2`` and ``h3`` — one reason ``k >= 4`` is
+not covered here; with all others at one value ``v >= 2`` plus uniform users it depends on
+``(h0, h1, number of reports != v)`` only, see
+:func:`~shuffle_accounting.shuffled_krr._krr_grid.single_class_log_hockey`.)
 
 (K2) *Box bound ("reveal the coins").* A box is a set of datasets
 ``{c : a0 <= c0 <= b0, a1 <= c1 <= b1, c0 + c1 <= n - 1}``. All of them have at least
