@@ -212,9 +212,9 @@ def test_worst_case_method_and_certificate_bad_inputs():
     with pytest.raises(ParameterError, match="method"):
         ShuffledKRR(2, 1.0, 10).delta(0.1, method="exact")
     with pytest.raises(ParameterError, match="method"):
-        ShuffledKRR(3, 1.0, 10).epsilon(1e-3, method="worst-case")
+        ShuffledKRR(4, 1.0, 10).epsilon(1e-3, method="worst-case")
     with pytest.raises(ParameterError, match="method"):
-        ShuffledKRR(3, 1.0, 10).certificate(delta=1e-3)
+        ShuffledKRR(4, 1.0, 10).certificate(delta=1e-3)
     with pytest.raises(ParameterError, match="method"):
         ShuffledKRR(2, 1.0, 1).certificate(delta=1e-3)
     with pytest.raises(ParameterError, match="exactly one"):

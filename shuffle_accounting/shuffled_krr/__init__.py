@@ -8,6 +8,9 @@
 * :func:`~shuffle_accounting.shuffled_krr.worst_case.certify` (``worst_case``) — the certified
   exact worst case for ``k = 2`` by branch and bound over datasets, with a re-checkable
   :class:`WorstCaseCertificate` (:func:`verify`); ``ShuffledKRR(..., method="auto")`` uses it.
+* :func:`~shuffle_accounting.shuffled_krr.worst_case_k.certify_k` (``worst_case_k``) — the
+  certified worst case for ``k = 3`` by branch and bound over boxes of datasets (re-check with
+  ``worst_case_k.verify``); ``method="auto"`` uses it up to 50 users.
 * :func:`dataset_delta` (``exact``) — the exact delta(eps) of one concrete neighbouring pair,
   for the shuffled histogram or the count-only release of Biswas, Jung, Palamidessi.
 * ``lower`` — the search over concrete datasets that exhibits a lower bound.
@@ -24,7 +27,7 @@ from .accountant import (
 )
 from .blanket import certified_log_delta
 from .calibration import calibrate_eps0, min_users
-from .exact import dataset_delta, dataset_log_delta, histogram_bins
+from .exact import dataset_delta, dataset_log_delta, dataset_log_delta_bounds, histogram_bins
 from .lower import WorstDataset, lower_delta, lower_epsilon, lower_log_delta, worst_dataset
 from .mechanism import ShuffledKRR
 from .worst_case import WorstCaseCertificate, verify
@@ -36,6 +39,7 @@ __all__ = [
     "certified_log_delta",
     "dataset_delta",
     "dataset_log_delta",
+    "dataset_log_delta_bounds",
     "histogram_bins",
     "WorstDataset",
     "worst_dataset",

@@ -34,7 +34,15 @@ the number of kept bins (at most ``k`` and at most ``3 + #{y >= 2 : others[y] > 
 about ``n * B * (n + 1)^(B - 1)``; inputs above :data:`MAX_HISTOGRAM_WORK` raise
 :class:`~shuffle_accounting._validation.ParameterError` rather than run for minutes. Feasible
 examples: all others at one value ``>= 2`` (``B = 4`` for ``k >= 4``) up to ``n ~ 65``; ``k = 3``
-or others at values ``{0, 1}`` only (``B <= 3``) up to ``n ~ 270``. For ``k = 2`` the histogram
+or others at values ``{0, 1}`` only (``B <= 3``) up to ``n ~ 270``. Above that, for ``k >= 3``
+(histogram output), two windowed paths take over (:func:`dataset_log_delta_bounds`, internal
+module :mod:`~shuffle_accounting.shuffled_krr._krr_grid`): every other user at one value (any
+``k``, e.g. ``k = 10``, ``n = 1000`` with all others at ``x2``: 0.4 s; ``n = 1e6``: a few seconds),
+and ``k = 3`` with any counts while the direct 2-D convolution stays below ``1e9`` terms; each
+returns a certified bracket (dropped mass bounded and added to the upper end) about ``1e-9``
+relative wide for deltas above ``1e-300`` (up to ``1e-5`` in log for deltas far below), and
+:func:`dataset_log_delta` returns its *lower* end, like the ``k = 2`` path, so the value stays a
+lower bound on the worst case; other datasets beyond the exact limit raise. For ``k = 2`` the histogram
 is ``h0`` itself and the count path below is used (exactly up to ``n ~ 20000``; above it from
 concentration windows with bounded dropped mass, returning the lower end of a certified bracket
 about 1e-8 relative wide, up to ``n ~ 1e7``). The count output is a convolution of two binomials, ``O(n^2)`` in log space, up to
@@ -53,10 +61,12 @@ from .._binomial import log_binom_pmf
 from .._logmath import UNIT_ROUNDOFF, logsumexp
 from .._validation import ParameterError, check_choice, check_int, check_real, check_real_array
 from ..randomizers import KRR
+from . import _krr_grid as _grid
 
 __all__ = [
     "dataset_delta",
     "dataset_log_delta",
+    "dataset_log_delta_bounds",
     "histogram_bins",
     "MAX_HISTOGRAM_WORK",
     "MAX_COUNT_WORK",
@@ -338,9 +348,115 @@ def _binary_at_scale(eps: float, eps0: float, counts: tuple[int, ...]) -> float:
     return low
 
 
+def _scaled_bounds(eps: float, k: int, eps0: float, counts: tuple[int, ...]) -> tuple[float, float]:
+    """``(lower, upper)`` on ``log delta`` of one large dataset, ``k >= 3`` (histogram release).
+
+    Two families are computed at scale, from concentration windows whose dropped mass is bounded
+    and added to the upper end (the lower end just omits non-negative terms):
+
+    * every other user at one value (any ``k``):
+      :func:`~shuffle_accounting.shuffled_krr._krr_grid.single_class_log_hockey`, two binomial
+      tails per ``N`` (``k = 3``) or per ``(N, h1)`` (``k >= 4``);
+    * ``k = 3``, any counts: the pivot grid of the largest class convolved with the windowed
+      trinomials of the other two (:func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_k3`),
+      while the direct-convolution work stays below ``MAX_DATASET_WORK``.
+
+    The windows follow the value (truncation level re-run when the value is far below it), so
+    the bracket is about ``1e-9`` relative wide (``1e-7`` for ``eps`` near ``eps0``).
+    """
+    n = sum(counts) + 1
+    held = [y for y in range(k) if counts[y] > 0]
+    level = -60.0
+    up = low = -math.inf
+    for _ in range(7):
+        tol = level - 25.0
+        if len(held) == 1:
+            v = held[0]
+            res = _grid.single_class_log_hockey(k, eps0, n, 0 if v < 2 else 2, eps, tol)
+        elif k == 3:
+            res = _grid.dataset_log_hockey_k3(eps0, (counts[0], counts[1], counts[2]), eps, tol)
+        else:
+            res = None
+        if res is None:
+            raise ParameterError(
+                f"others = {_short(counts)} (n = {n} users, k = {k}) is beyond the exact histogram limit "
+                f"{MAX_HISTOGRAM_WORK:.3g} and beyond the windowed paths (every other user at one value, "
+                "or k = 3 with a convolution of at most "
+                f"{_grid.MAX_DATASET_WORK:.3g} terms); use output='count' or a smaller dataset"
+            )
+        (fu, fl), (ru, rl) = res
+        up, low = max(fu, ru), max(fl, rl)
+        if up == -math.inf or (low > -math.inf and low >= level - 1.0):
+            break
+        level = min(up, 2.0 * level) if low == -math.inf else low
+    return low, up
+
+
+def _short(counts: tuple[int, ...]) -> str:
+    return str(counts) if len(counts) <= 12 else f"({', '.join(map(str, counts[:12]))}, ...)"
+
+
+def _needs_scale(k: int, counts: tuple[int, ...]) -> bool:
+    n = sum(counts) + 1
+    kept, m = _reduced_bins(k, counts)
+    return k >= 3 and _histogram_work(n, len(kept) + (1 if m > 0 else 0)) > MAX_HISTOGRAM_WORK
+
+
 # ---------------------------------------------------------------------------------------------
 # public API
 # ---------------------------------------------------------------------------------------------
+
+
+def dataset_log_delta_bounds(eps: Any, k: Any, eps0: Any, others: Any) -> tuple[Any, Any]:
+    """Certified ``(lower, upper)`` bounds on the ``log delta(eps)`` of one concrete dataset (histogram).
+
+    Below :data:`MAX_HISTOGRAM_WORK` the exact enumeration is used and the bracket is its value
+    widened by ``1e-10 (1 + |value|)`` (its floating-point error is about ``1e-12``). Above it
+    (``k >= 3``), the windowed paths of :func:`dataset_log_delta` give a bracket about ``1e-9``
+    relative wide (both ends certified: every dropped mass is bounded and added to the upper end).
+    ``k = 2``: the exact count path (bracket widened the same way) up to :data:`MAX_COUNT_WORK`,
+    above it the certified windows of :mod:`~shuffle_accounting.shuffled_krr.worst_case`.
+
+    Args:
+        eps: Scalar or array of ``eps >= 0`` (finite).
+        k: Number of categories (integer >= 2).
+        eps0: Local privacy of k-RR (finite, > 0).
+        others: Length-``k`` non-negative integer counts of the other users' values.
+
+    Returns:
+        ``(lower, upper)``: floats for scalar ``eps``, else arrays of ``eps``'s shape.
+
+    Raises:
+        ParameterError: On invalid inputs, or a dataset beyond every supported path.
+
+    Example:
+        >>> lo, up = dataset_log_delta_bounds(0.1, 10, 2.0, [0, 0, 999, 0, 0, 0, 0, 0, 0, 0])
+        >>> bool(lo <= up <= lo + 1e-6), round(math.exp(up), 6)
+        (True, 0.002616)
+    """
+    eps_arr, k, eps0, counts, _ = _check_common(eps, k, eps0, others, "histogram")
+    flat = eps_arr.ravel()
+    if _needs_scale(k, counts):
+        pairs = [_scaled_bounds(float(e), k, eps0, counts) for e in flat]
+        lo = np.array([a for a, _ in pairs])
+        up = np.array([b for _, b in pairs])
+    elif k == 2 and counts[0] * counts[1] > MAX_COUNT_WORK:
+        from .worst_case import leaf_log_delta
+
+        n = counts[0] + counts[1] + 1
+        lo = np.array([_binary_at_scale(float(e), eps0, counts) for e in flat])
+        up = np.array(
+            [max(leaf_log_delta(float(e), eps0, n, c)[0] for c in (counts[0], counts[1])) for e in flat]
+        )
+    else:
+        val = np.ravel(dataset_log_delta(flat, k, eps0, counts))
+        fin = np.isfinite(val)
+        pad = 1e-10 * (1.0 + np.abs(np.where(fin, val, 0.0)))
+        lo, up = np.where(fin, val - pad, val), np.where(fin, np.minimum(val + pad, 0.0), val)
+    lo, up = lo.reshape(eps_arr.shape), up.reshape(eps_arr.shape)
+    if eps_arr.ndim == 0:
+        return float(lo), float(up)
+    return lo, up
 
 
 def dataset_log_delta(eps: Any, k: Any, eps0: Any, others: Any, output: str = "histogram"):
@@ -381,6 +497,11 @@ def dataset_log_delta(eps: Any, k: Any, eps0: Any, others: Any, output: str = "h
             out = np.array([_binary_at_scale(float(e), eps0, counts) for e in eps_arr.ravel()])
             out = out.reshape(eps_arr.shape)
             return float(out) if out.ndim == 0 else out
+    if output == "histogram" and _needs_scale(k, counts):
+        # concentration windows (module docstring): the lower end of a certified bracket
+        out = np.array([_scaled_bounds(float(e), k, eps0, counts)[0] for e in eps_arr.ravel()])
+        out = out.reshape(eps_arr.shape)
+        return float(out) if out.ndim == 0 else out
     log_p, log_q = _LOG_PQ[output](k, eps0, counts)
     out = _log_delta_both(log_p, log_q, eps_arr, eps0)
     return float(out) if out.ndim == 0 else out
@@ -424,3 +545,4 @@ histogram_log_pq = _histogram_log_pq  # exact histogram log-pmfs (lower)
 histogram_work = _histogram_work  # work of the exact histogram (lower)
 pld_atoms = _pld  # privacy-loss atoms of a pair of log-pmfs (lower)
 log_hockey_sorted = _log_hockey_sorted  # hockey-stick divergence of sorted atoms (lower)
+scaled_bounds = _scaled_bounds  # windowed (lower, upper) of one dataset at scale (tests)

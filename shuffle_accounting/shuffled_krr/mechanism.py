@@ -6,7 +6,9 @@ followed by a uniformly random shuffle; neighbouring datasets differ in one user
 privacy-blanket divergence of Balle, Bell, Gascón, Nissim (*The Privacy Blanket of the Shuffle
 Model*, CRYPTO 2019), computed by :func:`shuffle_accounting.shuffled_krr.blanket.certified_log_delta`
 with every truncation bounded and every rounding outward, and for ``k = 2`` also the certified
-exact worst case (:mod:`~shuffle_accounting.shuffled_krr.worst_case`), the smaller one returned.
+exact worst case (:mod:`~shuffle_accounting.shuffled_krr.worst_case`), for ``k = 3`` the certified
+worst case by branch and bound over boxes (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`),
+the smaller one returned.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from .._validation import ParameterError, check_choice, check_delta, check_real,
 from ..randomizers import KRR
 from . import blanket_fast as _fast
 from . import worst_case as _wc
+from . import worst_case_k as _wck
 from .blanket import BlanketEvaluator as _Blanket
 from .blanket import SoundnessError, certified_log_delta, check_krr_parameters
 from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
@@ -30,6 +33,10 @@ from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
 #: branch and bound costs seconds per call and ``auto`` returns the blanket bound (pass
 #: ``method="worst-case"`` to force it).
 AUTO_WORST_CASE_MAX_N: int = 10_000
+#: ``method="auto"`` uses the certified worst case for ``k = 3``
+#: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`) up to this many users (measured: about
+#: 1 s per call at n = 50, 2-8 s at n = 100, minutes at n = 1000; benchmarks/README.md).
+AUTO_WORST_CASE_K_MAX_N: int = 50
 _METHODS = ("auto", "blanket", "worst-case")
 #: From this many users on, ``epsilon`` finds its root with the sub-linear evaluator
 #: :mod:`~shuffle_accounting.shuffled_krr.blanket_fast` and certifies the answer with one evaluation
@@ -39,7 +46,7 @@ _METHODS = ("auto", "blanket", "worst-case")
 #: search of the exact sum (minutes at n = 1e8) is replaced by a single exact evaluation.
 FAST_BLANKET_MIN_N: int = 100_000
 
-__all__ = ["ShuffledKRR", "AUTO_WORST_CASE_MAX_N", "FAST_BLANKET_MIN_N"]
+__all__ = ["ShuffledKRR", "AUTO_WORST_CASE_MAX_N", "AUTO_WORST_CASE_K_MAX_N", "FAST_BLANKET_MIN_N"]
 
 
 def _gaussian_guess(mu: float, log_target: float) -> float:
@@ -59,7 +66,7 @@ def _gaussian_guess(mu: float, log_target: float) -> float:
     return bisect_bracket(lambda e: logd(e) > log_target, lo, hi)[1]
 
 
-def _checked(cert: _wc.WorstCaseCertificate) -> _wc.WorstCaseCertificate:
+def _checked(cert):
     """Standing invariant: a certified value below its own exhibited value is an internal error."""
     if cert.query == "delta":
         bad = cert.log_delta < cert.exhibited_log_delta
@@ -93,7 +100,8 @@ class ShuffledKRR:
     exact worst case over datasets by branch and bound
     (:mod:`~shuffle_accounting.shuffled_krr.worst_case`, up to :data:`AUTO_WORST_CASE_MAX_N`
     users) and returns the smaller certified value; :meth:`certificate` returns its re-checkable
-    cover and witness dataset.
+    cover and witness dataset. For ``k = 3`` the same holds with
+    :mod:`~shuffle_accounting.shuffled_krr.worst_case_k` up to :data:`AUTO_WORST_CASE_K_MAX_N` users.
 
     Args:
         k: Number of categories, an integer >= 2.
@@ -203,7 +211,8 @@ class ShuffledKRR:
 
         ``method`` (keyword only): ``"blanket"`` (the privacy-blanket divergence),
         ``"worst-case"`` (the certified exact worst case by branch and bound over datasets,
-        :mod:`~shuffle_accounting.shuffled_krr.worst_case`; ``k = 2`` only) or ``"auto"`` (the
+        :mod:`~shuffle_accounting.shuffled_krr.worst_case` for ``k = 2``,
+        :mod:`~shuffle_accounting.shuffled_krr.worst_case_k` for ``k = 3``) or ``"auto"`` (the
         smaller of both where the worst case is implemented and ``n <=``
         :data:`AUTO_WORST_CASE_MAX_N`, else the blanket). Every choice is certified.
 
@@ -216,7 +225,7 @@ class ShuffledKRR:
 
         Raises:
             ParameterError: If ``eps`` is negative, NaN, infinite or not numeric, or ``method``
-                is unknown or ``"worst-case"`` for ``k >= 3``.
+                is unknown or ``"worst-case"`` for ``k >= 4``.
             WorkBudgetExceeded: ``method="worst-case"`` only, when the branch and bound exceeds
                 its work budget.
 
@@ -243,12 +252,13 @@ class ShuffledKRR:
             out = self._check_log_delta(arr, flat.reshape(arr.shape))
         return float(out) if arr.ndim == 0 else out
 
-    # -- certified exact worst case (k = 2) ------------------------------------------------
+    # -- certified worst case (k = 2: worst_case, k = 3: worst_case_k) ----------------------
 
     @property
     def auto_method(self) -> str:
         """What ``method="auto"`` certifies with: ``"worst-case"`` (k = 2, ``2 <= n <=``
-        :data:`AUTO_WORST_CASE_MAX_N`; the minimum with the blanket is taken) or ``"blanket"``.
+        :data:`AUTO_WORST_CASE_MAX_N`; k = 3, ``2 <= n <=`` :data:`AUTO_WORST_CASE_K_MAX_N`; the
+        minimum with the blanket is taken) or ``"blanket"``.
 
         Example:
             >>> ShuffledKRR(2, 1.0, 100).auto_method, ShuffledKRR(3, 1.0, 100).auto_method
@@ -263,45 +273,60 @@ class ShuffledKRR:
     def _method(self, method: str) -> str:
         """Resolve ``method`` to ``"blanket"``, ``"worst-case"`` or ``"auto"`` (both, min)."""
         method = check_choice("method", method, _METHODS)
-        implemented = self.k == 2 and self.n >= 2
+        implemented = self.k in (2, 3) and self.n >= 2
         if method == "worst-case":
             if not implemented:
                 raise ParameterError(
-                    "method='worst-case' is implemented for k = 2 and n >= 2 only, got "
+                    "method='worst-case' is implemented for k in {2, 3} and n >= 2 only, got "
                     f"k = {self.k}, n = {self.n}; use method='blanket' or 'auto'"
                 )
             return method
-        if method == "auto" and implemented and self.n <= AUTO_WORST_CASE_MAX_N:
+        cap = AUTO_WORST_CASE_MAX_N if self.k == 2 else AUTO_WORST_CASE_K_MAX_N
+        if method == "auto" and implemented and self.n <= cap:
             return "auto"
         return "blanket"
+
+    def _certify(self, **query):
+        """The worst-case certificate: k = 2 by :mod:`worst_case`, k = 3 by :mod:`worst_case_k`."""
+        if self.k == 2:
+            return _wc.certify(self.eps0, self.n, **query)
+        return _wck.certify_k(self.k, self.eps0, self.n, **query)
 
     def _worst_case_log_delta(self, eps: float, *, strict: bool) -> tuple[float, float]:
         """``(certified, exhibited)`` log delta of the branch and bound (``(inf, -inf)`` if over budget)."""
         try:
-            cert = _wc.certify(self.eps0, self.n, eps=eps)
+            cert = self._certify(eps=eps)
         except _wc.WorkBudgetExceeded:
             if strict:
+                raise
+            return math.inf, -math.inf
+        except (ValueError, ArithmeticError):  # k = 3 numerics at extreme eps0: auto keeps the blanket
+            if strict or self.k == 2:
                 raise
             return math.inf, -math.inf
         cert = _checked(cert)
         return cert.log_delta, cert.exhibited_log_delta
 
-    def certificate(self, *, delta=None, eps=None) -> _wc.WorstCaseCertificate:
-        """Re-checkable certificate of the exact worst case (``k = 2``): the cover and the witness.
+    def certificate(self, *, delta=None, eps=None) -> _wc.WorstCaseCertificate | _wck.WorstCaseKCertificate:
+        """Re-checkable certificate of the worst case (``k = 2`` or ``3``): the cover and the witness.
 
         Exactly one of ``eps`` (certifies ``delta(eps)``) or ``delta`` (certifies
         ``epsilon(delta)``); see :func:`shuffle_accounting.shuffled_krr.worst_case.certify` and
-        :func:`~shuffle_accounting.shuffled_krr.worst_case.verify`.
+        :func:`~shuffle_accounting.shuffled_krr.worst_case.verify` (``k = 2``),
+        :func:`~shuffle_accounting.shuffled_krr.worst_case_k.certify_k` and
+        :func:`~shuffle_accounting.shuffled_krr.worst_case_k.verify` (``k = 3``; re-check with that
+        module's ``verify``).
 
         Args:
             delta: Target delta in ``(0, 1)`` (keyword only).
             eps: ``eps >= 0`` (keyword only).
 
         Returns:
-            A :class:`~shuffle_accounting.shuffled_krr.worst_case.WorstCaseCertificate`.
+            A :class:`~shuffle_accounting.shuffled_krr.worst_case.WorstCaseCertificate` (``k = 2``)
+            or :class:`~shuffle_accounting.shuffled_krr.worst_case_k.WorstCaseKCertificate` (``k = 3``).
 
         Raises:
-            ParameterError: If ``k >= 3`` or ``n = 1`` (not implemented), or on invalid input.
+            ParameterError: If ``k >= 4`` or ``n = 1`` (not implemented), or on invalid input.
             WorkBudgetExceeded: If the branch and bound exceeds its work budget.
 
         Example:
@@ -309,9 +334,13 @@ class ShuffledKRR:
             >>> c = ShuffledKRR(2, 2.0, 1000).certificate(delta=1e-6)
             >>> c.worst_others in ((2, 997), (997, 2)), round(c.epsilon_lower, 8), verify(c)
             (True, 0.32332355, True)
+            >>> from shuffle_accounting.shuffled_krr import worst_case_k
+            >>> c3 = ShuffledKRR(3, 1.0, 20).certificate(eps=0.5)
+            >>> worst_case_k.verify(c3), bool(c3.exhibited_log_delta <= c3.log_delta)
+            (True, True)
         """
         self._method("worst-case")
-        return _checked(_wc.certify(self.eps0, self.n, eps=eps, delta=delta))
+        return _checked(self._certify(eps=eps, delta=delta))
 
     def delta(self, eps, *, method: str = "auto"):
         """Certified upper bound on ``delta(eps) = sup_{D ~ D'} H_{e^eps}(P_D || P_D')``.
@@ -346,7 +375,7 @@ class ShuffledKRR:
         kept inside a bracket; the returned value is certified by a final evaluation. Returns 0
         when ``delta(0) <= delta`` and never more than ``eps0`` (the mechanism is ``eps0``-DP).
 
-        With ``method="worst-case"`` (``k = 2``) the value is the branch-and-bound certificate's
+        With ``method="worst-case"`` (``k = 2`` or ``3``) the value is the branch-and-bound certificate's
         epsilon (about ``1e-7`` relative above the exhibited worst dataset's), stepped up if
         needed so that ``delta(epsilon(d)) <= d`` also holds for the delta query; ``"auto"``
         returns the smaller certified value of both methods (see :meth:`log_delta`).
@@ -371,10 +400,14 @@ class ShuffledKRR:
         use = self._method(method)
         if use != "blanket":
             try:
-                cert = _checked(_wc.certify(self.eps0, self.n, delta=delta))
+                cert = _checked(self._certify(delta=delta))
                 wc, shown = cert.epsilon, cert.epsilon_lower
             except _wc.WorkBudgetExceeded:
                 if use == "worst-case":
+                    raise
+                wc, shown = math.inf, 0.0
+            except (ValueError, ArithmeticError):  # k = 3 numerics at extreme eps0: keep the blanket
+                if use == "worst-case" or self.k == 2:
                     raise
                 wc, shown = math.inf, 0.0
             if use == "auto":
@@ -501,7 +534,7 @@ class ShuffledKRR:
             True
         """
         delta = check_delta("delta", delta)
-        if self._method("auto") == "auto":  # k = 2: the certificate's witness cannot be missed
+        if self._method("auto") == "auto":  # k = 2, 3: the certificate's witness cannot be missed
             return self.certificate(delta=delta).epsilon_lower
         return lower_epsilon(delta, self.k, self.eps0, self.n)
 
@@ -523,7 +556,7 @@ class ShuffledKRR:
             (3, 0, 1)
         """
         eps = check_real("eps", eps, low=0.0)
-        if self._method("auto") == "auto":  # k = 2: the certificate's witness
+        if self._method("auto") == "auto":  # k = 2, 3: the certificate's witness
             c = self.certificate(eps=eps)
             ld = c.exhibited_log_delta
             return WorstDataset(

@@ -1,0 +1,519 @@
+"""Internal numerics: windowed lattice laws of shuffled 3-RR histograms with rigorous error terms.
+
+Shared by :mod:`~shuffle_accounting.shuffled_krr.worst_case_k` (the certified worst case for
+``k = 3``) and :mod:`~shuffle_accounting.shuffled_krr.exact` (per-dataset deltas at scale). Not a
+public API: the names here may change without notice.
+
+Coordinates. For ``k = 3`` the shuffled release is the histogram ``(h0, h1, h2)`` with
+``h0 + h1 + h2 = n``. Pick one value ``v`` (the *pivot*) and order the other two as ``d``
+("designated") and ``o``; the histogram is in bijection with ``(N, j)``, ``N`` the number of
+reports different from ``v`` and ``j`` the number of reports equal to ``d``. A report ``v`` moves
+``(N, j)`` by ``(0, 0)``, a report ``d`` by ``(1, 1)``, a report ``o`` by ``(1, 0)``.
+
+Pivot class plus uniform pool. ``c`` users holding ``v`` report ``v`` with probability ``p`` and
+each other value with probability ``pbar``; ``b`` users reporting uniformly report each value
+with probability ``1/3``. For both kinds a report different from ``v`` is ``d`` or ``o`` with
+probability ``1/2`` each, independently of everything else, so their joint law is
+
+    R(N, j) = P(N_o = N) * Bin(N, 1/2)(j),   N_o ~ Bin(c, 2 pbar) + Bin(b, 2/3)  (independent).
+
+Other classes (users holding ``d`` or ``o``) are added by direct 2-D convolution with their
+trinomial laws.
+
+Error model (every quantity is an upper or lower bound, never an estimate):
+
+* A :class:`Grid` holds non-negative numbers ``arr`` scaled by ``e^scale`` on a rectangle of
+  ``(N, j)``; the true law ``R`` satisfies ``R(x) >= arr(x) e^scale (1 - rel)`` on the rectangle
+  and ``sum_x (R(x) - arr(x) e^scale (1 + rel))_+ <= e^log_drop`` over the whole lattice (the
+  *dropped mass*: binomial tails outside the windows, bounded by the upper-bounding tails of
+  :mod:`~shuffle_accounting._binomial` and doubled, entries flushed below ``e^-700`` of the
+  maximum, products that underflowed).
+* Binomial log-pmfs are Loader's (:func:`~shuffle_accounting._binomial.log_binom_pmf`, relative
+  error ~1e-13), counted as ``1e-10``.
+* Convolutions are direct sums of non-negative products (``numpy.convolve`` /
+  ``scipy.signal.convolve2d``, never FFT): relative error at most ``(L + 2) u`` for ``L`` terms,
+  and the dropped mass of a sum of independent variables is at most the sum of the dropped masses
+  (each law has total mass ``<= 1``) plus the underflowed products.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.signal import convolve2d
+
+from .._binomial import log_binom_cdf, log_binom_pmf, log_binom_sf, logsumexp
+
+__all__ = [
+    "Law1D",
+    "Grid",
+    "binom_window",
+    "conv1d",
+    "pivot_grid",
+    "class_grid",
+    "conv2d",
+    "Hockey",
+    "single_class_log_hockey",
+    "TAIL_REL",
+    "MAX_TAIL_WORK",
+    "dataset_log_hockey_k3",
+    "MAX_DATASET_WORK",
+]
+
+_U = 2.0**-52
+#: Relative error counted for each Loader log-pmf (measured ~1e-13).
+REL_PMF = 1e-10
+#: Bound on one product that fell below the normal range.
+_TINY = 2.3e-308
+#: Entries below ``e^-700`` of a window's maximum are moved into the dropped mass.
+_FLUSH = -700.0
+_LOG_HALF = -math.log(2.0)
+
+
+class Law1D:
+    """A 1-D windowed law: ``true(lo + i)`` in ``[arr_i e^scale (1 - rel), arr_i e^scale (1 + rel)]``
+    up to a total dropped mass ``e^log_drop``."""
+
+    __slots__ = ("lo", "arr", "scale", "log_drop", "rel")
+
+    def __init__(self, lo: int, arr: np.ndarray, scale: float, log_drop: float, rel: float) -> None:
+        self.lo, self.arr, self.scale, self.log_drop, self.rel = lo, arr, scale, log_drop, rel
+
+
+class Grid:
+    """A 2-D windowed law on ``N in [n_lo, n_lo + rows)``, ``j in [j_lo, j_lo + cols)`` (module doc)."""
+
+    __slots__ = ("n_lo", "j_lo", "arr", "scale", "log_drop", "rel")
+
+    def __init__(self, n_lo: int, j_lo: int, arr: np.ndarray, scale: float, log_drop: float, rel: float):
+        self.n_lo, self.j_lo, self.arr, self.scale, self.log_drop, self.rel = (
+            n_lo,
+            j_lo,
+            arr,
+            scale,
+            log_drop,
+            rel,
+        )
+
+
+def _flush(lp: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """``(scaled values, scale, log of the flushed mass)`` of a log-pmf array."""
+    mx = float(np.max(lp))
+    keep = lp - mx > _FLUSH
+    flushed = -math.inf
+    if not np.all(keep):
+        flushed = float(logsumexp(lp[~keep & np.isfinite(lp)])) + math.log1p(REL_PMF)
+    with np.errstate(under="ignore"):
+        arr = np.where(keep, np.exp(np.where(keep, lp - mx, 0.0)), 0.0)
+    return arr, mx, flushed
+
+
+def binom_window(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> tuple[int, np.ndarray, float]:
+    """``Bin(N, pi)`` on a window ``[lo, lo + len)``: ``(lo, log-pmf, log of the mass outside)``.
+
+    The window ``mean +- z sd`` widens until the (doubled, upper-bounding) tail mass is at most
+    ``e^log_tol``. Given in logs; for ``pi > 1/2`` the reflection ``N - Bin(N, 1 - pi)`` is used so
+    every tail is computed on the smaller probability.
+    """
+    if N == 0:
+        return 0, np.zeros(1), -math.inf
+    if log_pi > log_1mpi:
+        lo, lp, lt = binom_window(N, log_1mpi, log_pi, log_tol)
+        return N - (lo + lp.size - 1), lp[::-1].copy(), lt
+    pi = math.exp(log_pi)
+    mean, sd = N * pi, math.sqrt(N * pi * (1.0 - pi))
+    z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
+    while True:
+        lo = max(0, int(math.floor(mean - z * sd)) - 2)
+        hi = min(N, int(math.ceil(mean + z * sd)) + 2)
+        tails = []
+        if lo > 0:
+            tails.append(float(log_binom_cdf(lo - 1, N, pi)))
+        if hi < N:
+            tails.append(float(log_binom_sf(hi + 1, N, pi)))
+        ltail = float(logsumexp(tails)) + math.log(2.0) if tails else -math.inf
+        if ltail <= log_tol or (lo == 0 and hi == N):
+            break
+        z *= 1.5
+    x = np.arange(lo, hi + 1, dtype=float)
+    return lo, log_binom_pmf(x, float(N), log_pi, log_1mpi), ltail
+
+
+def law_from_binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> Law1D:
+    """:func:`binom_window` as a scaled :class:`Law1D`."""
+    lo, lp, lt = binom_window(N, log_pi, log_1mpi, log_tol)
+    arr, mx, fl = _flush(lp)
+    return Law1D(lo, arr, mx, float(np.logaddexp(lt, fl)), REL_PMF + 4.0 * _U)
+
+
+def conv1d(a: Law1D, b: Law1D) -> Law1D:
+    """Law of the sum of two independent :class:`Law1D` (direct convolution)."""
+    if a.arr.size == 1 and a.lo == 0 and a.log_drop == -math.inf and a.scale == 0.0 and a.arr[0] == 1.0:
+        return b
+    if b.arr.size == 1 and b.lo == 0 and b.log_drop == -math.inf and b.scale == 0.0 and b.arr[0] == 1.0:
+        return a
+    work = float(a.arr.size) * float(b.arr.size)
+    arr = np.convolve(a.arr, b.arr)
+    L = min(a.arr.size, b.arr.size)
+    scale = a.scale + b.scale
+    rel = a.rel + b.rel + a.rel * b.rel + (L + 2) * _U
+    log_drop = float(logsumexp([a.log_drop, b.log_drop, math.log(work * _TINY) + scale]))
+    return Law1D(a.lo + b.lo, arr, scale, log_drop, rel)
+
+
+def pivot_grid(no_law: Law1D, log_tol: float, log_r: float = _LOG_HALF, log_1mr: float = _LOG_HALF) -> Grid:
+    """``R(N, j) = P(N_o = N) Bin(N, r)(j)`` on a rectangle (module docstring; ``r = 1/2`` by default).
+
+    ``no_law`` is the law of ``N_o``; the ``j`` window covers ``N r +- z sqrt(N r (1 - r))`` for every
+    ``N`` of that law's window, and the mass of ``Bin(N, r)`` outside it (doubled tail bounds, per
+    ``N``, weighted by ``P(N_o = N)`` rounded up) is added to the dropped mass. Any class of
+    users whose reports different from ``v`` are ``d`` with a fixed probability ``r`` has this form
+    (a class holding ``d``: ``N_o ~ Bin(c, p + pbar)``, ``r = p / (p + pbar)``).
+    """
+    n_lo = no_law.lo
+    n_hi = n_lo + no_law.arr.size - 1
+    z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
+    Ns = np.arange(n_lo, n_hi + 1, dtype=float)
+    with np.errstate(divide="ignore"):
+        lpn = np.log(no_law.arr) + no_law.scale + math.log1p(no_law.rel)
+    r = math.exp(log_r)
+    sdr = math.sqrt(max(n_hi, 1) * r * (1.0 - r))
+    while True:
+        j_lo = max(0, int(math.floor(n_lo * r - z * sdr)) - 2)
+        j_hi = min(n_hi, int(math.ceil(n_hi * r + z * sdr)) + 2)
+        with np.errstate(divide="ignore"):
+            lt_lo = np.where(j_lo > 0, log_binom_cdf(np.full(Ns.shape, j_lo - 1.0), Ns, r), -np.inf)
+            lt_hi = np.where(Ns > j_hi, log_binom_sf(np.full(Ns.shape, j_hi + 1.0), Ns, r), -np.inf)
+        tails = np.logaddexp(lt_lo, lt_hi) + math.log(2.0)
+        ltail = float(logsumexp(lpn + tails))
+        if ltail <= log_tol or (j_lo == 0 and j_hi == n_hi):
+            break
+        z *= 1.5
+    J = np.arange(j_lo, j_hi + 1, dtype=float)
+    NN, JJ = np.meshgrid(Ns, J, indexing="ij")
+    valid = JJ <= NN
+    lb = np.where(valid, log_binom_pmf(np.where(valid, JJ, 0.0), NN, log_r, log_1mr), -np.inf)
+    with np.errstate(divide="ignore"):
+        lr = np.log(no_law.arr)[:, None] + lb
+    arr, mx, fl = _flush(lr)
+    log_drop = float(logsumexp([no_law.log_drop, ltail, fl + no_law.scale]))
+    return Grid(n_lo, j_lo, arr, mx + no_law.scale, log_drop, no_law.rel + REL_PMF + 4.0 * _U)
+
+
+def class_grid(c: int, log_v: float, log_d: float, log_o: float, log_tol: float) -> Grid:
+    """Windowed trinomial law in ``(N, j)`` of ``c`` users reporting ``v, d, o`` w.p. ``e^log_v, e^log_d, e^log_o``.
+
+    ``N ~ Bin(c, pi_d + pi_o)`` and, given ``N``, ``j ~ Bin(N, pi_d / (pi_d + pi_o))``: the form of
+    :func:`pivot_grid`, windowed the same way (dropped mass at most about ``2 e^log_tol``).
+    """
+    l_do = float(np.logaddexp(log_d, log_o))
+    no = law_from_binom(c, l_do, log_v, log_tol)
+    return pivot_grid(no, log_tol, log_d - l_do, log_o - l_do)
+
+
+def conv2d(a: Grid, b: Grid) -> Grid:
+    """Law of the sum of two independent :class:`Grid` laws (direct 2-D convolution)."""
+    if b.arr.size > a.arr.size:
+        a, b = b, a
+    work = float(a.arr.size) * float(b.arr.size)
+    arr = convolve2d(a.arr, b.arr, mode="full")
+    scale = a.scale + b.scale
+    rel = a.rel + b.rel + a.rel * b.rel + (b.arr.size + 2) * _U
+    log_drop = float(logsumexp([a.log_drop, b.log_drop, math.log(work * _TINY) + scale]))
+    return Grid(a.n_lo + b.n_lo, a.j_lo + b.j_lo, arr, scale, log_drop, rel)
+
+
+class Hockey:
+    """``H_E(P || Q)`` for ``P`` / ``Q`` = (target's report) + (others' law ``R``), with bounds.
+
+    ``pi_p`` / ``pi_q`` are the log-probabilities of the target's report being ``(v, d, o)`` under
+    the two datasets. ``P(N, j) = sum_y pi_p(y) R((N, j) - shift(y))`` (``shift(v) = (0, 0)``,
+    ``shift(d) = (1, 1)``, ``shift(o) = (1, 0)``). With ``rho`` the relative error of the
+    computed ``P~, Q~`` and ``d`` the dropped mass of ``R`` (hence of ``P`` and ``Q``):
+
+        H <= sum_x (P~(1 + rho) - E Q~(1 - rho))_+ + d,
+        H >= sum_x (P~(1 - rho) - E Q~(1 + rho))_+ - E d,
+
+    since ``sum_x (P(x) - E Q(x))_+`` is monotone in ``P(x)`` and ``-Q(x)``, the mass ``P`` loses
+    to the window is at most ``d`` (inside or outside it), and ``Q`` exceeds its window values
+    by at most ``d`` in total. Each cell's arithmetic adds ``4u (P + E Q)``; the sum of ``M``
+    non-negative terms adds ``M u`` relative.
+    """
+
+    __slots__ = ("P", "Q", "scale", "log_drop", "rho", "size")
+
+    def __init__(self, R: Grid, pi_p: tuple[float, float, float], pi_q: tuple[float, float, float]) -> None:
+        rows, cols = R.arr.shape
+        z = np.zeros((rows + 1, cols + 1))
+        s00, s11, s10 = z.copy(), z.copy(), z.copy()
+        s00[:-1, :-1] = R.arr
+        s11[1:, 1:] = R.arr
+        s10[1:, :-1] = R.arr
+        cp = [math.exp(x) for x in pi_p]
+        cq = [math.exp(x) for x in pi_q]
+        self.P = cp[0] * s00 + cp[1] * s11 + cp[2] * s10
+        self.Q = cq[0] * s00 + cq[1] * s11 + cq[2] * s10
+        self.scale = R.scale
+        self.log_drop = R.log_drop
+        self.rho = R.rel + 8.0 * _U
+        self.size = self.P.size
+
+    def bounds(self, eps: float) -> tuple[float, float]:
+        """``(log upper, log lower)`` bounds on ``H_{e^eps}(P || Q)`` (upper capped at 0)."""
+        E = math.exp(eps)
+        P, Q, rho = self.P, self.Q, self.rho
+        EQ = E * Q
+        err = 4.0 * _U * (P + EQ)
+        up = float(np.sum(np.maximum(P * (1.0 + rho) - EQ * (1.0 - rho) + err, 0.0)))
+        up *= 1.0 + (self.size + 4) * _U
+        low = float(np.sum(np.maximum(P * (1.0 - rho) - EQ * (1.0 + rho) - err, 0.0)))
+        low *= 1.0 - (self.size + 4) * _U
+        log_up = float(np.logaddexp(math.log(up) + self.scale if up > 0 else -math.inf, self.log_drop))
+        log_low = -math.inf
+        if low > 0:
+            ll = math.log(low) + self.scale
+            corr = eps + self.log_drop
+            if corr < ll:
+                log_low = ll + math.log(-math.expm1(corr - ll))
+        return min(log_up, 0.0), min(log_low, log_up)
+
+
+# ---------------------------------------------------------------------------------------------
+# "every other user holds one value": any k, in O(window) binomial tails
+# ---------------------------------------------------------------------------------------------
+
+#: Relative error counted for each binomial tail (incomplete beta / rigorous series), as in ``lower``.
+TAIL_REL = 1e-10
+#: Largest number of ``(N, h1)`` tail pairs evaluated for ``k >= 4`` (about a few seconds).
+MAX_TAIL_WORK = 20_000_000
+
+
+def _log_upper_excess(M: np.ndarray, log_pi: float, log_1mpi: float, t: np.ndarray) -> np.ndarray:
+    """``log E[(X - t)_+]``, ``X ~ Bin(M, pi)``, with the tails rounded up/down as ``sign`` asks.
+
+    Returns a pair ``(log upper, log lower)`` of arrays. ``E[(X - t)_+] = M pi P(Bin(M - 1, pi) >=
+    j - 1) - t P(Bin(M, pi) >= j)`` with ``j = floor(t) + 1`` (``t >= 0``), and ``M pi - t`` for
+    ``t < 0``; each tail carries relative error :data:`TAIL_REL`.
+    """
+    pi = math.exp(log_pi)
+    M = np.asarray(M, dtype=float)
+    t = np.asarray(t, dtype=float)
+    up = np.full(t.shape, -np.inf)
+    low = np.full(t.shape, -np.inf)
+    r_up, r_lo = math.log1p(TAIL_REL), math.log1p(-TAIL_REL)
+    neg = (t < 0) & (M >= 0)
+    if np.any(neg):
+        val = np.log(M[neg] * pi - t[neg])
+        up[neg], low[neg] = val + 1e-14, val - 1e-14
+    pos = (t >= 0) & (M >= 1) & (np.floor(t) + 1 <= M)
+    if np.any(pos):
+        Mm, tt = M[pos], t[pos]
+        j = np.floor(tt) + 1.0
+        with np.errstate(divide="ignore"):
+            la = np.log(Mm) + log_pi + log_binom_sf(j - 1.0, Mm - 1.0, pi)
+            lb = np.log(tt) + log_binom_sf(j, Mm, pi)
+        a_up, b_lo = la + r_up, lb + r_lo
+        a_lo, b_up = la + r_lo, lb + r_up
+        with np.errstate(invalid="ignore", divide="ignore"):
+            u = np.where(a_up > b_lo, a_up + np.log(-np.expm1(np.minimum(b_lo - a_up, 0.0))), -np.inf)
+            w = np.where(a_lo > b_up, a_lo + np.log(-np.expm1(np.minimum(b_up - a_lo, 0.0))), -np.inf)
+        up[pos], low[pos] = u, w
+    return up, low
+
+
+def _log_lower_excess(M: np.ndarray, log_pi: float, log_1mpi: float, s: np.ndarray):
+    """``(log upper, log lower)`` of ``E[(s - X)_+]``, ``X ~ Bin(M, pi)``: the mirror ``X -> M - X``."""
+    return _log_upper_excess(M, log_1mpi, log_pi, np.asarray(M, dtype=float) - np.asarray(s, dtype=float))
+
+
+def _up(t: np.ndarray) -> np.ndarray:
+    """``t`` moved up by a bound on its floating-point error (``8u (|t| + 1)``)."""
+    return t + 8.0 * _U * (np.abs(t) + 1.0)
+
+
+def _down(t: np.ndarray) -> np.ndarray:
+    """``t`` moved down by a bound on its floating-point error."""
+    return t - 8.0 * _U * (np.abs(t) + 1.0)
+
+
+def single_class_log_hockey(k: int, eps0: float, n: int, v: int, eps: float, log_tol: float):
+    """``(log upper, log lower)`` of ``H_E(P || Q)`` and of ``H_E(Q || P)`` when all ``n - 1`` others hold ``v``.
+
+    ``v = 0`` (the target's value in ``P``) or ``v >= 2`` (``v = 1`` is the mirror of ``v = 0``).
+    Proof (the module docstring's pivot structure with no uniform users): with ``N`` the number of
+    reports different from ``v`` in the release and ``N_o ~ Bin(n - 1, 1 - p)`` the others' part,
+    the reports different from ``v`` are uniform over the ``k - 1`` other values, so with
+    ``w = P(N_o = N)``, ``U = (k - 1) P(N_o = N - 1)`` and ``M_N`` the multinomial of the
+    histogram given ``N``:
+
+    * ``v >= 2``: ``P - E Q = M_N [(U / N)(p - pbar)(h0 - E h1) - (E - 1) pbar (w + U)]``, positive
+      on a half-space in ``(h0, h1)``; given ``N`` and ``h1``, ``h0 ~ Bin(N - h1, 1/(k - 2))``
+      (``k = 3``: ``h1 = N - h0``, ``h0 ~ Bin(N, 1/2)``); both directions are equal (relabel
+      ``0 <-> 1``).
+    * ``v = 0``: ``P - E Q = M_N [(p - E pbar) w + (1 - E) pbar U - E (U / N)(p - pbar) h1]`` and
+      ``Q - E P = M_N [(pbar - E p) w + (1 - E) pbar U + (U / N)(p - pbar) h1]``, with
+      ``h1 ~ Bin(N, 1/(k - 1))`` given ``N``.
+
+    Each half-space sum is ``coef * E[(X - t)_+]`` (or ``E[(t - X)_+]``) of a binomial ``X``, from
+    two binomial tails. Rounding: ``w`` and ``U`` carry relative error ``rho``; the coefficients
+    are moved to their unfavourable ends (upper bound) or favourable ends (lower bound), which
+    keeps the linear form and only moves the threshold; thresholds are moved by ``8u (|t| + 1)``
+    outward.
+    The ``N`` window (``N_o`` within ``mean +- z sd``) drops a mass bounded by the doubled tails
+    plus the two edge pmfs, added to the upper bound (the lower bound just omits cells, every
+    omitted term being ``>= 0``). For ``k >= 4`` the ``h1`` window comes from the marginal
+    ``h1 - (target) ~ Bin(n - 1, pbar)``, same treatment.
+
+    Returns:
+        ``((log up, log low) of H(P || Q), (log up, log low) of H(Q || P))``, or ``None`` when
+        ``k >= 4`` would exceed :data:`MAX_TAIL_WORK` tail pairs.
+    """
+    lp = -math.log1p((k - 1) * math.exp(-eps0))
+    lq = lp - eps0
+    p, pbar = math.exp(lp), math.exp(lq)
+    E = math.exp(eps)
+    if eps >= eps0:
+        return (-math.inf, -math.inf), (-math.inf, -math.inf)
+    rho = REL_PMF + 16.0 * _U
+    l1mp = math.log(k - 1) + lq  # log(1 - p)
+    lo, lpn, ltail = binom_window(n - 1, l1mp, lp, log_tol)
+    hi = lo + lpn.size - 1
+    # view N in [lo + 1, hi] (and N = n when the window reaches N_o = n - 1, where w = 0 exactly):
+    # w = P(N_o = N) and U = (k - 1) P(N_o = N - 1) are both known there
+    top = hi + 1 if hi == n - 1 else hi
+    N = np.arange(lo + 1, top + 1, dtype=float)
+    lw = np.concatenate([lpn[1:], [-np.inf] * (top - hi)])
+    lU = math.log(k - 1) + lpn[: N.size]
+    edge = [ltail]
+    if lo > 0:
+        edge.append(float(lpn[0]))  # cells with N = lo
+    if hi < n - 1:
+        edge.append(float(lpn[-1]))  # cells with N = hi + 1
+    # a scale e^mx per N (thresholds only involve ratios of w and U; w / U is a ratio of two
+    # consecutive binomial probabilities, so neither underflows after scaling)
+    mx = np.maximum(lw, lU)
+    lw, lU = lw - mx, lU - mx
+    drop = float(logsumexp(np.array(edge))) + math.log1p(rho)
+    extra = []  # the N = 0 cell, exactly (v = 0 only; for v >= 2 it is <= 0)
+    if lo == 0 and v == 0 and p > E * pbar:
+        # N = 0: every report is v = 0; P - E Q = (p - E pbar) P(N_o = 0) (the one-outcome cell)
+        extra.append(float(lpn[0]) + math.log(p - E * pbar))
+    d = p - pbar
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w_hi, w_lo = np.exp(lw) * (1 + rho), np.exp(lw) * (1 - rho)
+        U_hi, U_lo = np.exp(lU) * (1 + rho), np.exp(lU) * (1 - rho)
+
+    def fin(terms_up, terms_low, extra_terms):
+        terms_up = (terms_up + (mx if np.ndim(terms_up) == 1 else mx[:, None])).ravel()
+        terms_low = (terms_low + (mx if np.ndim(terms_low) == 1 else mx[:, None])).ravel()
+        up = float(logsumexp(np.concatenate([np.ravel(terms_up), extra_terms + math.log1p(rho)])))
+        up = float(np.logaddexp(up, drop)) + 4.0 * _U * (np.size(terms_up) + 4)
+        low = float(logsumexp(np.concatenate([np.ravel(terms_low), extra_terms + math.log1p(-rho)])))
+        low -= 4.0 * _U * (np.size(terms_low) + 4)
+        return min(up, 0.0), min(low, up)
+
+    ex = np.array(extra)
+    if v >= 2:
+        if k == 3:
+            # bracket = (U/N) d ((1 + E) h0 - E N) - (E - 1) pbar (w + U)
+            a_up, a_lo = U_hi / N * d, U_lo / N * d
+            b_up, b_lo = U_lo / N * d * E, U_hi / N * d * E
+            g_up = (E - 1) * pbar * (w_lo + U_lo)
+            g_lo = (E - 1) * pbar * (w_hi + U_hi)
+            t_up = _down((b_up * N + g_up) / (a_up + b_up))
+            t_lo = _up((b_lo * N + g_lo) / (a_lo + b_lo))
+            xu, _ = _log_upper_excess(N, -math.log(2.0), -math.log(2.0), t_up)
+            _, xl = _log_upper_excess(N, -math.log(2.0), -math.log(2.0), t_lo)
+            tu = np.log(a_up + b_up) + xu
+            tl = np.log(a_lo + b_lo) + xl
+            r = fin(tu, tl, ex)
+            return r, r
+        h_lo, h_lp, h_tail = binom_window(
+            n - 1, lq, float(np.logaddexp(lp, l1mp - math.log(k - 1) + math.log(k - 2))), log_tol
+        )
+        H1 = np.arange(h_lo, h_lo + h_lp.size + 1, dtype=float)  # + the target's possible report 1
+        if float(N.size) * H1.size > MAX_TAIL_WORK:
+            return None
+        drop = float(np.logaddexp(drop, h_tail + math.log(2.0)))
+        NN, HH = np.meshgrid(N, H1, indexing="ij")
+        ok = HH <= NN
+        lwt = np.where(
+            ok,
+            log_binom_pmf(np.where(ok, HH, 0.0), NN, -math.log(k - 1), math.log((k - 2) / (k - 1))),
+            -np.inf,
+        )
+        a_up, a_lo = (U_hi / N * d)[:, None], (U_lo / N * d)[:, None]
+        b_up, b_lo = (U_lo / N * d * E)[:, None], (U_hi / N * d * E)[:, None]
+        g_up = ((E - 1) * pbar * (w_lo + U_lo))[:, None]
+        g_lo = ((E - 1) * pbar * (w_hi + U_hi))[:, None]
+        t_up = _down((b_up * HH + g_up) / a_up)
+        t_lo = _up((b_lo * HH + g_lo) / a_lo)
+        Mx = np.where(ok, NN - HH, 0.0)
+        l2, l2c = -math.log(k - 2), math.log((k - 3) / (k - 2)) if k > 3 else -math.inf
+        xu, _ = _log_upper_excess(Mx, l2, l2c, t_up)
+        _, xl = _log_upper_excess(Mx, l2, l2c, t_lo)
+        tu = np.where(ok, lwt + math.log1p(rho) + np.log(a_up) + xu, -np.inf)
+        tl = np.where(ok, lwt + math.log1p(-rho) + np.log(a_lo) + xl, -np.inf)
+        r = fin(tu, tl, ex)
+        return r, r
+    # v = 0: h1 ~ Bin(N, 1/(k - 1)) given N
+    l1, l1c = -math.log(k - 1), math.log((k - 2) / (k - 1)) if k > 2 else -math.inf
+    # forward: (p - E pbar) w + (1 - E) pbar U - E (U/N) d h1  =  B (s - h1)
+    Bu, Bl = E * U_lo / N * d, E * U_hi / N * d
+    A_up = np.where(p > E * pbar, (p - E * pbar) * w_hi, (p - E * pbar) * w_lo) + (1 - E) * pbar * U_lo
+    A_lo = np.where(p > E * pbar, (p - E * pbar) * w_lo, (p - E * pbar) * w_hi) + (1 - E) * pbar * U_hi
+    s_up = _up(A_up / Bu)
+    s_lo = _down(A_lo / Bl)
+    xu, _ = _log_lower_excess(N, l1, l1c, s_up)
+    _, xl = _log_lower_excess(N, l1, l1c, s_lo)
+    fwd = fin(np.log(Bu) + xu, np.log(Bl) + xl, ex)
+    # reverse: (pbar - E p) w + (1 - E) pbar U + (U/N) d h1  =  C (h1 - s')
+    Cu, Cl = U_hi / N * d, U_lo / N * d
+    S_up = _down(((E * p - pbar) * w_lo + (E - 1) * pbar * U_lo) / Cu)
+    S_lo = _up(((E * p - pbar) * w_hi + (E - 1) * pbar * U_hi) / Cl)
+    xu, _ = _log_upper_excess(N, l1, l1c, S_up)
+    _, xl = _log_upper_excess(N, l1, l1c, S_lo)
+    rev = fin(np.log(Cu) + xu, np.log(Cl) + xl, np.array([]))
+    return fwd, rev
+
+
+#: Largest direct 2-D convolution work for one concrete ``k = 3`` dataset (a few seconds).
+MAX_DATASET_WORK = 1_000_000_000
+_PIVOT_COORDS = {2: (0, 1), 0: (1, 2), 1: (0, 2)}
+
+
+def dataset_log_hockey_k3(eps0: float, counts: tuple[int, int, int], eps: float, log_tol: float):
+    """``((up, low) of log H(P || Q), (up, low) of log H(Q || P))`` for one ``k = 3`` dataset.
+
+    The value with the most other users is the pivot (:func:`pivot_grid`, no uniform users), the
+    other two classes are windowed trinomials (:func:`class_grid`) added by direct convolution,
+    and :class:`Hockey` sums both directions cell by cell. ``None`` when the convolution work
+    exceeds :data:`MAX_DATASET_WORK`.
+    """
+    lp = -math.log1p(2.0 * math.exp(-eps0))
+    lq = lp - eps0
+    if eps >= eps0:
+        return (-math.inf, -math.inf), (-math.inf, -math.inf)
+    v = max((2, 0, 1), key=lambda x: counts[x])
+    d, o = _PIVOT_COORDS[v]
+
+    def row(x: int, y: int) -> float:
+        return lp if x == y else lq
+
+    t = log_tol - math.log(8.0)
+    R = pivot_grid(law_from_binom(counts[v], math.log(2.0) + lq, lp, t), t)
+    small = None
+    for u in (d, o):
+        if counts[u] > 0:
+            cg = class_grid(counts[u], row(u, v), row(u, d), row(u, o), t)
+            if small is not None and float(small.arr.size) * cg.arr.size > MAX_DATASET_WORK:
+                return None
+            small = cg if small is None else conv2d(small, cg)
+    if small is not None:
+        if float(R.arr.size) * small.arr.size > MAX_DATASET_WORK:
+            return None
+        R = conv2d(R, small)
+    pi0 = (row(0, v), row(0, d), row(0, o))
+    pi1 = (row(1, v), row(1, d), row(1, o))
+    return Hockey(R, pi0, pi1).bounds(eps), Hockey(R, pi1, pi0).bounds(eps)

@@ -1,0 +1,769 @@
+"""Certified worst case of shuffled k-RR for ``k = 3`` by branch and bound over boxes of datasets.
+
+Setting. ``n`` users apply 3-ary randomized response with local privacy ``eps0``: a user holding
+``x`` reports ``x`` with probability ``p = e^eps0 / (e^eps0 + 2)`` and each other value with
+probability ``pbar = 1 / (e^eps0 + 2)``; equivalently it reports a uniform value with probability
+``gamma = 3 pbar`` and its own value otherwise (``(1 - gamma) + gamma / 3 = p``). The shuffled
+release is the histogram ``h = (h0, h1, h2)``. The target holds ``0`` in ``D`` and ``1`` in ``D'``;
+the other ``n - 1`` users hold counts ``c = (c0, c1, c2)``. With ``E = e^eps``, ``P_c`` / ``Q_c`` the
+laws of ``h`` under ``D`` / ``D'`` and ``H_E(P || Q) = sum_h (P(h) - E Q(h))_+``:
+
+    delta_c(eps) = max(h_c, h'_c),   h_c = H_E(P_c || Q_c),   h'_c = H_E(Q_c || P_c).
+
+Facts used (each proved here):
+
+(K1) *Sufficiency and symmetry.* Users are exchangeable, so the histogram is a sufficient
+statistic of the shuffled reports for both ``D`` and ``D'`` (the shuffled sequence given ``h`` is
+uniform over its orderings under both), and ``H_E`` of the releases equals ``H_E`` of the
+histograms. Relabelling the values ``0 <-> 1`` is a bijection of histograms that maps dataset
+``(c0, c1, c2)`` with the target moving ``1 -> 0`` to dataset ``(c1, c0, c2)`` with the target moving
+``0 -> 1``, so ``h'_c = h_{(c1, c0, c2)}`` and **sup_c delta_c = max_c h_c** over every ``c`` with
+``c0 + c1 <= n - 1``. The branch and bound covers that triangle with bounds on ``h_c`` alone.
+For ``k = 3``, ``(h0, h1)`` *is* the histogram (``h2 = n - h0 - h1``). (For ``k >= 4`` the
+likelihood ratio of the target's two values is not a function of ``(h0, h1)`` in general: e.g.
+with others at ``x2`` and ``x3`` it also depends on ``h2`` and ``h3`` — one reason ``k >= 4`` is
+not covered here; with all others at one value ``v >= 2`` plus uniform users it depends on
+``(h0, h1, number of reports != v)`` only, see
+:func:`~shuffle_accounting.shuffled_krr._krr_grid.single_class_log_hockey`.)
+
+(K2) *Box bound ("reveal the coins").* A box is a set of datasets
+``{c : a0 <= c0 <= b0, a1 <= c1 <= b1, c0 + c1 <= n - 1}``. All of them have at least
+``L = (a0, a1, max(0, n - 1 - b0 - b1))`` users at the values ``(0, 1, 2)`` in common ("fixed");
+the other ``m = n - 1 - |L|`` ("free") hold arbitrary values. Give the adversary, for each free
+user, its coin (uniform or not) and, when not uniform, its report. That view ``V`` contains the
+histogram, so ``h_c <= H_E(P_V || Q_V)`` (post-processing). The coins and revealed reports ``W``
+have the same law under ``D`` and ``D'`` (they do not involve the target), hence
+``H_E(P_V || Q_V) = E_W H_E(P_{h|W} || Q_{h|W})`` (the hockey-stick sum splits over the values of
+``W``: the equality case of joint convexity). Given ``W`` with ``B`` uniform coins, ``h`` is the
+target's report + the fixed users' reports + ``B`` uniform reports + a known vector, and ``H_E`` is
+invariant under a common known shift, so with ``B ~ Bin(m, gamma)``:
+
+    h_c <= U(L, m) = E_B g_L(B),   g_L(b) = H_E(T + F_L + Mult(b, 1/3) || T' + F_L + Mult(b, 1/3)),
+
+for every ``c`` in the box, independently of ``c`` (``T`` / ``T'`` the target's report under ``D``
+/ ``D'``, ``F_L`` the fixed users' reports). The same argument with some *fixed* users' coins
+also revealed shows ``U(L, m) <= U(L', m + |L - L'|)`` for ``L' <= L``: revealing is always
+allowed, and it is used where a class of fixed users is too large to convolve (below). For a
+single dataset (``m = 0``, nothing revealed) ``U = g_L(0) = h_c`` exactly: an *exact leaf*.
+
+(K3) *Monotone in B.* ``g_L(b + 1)`` is ``g_L(b)`` after adding one more independent uniform
+report to both laws, a Markov kernel applied to both: by the data-processing inequality of
+``H_E``, ``g_L`` is non-increasing. For cells ``0 = s_0 < s_1 < ... < s_J <= m``,
+``E_B g_L(B) <= sum_j P(s_j <= B < s_{j+1}) g_L(s_j)`` with no truncation error; the lowest tail
+cell is bounded with ``g <= 1`` and the top cell by a tail bound of ``B``.
+
+(K4) *Computing g.* Pick the *pivot* value ``v`` with the most fixed users. A pivot user reports
+``v`` with probability ``p``, a uniform user with ``1/3``, and both report each of the two other
+values with equal probability; so the count ``N_o`` of their reports different from ``v`` is
+``Bin(c_v, 2 pbar) + Bin(b, 2/3)`` and, given ``N_o``, those reports split ``Bin(N_o, 1/2)``
+between the two other values: a closed-form 2-D law in coordinates ``(N, j)`` (reports different
+from ``v``; reports of the *designated* other value). The fixed users at the two other values
+are added by exact trinomial convolution while their support is small
+(:data:`MAX_GRID_WORK`), otherwise their coins are revealed ((K2), sound, looser). The target's
+report shifts the law by ``(0, 0)``, ``(1, 1)`` or ``(1, 0)``, and ``H_E`` is summed cell by
+cell (:class:`~shuffle_accounting.shuffled_krr._krr_grid.Hockey`). For ``eps >= eps0``,
+``H_E = 0`` exactly (the release is a post-processing of ``eps0``-LDP reports).
+
+Computation and rounding (all outward; :mod:`~shuffle_accounting.shuffled_krr._krr_grid`):
+binomial windows ``mean +- z sd`` widened until their dropped mass is below ``e^-25`` of the level
+of interest; dropped mass always added (upper bounds) or subtracted times ``E`` (lower bounds);
+Loader log-pmfs counted at ``1e-10`` relative; direct (never FFT) convolutions of non-negative
+terms; cell weights of ``B`` inflated by ``1e-9`` and doubled tail bounds for the end cells.
+
+Branch and bound. Boxes sit in a priority queue by their bound; the worst is split at the midpoint
+of its longer side; single datasets computed exactly are leaves (bound ``h_c`` rounded up,
+exhibited value ``h_c`` rounded down). A single dataset whose fixed classes are all too large to
+convolve stays a (sound, inexact) box. For ``delta(eps)`` the search stops when the largest bound
+is within ``(1 + tol)`` of the best exhibited leaf; for ``epsilon(delta)`` it keeps
+``eps_up = (1 + tol) eps_low`` and splits until every box's bound at some ``eps' <= eps_up`` is
+``<= delta`` (``h_c`` is non-increasing in ``eps``). If the work budget runs out, the cover at
+that point is still a sound certificate (``converged=False``; for ``epsilon`` the remaining boxes
+are certified at a larger eps by bisection on their own bounds); where the root box alone (the
+privacy-blanket bound) certifies a smaller value, it is returned as the cover instead.
+
+Scope: ``k = 3`` only. For ``k >= 4`` nothing here is claimed (``certify_k`` raises); the blanket
+bound remains the certified value there.
+
+Example:
+    >>> cert = certify_k(3, 1.0, 30, eps=0.5)
+    >>> bool(cert.exhibited_log_delta <= cert.log_delta <= cert.exhibited_log_delta + 1e-4)
+    True
+    >>> verify(cert)
+    True
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._binomial import log_binom_cdf, log_binom_pmf, log_binom_sf, logsumexp
+from .._logmath import bisect_bracket
+from .._validation import ParameterError, check_delta, check_int, check_real
+from . import _krr_grid as G
+from .worst_case import WorkBudgetExceeded
+
+__all__ = [
+    "CoverBox",
+    "WorstCaseKCertificate",
+    "WorkBudgetExceeded",
+    "certify_k",
+    "verify",
+    "box_log_bound",
+    "MAX_GRID_WORK",
+]
+
+_U = 2.0**-52
+#: Windows are widened until the dropped mass is below ``e^-_DROP_MARGIN`` times the level.
+_DROP_MARGIN = 25.0
+#: Up to this many free users, every value of ``B`` is its own cell (exact expectation).
+_EXACT_CELLS = 12
+#: Number of cells of ``B`` inside its window for wider boxes.
+_CELLS = 10
+#: Largest direct 2-D convolution work (multiply-adds) spent on hiding the non-pivot classes of
+#: one box; classes beyond it have (part of) their coins revealed ((K2)).
+MAX_GRID_WORK: int = 3_000_000
+#: The designated and other value for each pivot.
+_COORDS = {2: (0, 1), 0: (1, 2), 1: (0, 2)}
+
+
+# ---------------------------------------------------------------------------------------------
+# the k = 3 problem
+# ---------------------------------------------------------------------------------------------
+
+
+class _Problem:
+    """Constants and caches for one ``(eps0, n)`` and one truncation level."""
+
+    def __init__(self, eps0: float, n: int, log_level: float) -> None:
+        self.eps0, self.n = eps0, n
+        self.lp = -math.log1p(2.0 * math.exp(-eps0))  # log p
+        self.lq = self.lp - eps0  # log pbar
+        self.log_g = math.log(3.0) + self.lq  # log gamma
+        self.log_1mg = self.lp + math.log(-math.expm1(-eps0))  # log(1 - gamma) = log(p - pbar)
+        self.log_level = log_level
+        self.log_tol = log_level - _DROP_MARGIN
+        self._hockey_cache: dict[tuple, G.Hockey] = {}
+        self._small_cache: dict[tuple, G.Grid] = {}
+        self._pivot_cache: dict[tuple, G.Grid] = {}
+        self._class_cache: dict[tuple, G.Grid] = {}
+        self._cell_cache: dict[int, list[tuple[int, float]]] = {}
+        self.evaluations = 0
+
+    # -- reports ---------------------------------------------------------------------------
+    def _row(self, x: int, y: int) -> float:
+        """log P(report y | value x)."""
+        return self.lp if x == y else self.lq
+
+    def _pivot(self, c: int, b: int) -> G.Grid:
+        """``R`` of ``c`` pivot users and ``b`` uniform users (independent of which value is the pivot)."""
+        key = (c, b)
+        g = self._pivot_cache.get(key)
+        if g is None:
+            if len(self._pivot_cache) > 64:
+                self._pivot_cache.pop(next(iter(self._pivot_cache)))
+            t = self.log_tol - math.log(8.0)
+            l2q = math.log(2.0) + self.lq  # log(2 pbar) = log(1 - p)
+            no = G.conv1d(
+                G.law_from_binom(c, l2q, self.lp, t),
+                G.law_from_binom(b, math.log(2.0 / 3.0), -math.log(3.0), t),
+            )
+            g = G.pivot_grid(no, t)
+            self._pivot_cache[key] = g
+        return g
+
+    def _class(self, v: int, u: int, c: int) -> G.Grid:
+        """Windowed law of ``c`` users holding ``u`` in the coordinates of pivot ``v`` (cached)."""
+        key = (v, u, c)
+        g = self._class_cache.get(key)
+        if g is None:
+            if len(self._class_cache) > 256:
+                self._class_cache.pop(next(iter(self._class_cache)))
+            d, o = _COORDS[v]
+            t = self.log_tol - math.log(8.0)
+            g = G.class_grid(c, self._row(u, v), self._row(u, d), self._row(u, o), t)
+            self._class_cache[key] = g
+        return g
+
+    def plan(self, L: tuple[int, int, int], m: int = 0) -> tuple[int, int, tuple[tuple[int, int], ...], int]:
+        """``(pivot v, c_v, hidden classes ((u, c_u'), ...), revealed users)`` for fixed counts ``L``
+        and ``m`` free users.
+
+        The pivot is the value with the most fixed users (ties: 2, then 0). The other classes,
+        smallest first, are kept hidden (convolved exactly) while the direct-convolution work stays
+        within :data:`MAX_GRID_WORK` (measured on the pivot grid without uniform users; ``m`` is
+        kept for a future work model); a class that does not fit is hidden in part (halving its
+        hidden count) and the coins of the rest are revealed ((K2)). Deterministic in ``(L, m)``.
+        """
+        v = max((2, 0, 1), key=lambda x: L[x])
+        rest = sorted((L[u], u) for u in (0, 1, 2) if u != v and L[u] > 0)
+        piv = self._pivot(L[v], 0)
+        p_rows, p_cols = piv.arr.shape
+        hidden: list[tuple[int, int]] = []
+        s_rows = s_cols = 1
+        revealed = 0
+        for c, u in rest:
+            h = c
+            while h > 0:
+                cg = self._class(v, u, h)
+                r2, c2 = s_rows + cg.arr.shape[0] - 1, s_cols + cg.arr.shape[1] - 1
+                work = s_rows * s_cols * cg.arr.size + p_rows * p_cols * r2 * c2
+                if work <= MAX_GRID_WORK:
+                    hidden.append((u, h))
+                    s_rows, s_cols = r2, c2
+                    break
+                h //= 2
+            revealed += c - h
+        return v, L[v], tuple(sorted(hidden)), revealed
+
+    def _small(self, v: int, hidden: tuple[tuple[int, int], ...]) -> G.Grid | None:
+        if not hidden:
+            return None
+        key = (v, hidden)
+        if key not in self._small_cache:
+            if len(self._small_cache) > 64:
+                self._small_cache.pop(next(iter(self._small_cache)))
+            grid = None
+            for u, c in hidden:
+                g = self._class(v, u, c)
+                grid = g if grid is None else G.conv2d(grid, g)
+            self._small_cache[key] = grid
+        return self._small_cache[key]
+
+    def hockey(self, v: int, c: int, hidden: tuple[tuple[int, int], ...], b: int) -> G.Hockey:
+        """The cell-wise hockey-stick object of ``T + (c at v) + hidden + Mult(b, 1/3)`` (cached)."""
+        key = (v, c, hidden, b)
+        h = self._hockey_cache.get(key)
+        if h is None:
+            if len(self._hockey_cache) > 64:
+                self._hockey_cache.pop(next(iter(self._hockey_cache)))
+            R = self._pivot(c, b)
+            small = self._small(v, hidden)
+            if small is not None:
+                R = G.conv2d(R, small)
+            d, o = _COORDS[v]
+            pi_p = (self._row(0, v), self._row(0, d), self._row(0, o))
+            pi_q = (self._row(1, v), self._row(1, d), self._row(1, o))
+            h = G.Hockey(R, pi_p, pi_q)
+            self._hockey_cache[key] = h
+        return h
+
+    # -- cells of B ------------------------------------------------------------------------
+    def cells(self, m: int) -> list[tuple[int, float]]:
+        """Cells of ``B ~ Bin(m, gamma)``: ``(left end, log upper bound on the cell's mass)``.
+
+        A left end of ``-1`` marks the lowest tail cell, bounded by ``g <= 1``.
+        """
+        if m in self._cell_cache:
+            return self._cell_cache[m]
+        lg, l1g = self.log_g, self.log_1mg
+        g = math.exp(lg)
+        if m <= _EXACT_CELLS:
+            b = np.arange(m + 1, dtype=float)
+            lw = log_binom_pmf(b, float(m), lg, l1g) + math.log1p(1e-9)
+            out = [(int(i), float(w)) for i, w in zip(b, lw)]
+        else:
+            lo, lp, _ = G.binom_window(m, lg, l1g, self.log_tol - math.log(4.0))
+            hi = lo + lp.size - 1
+            out = []
+            if lo > 0:
+                out.append((-1, float(log_binom_cdf(lo - 1, m, g)) + math.log(2.0)))
+            starts = sorted({int(round(x)) for x in np.linspace(lo, hi, _CELLS + 1)[:-1]})
+            for j, s in enumerate(starts):
+                if j + 1 < len(starts):
+                    w = float(logsumexp(lp[s - lo : starts[j + 1] - lo])) + math.log1p(1e-9)
+                else:
+                    w = float(log_binom_sf(s, m, g)) + math.log(2.0)  # top cell [s, m]: tail, doubled
+                out.append((s, w))
+        if len(self._cell_cache) > 512:
+            self._cell_cache.pop(next(iter(self._cell_cache)))
+        self._cell_cache[m] = out
+        return out
+
+    # -- boxes -----------------------------------------------------------------------------
+    def corner(self, box: tuple[int, int, int, int]) -> tuple[tuple[int, int, int], int]:
+        a0, b0, a1, b1 = box
+        L = (a0, a1, max(0, self.n - 1 - b0 - b1))
+        return L, self.n - 1 - sum(L)
+
+    def is_exact(self, box: tuple[int, int, int, int]) -> bool:
+        L, m = self.corner(box)
+        return m == 0 and self.plan(L, m)[3] == 0
+
+    def bound(self, box: tuple[int, int, int, int], eps: float) -> tuple[float, float]:
+        """``(log U, log lower)``: the box bound (K2)-(K4); the lower value only for an exact leaf."""
+        self.evaluations += 1
+        if eps >= self.eps0:
+            return -math.inf, -math.inf
+        L, m = self.corner(box)
+        v, c, hidden, revealed = self.plan(L, m)
+        mm = m + revealed
+        if mm == 0:
+            return self.hockey(v, c, hidden, 0).bounds(eps)
+        terms = []
+        for s, lw in self.cells(mm):
+            if s < 0:
+                terms.append(lw)  # g <= 1 on the lowest tail cell
+                continue
+            up, _ = self.hockey(v, c, hidden, s).bounds(eps)
+            terms.append(lw + up)
+        return min(float(logsumexp(terms)) + 4.0 * len(terms) * _U, 0.0), -math.inf
+
+    def leaf_epsilon(self, box: tuple[int, int, int, int], log_delta: float, upper: bool) -> float:
+        """Bisection on eps: exhibited (``upper=False``, rounded down) or certified (``True``) eps."""
+        idx = 0 if upper else 1
+
+        def above(e: float) -> bool:
+            return self.bound(box, e)[idx] > log_delta
+
+        if not above(0.0):
+            return 0.0
+        lo, hi = bisect_bracket(above, 0.0, self.eps0, rtol=1e-13, max_iter=200)
+        return hi if upper else lo
+
+
+def _count(box: tuple[int, int, int, int], n: int) -> int:
+    """Number of datasets ``(c0, c1)`` with ``c0 + c1 <= n - 1`` in a box."""
+    a0, b0, a1, b1 = box
+    c0 = np.arange(a0, b0 + 1)
+    return int(np.sum(np.maximum(0, np.minimum(b1, n - 1 - c0) - a1 + 1)))
+
+
+def _clip(box: tuple[int, int, int, int], n: int) -> tuple[int, int, int, int] | None:
+    a0, b0, a1, b1 = box
+    b0, b1 = min(b0, n - 1 - a1), min(b1, n - 1 - a0)
+    if a0 > b0 or a1 > b1:
+        return None
+    return (a0, b0, a1, b1)
+
+
+def _split(box: tuple[int, int, int, int], n: int) -> list[tuple[int, int, int, int]]:
+    a0, b0, a1, b1 = box
+    if b0 - a0 >= b1 - a1:
+        mid = (a0 + b0) // 2
+        kids = [(a0, mid, a1, b1), (mid + 1, b0, a1, b1)]
+    else:
+        mid = (a1 + b1) // 2
+        kids = [(a0, b0, a1, mid), (a0, b0, mid + 1, b1)]
+    return [c for c in (_clip(x, n) for x in kids) if c is not None]
+
+
+def _seeds(n: int) -> list[tuple[int, int, int, int]]:
+    """Datasets near the corners and along the edges, as point boxes (exhibited candidates)."""
+    pts = set()
+    for j in (0, 1, 2, 3, 5, 8, 13):
+        if j > n - 1:
+            continue
+        r = n - 1 - j
+        for c in ((r, j, 0), (r, 0, j), (j, r, 0), (0, r, j), (j, 0, r), (0, j, r)):
+            pts.add((c[0], c[1]))
+    return sorted((c0, c0, c1, c1) for c0, c1 in pts)
+
+
+# ---------------------------------------------------------------------------------------------
+# certificate
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CoverBox:
+    """One cell of the cover: ``h_c(eps) <= exp(log_bound)`` for every dataset in the box.
+
+    Attributes:
+        c0_lo: Smallest count of other users at value 0.
+        c0_hi: Largest (inclusive).
+        c1_lo: Smallest count of other users at value 1.
+        c1_hi: Largest (inclusive); datasets with ``c0 + c1 > n - 1`` are not in the box.
+        eps: The eps at which the bound was evaluated (it also holds at every larger eps).
+        log_bound: Natural log of the certified bound ``U`` (module docstring (K2)) at ``eps``.
+    """
+
+    c0_lo: int
+    c0_hi: int
+    c1_lo: int
+    c1_hi: int
+    eps: float
+    log_bound: float
+
+    @property
+    def box(self) -> tuple[int, int, int, int]:
+        return (self.c0_lo, self.c0_hi, self.c1_lo, self.c1_hi)
+
+
+@dataclass(frozen=True)
+class WorstCaseKCertificate:
+    """A re-checkable certificate of the worst-case privacy curve of shuffled 3-RR.
+
+    The cover partitions the triangle ``{(c0, c1) : c0 + c1 <= n - 1}`` of datasets;
+    ``sup_{D ~ D'} delta_D(eps) = max_c h_c(eps)`` (module docstring (K1)) is at most the max of
+    the cover's bounds. :func:`verify` recomputes every bound and the exhibited value.
+
+    Attributes:
+        k: Always 3.
+        eps0: Local privacy parameter.
+        n: Number of users.
+        query: ``"delta"`` (certify ``delta(eps)``) or ``"epsilon"`` (certify ``epsilon(delta)``).
+        eps: The eps certified (``"delta"``: the input; ``"epsilon"``: the certified epsilon).
+        delta: The target delta (``"epsilon"``) or the certified delta (``"delta"``).
+        log_delta: Natural log of the certified delta at ``eps``.
+        epsilon: Certified epsilon (``"epsilon"``) or ``eps`` (``"delta"``).
+        epsilon_lower: Exhibited epsilon of the witness at ``delta`` (``"epsilon"``), else 0.0.
+        worst_others: The witness dataset: counts of the other users at values ``(0, 1, 2)``
+            (the target moves ``0 -> 1``).
+        exhibited_log_delta: Exhibited (lower) log delta of the witness at ``eps`` (``"delta"``)
+            or at ``epsilon_lower`` (``"epsilon"``, then ``> log delta``).
+        cover: The boxes with their bounds.
+        log_level: Truncation level (reproduces the windows in :func:`verify`).
+        evaluations: Number of bound evaluations spent.
+        converged: Whether the gap target ``tol`` was reached (else the budget ran out or some
+            single dataset could not be computed exactly; the certificate is sound either way).
+    """
+
+    k: int
+    eps0: float
+    n: int
+    query: str
+    eps: float
+    delta: float
+    log_delta: float
+    epsilon: float
+    epsilon_lower: float
+    worst_others: tuple[int, ...]
+    exhibited_log_delta: float
+    cover: tuple[CoverBox, ...]
+    log_level: float
+    evaluations: int
+    converged: bool
+
+    @property
+    def gap(self) -> float:
+        """``certified / exhibited - 1`` in delta (``"delta"``) or epsilon (``"epsilon"``)."""
+        if self.query == "delta":
+            if self.exhibited_log_delta == -math.inf:
+                return 0.0 if self.log_delta == -math.inf else math.inf
+            return math.expm1(self.log_delta - self.exhibited_log_delta)
+        if self.epsilon_lower <= 0.0:
+            return 0.0 if self.epsilon == 0.0 else math.inf
+        return self.epsilon / self.epsilon_lower - 1.0
+
+
+def _others(box: tuple[int, int, int, int], n: int) -> tuple[int, int, int]:
+    return (box[0], box[2], n - 1 - box[0] - box[2])
+
+
+def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
+    best, best_box = -math.inf, None
+    for sb in _seeds(pr.n):
+        if pr.is_exact(sb):
+            lo = pr.bound(sb, eps)[1]
+            if lo > best or best_box is None:
+                best, best_box = lo, sb
+    root = (0, pr.n - 1, 0, pr.n - 1)
+    u_root = pr.bound(root, eps)[0]
+    heap = [(-u_root, root)]
+    done: list[CoverBox] = []
+    ltol = math.log1p(tol)
+    converged = True
+    start = pr.evaluations
+    while heap:
+        neg, box = heap[0]
+        if -neg <= best + ltol:
+            break
+        if pr.evaluations - start > max_evals:
+            converged = False
+            break
+        heapq.heappop(heap)
+        if box[0] == box[1] and box[2] == box[3]:  # a single dataset: nothing left to split
+            if not pr.is_exact(box):
+                converged = False
+            done.append(CoverBox(*box, eps, -neg))
+            continue
+        for kid in _split(box, pr.n):
+            u, lo = pr.bound(kid, eps)
+            if lo > best:
+                best, best_box = lo, kid
+            heapq.heappush(heap, (-u, kid))
+    done.extend(CoverBox(*box, eps, -neg) for neg, box in heap)
+    top = max(c.log_bound for c in done)
+    if top > best + ltol:
+        converged = False
+    if top > u_root:  # the split cover is looser than the root box (the blanket): keep the root
+        done = [CoverBox(*root, eps, u_root)]
+    return done, best, best_box, converged
+
+
+def _target(eps0: float, eps_low: float, tol: float) -> float:
+    """The eps to certify: ``(1 + tol) eps_low``, but at most half-way from ``eps_low`` to ``eps0``."""
+    return min(eps_low * (1.0 + tol), eps_low + 0.5 * (eps0 - eps_low))
+
+
+def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int):
+    eps_low, best_box = 0.0, None
+    for sb in _seeds(pr.n):
+        if pr.is_exact(sb):
+            e = pr.leaf_epsilon(sb, log_delta, upper=False)
+            if e > eps_low or best_box is None:
+                eps_low, best_box = e, sb
+    eps_up = _target(pr.eps0, eps_low, tol) if eps_low > 0 else 0.0
+    root = (0, pr.n - 1, 0, pr.n - 1)
+    heap: list = [(0.0, root, -1.0)]  # (-bound, box, eps at which the bound was computed)
+    done: list[CoverBox] = []
+    converged = True
+    start = pr.evaluations
+    while heap:
+        neg, box, e_at = heapq.heappop(heap)
+        if pr.evaluations - start > max_evals:
+            heapq.heappush(heap, (neg, box, e_at))
+            converged = False
+            break
+        if e_at < eps_up:
+            u, _ = pr.bound(box, eps_up)
+            e_at = eps_up
+        else:
+            u = -neg
+        if u <= log_delta:
+            done.append(CoverBox(*box, e_at, u))
+            continue
+        if box[0] == box[1] and box[2] == box[3]:
+            if pr.is_exact(box):
+                e = pr.leaf_epsilon(box, log_delta, upper=False)
+                if e > eps_low:
+                    eps_low, best_box = e, box
+                    eps_up = max(eps_up, _target(pr.eps0, eps_low, tol))
+            else:
+                converged = False
+            u, _ = pr.bound(box, eps_up)
+            if u > log_delta:  # rounding band of this leaf, or an inexact point: move eps_up past it
+                eps_up = max(eps_up, pr.leaf_epsilon(box, log_delta, upper=True))
+                u, _ = pr.bound(box, eps_up)
+            if u > log_delta:  # pragma: no cover - eps0 itself always certifies (H = 0)
+                eps_up, u = pr.eps0, -math.inf
+            done.append(CoverBox(*box, eps_up, u))
+            continue
+        for kid in _split(box, pr.n):
+            ua, _ = pr.bound(kid, eps_up)
+            heapq.heappush(heap, (-ua, kid, eps_up))
+    if heap:  # budget exhausted: certify the remaining boxes at a larger eps, by their own bounds
+        rest = [b for _, b, _ in heap]
+
+        def above(e: float) -> bool:
+            return any(pr.bound(b, e)[0] > log_delta for b in rest)
+
+        if above(eps_up):
+            _, eps_up = bisect_bracket(above, eps_up, pr.eps0, rtol=1e-9, max_iter=80)
+        for b in rest:
+            done.append(CoverBox(*b, eps_up, pr.bound(b, eps_up)[0]))
+    if not converged:  # the root box alone (the blanket) may certify a smaller eps
+        e_root = pr.leaf_epsilon(root, log_delta, upper=True) if pr.n > 1 else pr.eps0
+        if e_root < eps_up:
+            eps_up = e_root
+            done = [CoverBox(*root, e_root, pr.bound(root, e_root)[0])]
+    if best_box is None:  # pragma: no cover - the corners are always exact
+        raise RuntimeError("no exact seed dataset")
+    ex = pr.bound(best_box, eps_low)[1] if eps_low > 0 else -math.inf
+    if eps_low > 0 and eps_up > eps_low * (1.0 + tol):
+        converged = False
+    return done, eps_up, eps_low, best_box, ex, converged
+
+
+def _check(k, eps0, n):
+    k = check_int("k", k, minimum=2)
+    if k != 3:
+        raise ParameterError(
+            f"k must be 3 for the k >= 3 branch and bound (k = 2: worst_case.certify; k >= 4 is not "
+            f"implemented), got {k}"
+        )
+    eps0 = check_real("eps0", eps0, low=0.0, low_open=True, high=700.0)
+    n = check_int("n", n, minimum=2)
+    return k, eps0, n
+
+
+def certify_k(
+    k, eps0, n, *, eps=None, delta=None, tol: float | None = None, max_evals: int = 20000
+) -> WorstCaseKCertificate:
+    """Certify the worst case of shuffled k-RR (``k = 3``) by branch and bound over boxes of datasets.
+
+    Exactly one of ``eps`` (certify ``delta(eps)``) and ``delta`` (certify ``epsilon(delta)``) is
+    given. The certified value is an upper bound on ``sup_{D ~ D'} delta_D(eps)`` (resp. an eps at
+    which that sup is ``<= delta``); the witness dataset gives a lower bound. Proof and rounding:
+    module docstring ((K1)-(K4)).
+
+    Args:
+        k: Number of categories; only ``3`` is implemented.
+        eps0: Local privacy parameter, finite, ``0 < eps0 <= 700``.
+        n: Number of users, integer ``>= 2``.
+        eps: ``eps >= 0``, to certify ``delta(eps)`` (keyword only).
+        delta: ``0 < delta < 1``, to certify ``epsilon(delta)`` (keyword only).
+        tol: Stopping tolerance (keyword only): relative gap between the certified and the
+            exhibited value (delta or epsilon); default ``1e-5``.
+        max_evals: Work budget in box-bound evaluations of the branch and bound (keyword only;
+            the seed datasets' evaluations are not counted). When it runs out the current cover
+            is returned (sound, ``converged=False``), or the root box alone (the blanket bound)
+            where that certifies a smaller value.
+
+    Returns:
+        A :class:`WorstCaseKCertificate`.
+
+    Raises:
+        ParameterError: On invalid inputs (naming the parameter), ``k != 3``, or if both or
+            neither of ``eps`` and ``delta`` are given.
+
+    Example:
+        >>> c = certify_k(3, 2.0, 20, delta=1e-3)
+        >>> bool(c.epsilon_lower <= c.epsilon <= c.epsilon_lower * (1 + 1e-4)), c.converged
+        (True, True)
+    """
+    k, eps0, n = _check(k, eps0, n)
+    if (eps is None) == (delta is None):
+        raise ParameterError(f"give exactly one of eps= and delta=, got eps={eps!r}, delta={delta!r}")
+    max_evals = check_int("max_evals", max_evals, minimum=1)
+    tol = 1e-5 if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
+    if eps is not None:
+        eps = check_real("eps", eps, low=0.0)
+        level = -60.0
+        for _ in range(4):
+            pr = _Problem(eps0, n, level)
+            vals = [pr.bound(s, eps)[1] for s in _seeds(n) if pr.is_exact(s)]
+            top = max(vals) if vals else -math.inf
+            if top == -math.inf or top >= level - 1.0:
+                break
+            level = top
+        pr = _Problem(eps0, n, level)
+        cover, best, best_box, conv = _certify_delta(pr, eps, tol, max_evals)
+        ld = max(c.log_bound for c in cover)
+        return WorstCaseKCertificate(
+            3, eps0, n, "delta", eps, math.exp(ld), ld, eps, 0.0, _others(best_box, n), best,
+            tuple(sorted(cover, key=lambda c: c.box)), level, pr.evaluations, conv,
+        )  # fmt: skip
+    delta = check_delta("delta", delta)
+    pr = _Problem(eps0, n, math.log(delta))
+    cover, eps_up, eps_low, best_box, ex, conv = _certify_epsilon(pr, math.log(delta), tol, max_evals)
+    ld = max(c.log_bound for c in cover)
+    return WorstCaseKCertificate(
+        3, eps0, n, "epsilon", eps_up, delta, ld, eps_up, eps_low, _others(best_box, n), ex,
+        tuple(sorted(cover, key=lambda c: c.box)), pr.log_level, pr.evaluations, conv,
+    )  # fmt: skip
+
+
+def _partition_ok(cover: tuple[CoverBox, ...], n: int) -> bool:
+    """Boxes inside the triangle, pairwise disjoint, and as many datasets as the triangle."""
+    if not cover:
+        return False
+    arr = np.array([c.box for c in cover], dtype=np.int64)
+    a0, b0, a1, b1 = arr.T
+    if np.any(a0 > b0) or np.any(a1 > b1) or np.any(a0 < 0) or np.any(a1 < 0) or np.any(a0 + a1 > n - 1):
+        return False
+    if np.any(b0 > n - 1) or np.any(b1 > n - 1):
+        return False
+    total = sum(_count(tuple(int(x) for x in row), n) for row in arr)
+    if total != n * (n + 1) // 2:
+        return False
+    for i in range(0, len(arr), 512):  # pairwise disjointness (as rectangles), in blocks
+        blk = arr[i : i + 512]
+        ov = (
+            (blk[:, None, 0] <= arr[None, :, 1])
+            & (arr[None, :, 0] <= blk[:, None, 1])
+            & (blk[:, None, 2] <= arr[None, :, 3])
+            & (arr[None, :, 2] <= blk[:, None, 3])
+        )
+        ov[np.arange(blk.shape[0]), np.arange(i, i + blk.shape[0])] = False
+        if np.any(ov):
+            return False
+    return True
+
+
+def verify(cert: WorstCaseKCertificate) -> bool:
+    """Re-check a :class:`WorstCaseKCertificate` from scratch.
+
+    Checks that the cover partitions the triangle of datasets; recomputes every box's bound at its
+    ``eps`` (which must be ``<= cert.eps``) and that it does not exceed the recorded one; that the
+    recorded certified value is the max of the cover (``"epsilon"``: ``<= log delta``); and
+    recomputes the witness's exact lower value.
+
+    Args:
+        cert: The certificate.
+
+    Returns:
+        ``True`` if every check passes, else ``False``.
+
+    Raises:
+        ParameterError: If ``cert`` is not a :class:`WorstCaseKCertificate`.
+
+    Example:
+        >>> verify(certify_k(3, 1.0, 12, delta=1e-3))
+        True
+    """
+    if not isinstance(cert, WorstCaseKCertificate):
+        raise ParameterError(f"cert must be a WorstCaseKCertificate, got {type(cert).__name__}")
+    n = cert.n
+    if not _partition_ok(cert.cover, n):
+        return False
+    pr = _Problem(cert.eps0, n, cert.log_level)
+    top = -math.inf
+    for cb in cert.cover:
+        if cb.eps > cert.eps:
+            return False
+        if pr.bound(cb.box, cb.eps)[0] > cb.log_bound:
+            return False
+        top = max(top, cb.log_bound)
+    c0, c1, c2 = cert.worst_others
+    wbox = (c0, c0, c1, c1)
+    if c0 + c1 + c2 != n - 1 or min(c0, c1, c2) < 0 or not pr.is_exact(wbox):
+        return False
+    if cert.query == "delta":
+        if top > cert.log_delta:
+            return False
+        ex = pr.bound(wbox, cert.eps)[1]
+        return bool(ex >= cert.exhibited_log_delta and ex <= cert.log_delta)
+    if top > math.log(cert.delta):
+        return False
+    if cert.epsilon_lower > 0:
+        ex = pr.bound(wbox, cert.epsilon_lower)[1]
+        return bool(ex >= cert.exhibited_log_delta > math.log(cert.delta) and cert.epsilon_lower <= cert.eps)
+    return True
+
+
+def box_log_bound(eps, eps0, n, box, *, log_level: float = -60.0) -> float:
+    """Certified ``log U`` of one box: an upper bound on ``log h_c(eps)`` for every dataset in it.
+
+    ``box = (c0_lo, c0_hi, c1_lo, c1_hi)``; ``h_c = H_{e^eps}(P_c || Q_c)`` with ``c0`` / ``c1`` /
+    ``n - 1 - c0 - c1`` other users at values 0 / 1 / 2 and the target moving ``0 -> 1``
+    (module docstring (K2)-(K4)); ``k = 3``.
+
+    Args:
+        eps: ``eps >= 0``.
+        eps0: Local privacy parameter, ``0 < eps0 <= 700``.
+        n: Number of users (``>= 2``).
+        box: Four integers ``0 <= c0_lo <= c0_hi <= n - 1``, ``0 <= c1_lo <= c1_hi <= n - 1``,
+            ``c0_lo + c1_lo <= n - 1``.
+        log_level: Truncation level (keyword only): windows drop at most ``e^(log_level - 25)``.
+
+    Returns:
+        The log bound (``-inf`` for 0).
+
+    Raises:
+        ParameterError: On invalid inputs.
+
+    Example:
+        >>> bool(box_log_bound(0.3, 2.0, 10, (0, 9, 0, 9)) >= box_log_bound(0.3, 2.0, 10, (0, 0, 0, 0)))
+        True
+    """
+    _, eps0, n = _check(3, eps0, n)
+    eps = check_real("eps", eps, low=0.0)
+    if not isinstance(box, (tuple, list)) or len(box) != 4:
+        raise ParameterError(f"box must be 4 integers (c0_lo, c0_hi, c1_lo, c1_hi), got {box!r}")
+    a0 = check_int("box[0]", box[0], minimum=0, maximum=n - 1)
+    b0 = check_int("box[1]", box[1], minimum=a0, maximum=n - 1)
+    a1 = check_int("box[2]", box[2], minimum=0, maximum=n - 1 - a0)
+    b1 = check_int("box[3]", box[3], minimum=a1, maximum=n - 1)
+    log_level = check_real("log_level", log_level, high=0.0)
+    return _Problem(eps0, n, log_level).bound((a0, b0, a1, b1), eps)[0]
+
+
+# Shared with the tests under public names (issue 13: no module imports another module's private
+# name). Internal: not in __all__.
+BoxProblem = _Problem  # one (eps0, n) problem with its box bounds and exact leaves (tests)
+clip_box = _clip  # a box clipped to the simplex of datasets (tests)

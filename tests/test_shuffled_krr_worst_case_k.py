@@ -1,0 +1,241 @@
+"""Certified worst case of shuffled 3-RR (worst_case_k): exact rationals, brute force, product."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from shuffle_accounting._validation import ParameterError
+from shuffle_accounting.shuffled_krr import ShuffledKRR, dataset_log_delta
+from shuffle_accounting.shuffled_krr import worst_case_k as K
+
+# ---------------------------------------------------------------------------------------------
+# exact rational reference: h_c and the box bound U(L, m) straight from their definitions
+# ---------------------------------------------------------------------------------------------
+
+
+def _user(x: int, p: Fraction, pbar: Fraction) -> dict[tuple[int, int], Fraction]:
+    """Law of one 3-RR report as a histogram increment (h0, h1) (h2 implicit)."""
+    row = [p if y == x else pbar for y in range(3)]
+    return {(1, 0): row[0], (0, 1): row[1], (0, 0): row[2]}
+
+
+def _conv(a: dict, b: dict) -> dict:
+    out: dict = {}
+    for (x0, x1), u in a.items():
+        for (y0, y1), w in b.items():
+            key = (x0 + y0, x1 + y1)
+            out[key] = out.get(key, Fraction(0)) + u * w
+    return out
+
+
+def _law(values: list[int], b: int, p: Fraction, pbar: Fraction) -> dict:
+    law = {(0, 0): Fraction(1)}
+    third = Fraction(1, 3)
+    uni = {(1, 0): third, (0, 1): third, (0, 0): third}
+    for x in values:
+        law = _conv(law, _user(x, p, pbar))
+    for _ in range(b):
+        law = _conv(law, uni)
+    return law
+
+
+def _hockey(R: dict, p: Fraction, pbar: Fraction, E: Fraction) -> Fraction:
+    P = _conv(R, _user(0, p, pbar))
+    Q = _conv(R, _user(1, p, pbar))
+    return sum((max(P[h] - E * Q.get(h, Fraction(0)), Fraction(0)) for h in P), Fraction(0))
+
+
+def _values(c: tuple[int, int, int]) -> list[int]:
+    return [v for v in range(3) for _ in range(c[v])]
+
+
+def _exact_U(L: tuple[int, int, int], m: int, p: Fraction, pbar: Fraction, E: Fraction) -> Fraction:
+    """E_{B ~ Bin(m, gamma)} H_E(T + F_L + Mult(B, 1/3) || T' + ...) (module docstring (K2))."""
+    g = 3 * pbar
+    return sum(
+        math.comb(m, b) * g**b * (1 - g) ** (m - b) * _hockey(_law(_values(L), b, p, pbar), p, pbar, E)
+        for b in range(m + 1)
+    )
+
+
+@pytest.mark.parametrize("r,E", [(Fraction(3), Fraction(3, 2)), (Fraction(7, 2), Fraction(1))])
+@pytest.mark.parametrize("n", [3, 4, 5])
+def test_exact_box_bound_dominates_every_dataset_in_every_box(n, r, E):
+    """Theorem (K2) in exact rationals, and the engine's box bound is at least the exact U."""
+    p, pbar = r / (r + 2), 1 / (r + 2)
+    eps0, eps = math.log(float(r)), math.log(float(E))
+    h = {}
+    for c0 in range(n):
+        for c1 in range(n - c0):
+            c = (c0, c1, n - 1 - c0 - c1)
+            h[c0, c1] = _hockey(_law(_values(c), 0, p, pbar), p, pbar, E)
+    pr = K.BoxProblem(eps0, n, -60.0)
+    for a0 in range(n):
+        for b0 in range(a0, n):
+            for a1 in range(n - a0):
+                for b1 in range(a1, n):
+                    box = K.clip_box((a0, b0, a1, b1), n)
+                    if box != (a0, b0, a1, b1):
+                        continue
+                    L, m = pr.corner(box)
+                    U = _exact_U(L, m, p, pbar, E)
+                    inside = [
+                        h[c0, c1] for c0 in range(a0, b0 + 1) for c1 in range(a1, b1 + 1) if c0 + c1 <= n - 1
+                    ]
+                    assert U >= max(inside)
+                    up, low = pr.bound(box, eps)
+                    if U > 0:
+                        assert up >= math.log(U) - 1e-12
+                    if m == 0:  # a single dataset: U is its exact h_c, bracketed by the engine
+                        assert U == h[a0, a1]
+                        if pr.is_exact(box) and U > 0:
+                            assert low <= math.log(U) + 1e-12
+                            assert up - low < 1e-6
+
+
+# ---------------------------------------------------------------------------------------------
+# brute force over every dataset (exact histogram enumeration of ``exact``)
+# ---------------------------------------------------------------------------------------------
+
+
+def _brute_max(eps: float, eps0: float, n: int) -> float:
+    best = -math.inf
+    for c0 in range(n):
+        for c1 in range(n - c0):
+            best = max(best, float(dataset_log_delta(eps, 3, eps0, [c0, c1, n - 1 - c0 - c1])))
+    return best
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 7])
+@pytest.mark.parametrize("eps0,eps", [(0.5, 0.1), (1.0, 0.4), (2.0, 1.5), (5.0, 1.0)])
+def test_certified_at_least_every_dataset_and_gap_small(n, eps0, eps):
+    worst = _brute_max(eps, eps0, n)
+    c = K.certify_k(3, eps0, n, eps=eps, tol=1e-5)
+    assert c.log_delta >= worst - 1e-12 * abs(worst)
+    assert c.exhibited_log_delta <= worst + 1e-12 * abs(worst)
+    assert c.converged and c.gap <= 1e-4
+    assert K.verify(c)
+
+
+@pytest.mark.parametrize("n", [3, 5, 7])
+@pytest.mark.parametrize("eps0", [0.5, 2.0])
+def test_epsilon_query_brackets_the_brute_force_worst_case(n, eps0):
+    delta = 1e-3
+    c = K.certify_k(3, eps0, n, delta=delta, tol=1e-5)
+    assert c.converged and c.epsilon_lower <= c.epsilon <= c.epsilon_lower * (1 + 1e-4) + 1e-12
+    if c.epsilon_lower > 0:  # the witness really exceeds delta there; nothing exceeds it at epsilon
+        assert _brute_max(c.epsilon_lower, eps0, n) > math.log(delta)
+    assert _brute_max(c.epsilon, eps0, n) <= math.log(delta) + 1e-12
+    assert K.verify(c)
+
+
+def test_exact_leaves_match_the_histogram_enumeration():
+    n, eps0, eps = 12, 1.0, 0.3
+    pr = K.BoxProblem(eps0, n, -60.0)
+    for c0 in range(n):
+        for c1 in range(n - c0):
+            c2 = n - 1 - c0 - c1
+            b1, b2 = (c0, c0, c1, c1), (c1, c1, c0, c0)  # (K1): the reverse direction is the mirror
+            assert pr.is_exact(b1) and pr.is_exact(b2)
+            x = float(dataset_log_delta(eps, 3, eps0, [c0, c1, c2]))
+            up = max(pr.bound(b1, eps)[0], pr.bound(b2, eps)[0])
+            low = max(pr.bound(b1, eps)[1], pr.bound(b2, eps)[1])
+            assert low <= x <= up and up - low < 1e-7
+
+
+# ---------------------------------------------------------------------------------------------
+# properties, certificates, product
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("eps0", [0.5, 1.0, 2.0])
+def test_certified_at_most_blanket_and_monotone_in_eps(eps0):
+    m = ShuffledKRR(3, eps0, 30)
+    grid = [0.05 * eps0, 0.2 * eps0, 0.5 * eps0]
+    vals = [K.certify_k(3, eps0, 30, eps=e).log_delta for e in grid]
+    assert all(b <= a for a, b in zip(vals, vals[1:]))
+    assert all(v <= float(m.log_delta(e, method="blanket")) for v, e in zip(vals, grid))
+    c = K.certify_k(3, eps0, 30, delta=1e-4)
+    assert c.epsilon <= m.epsilon(1e-4, method="blanket")
+
+
+def test_monotone_in_n():
+    eps = [K.certify_k(3, 1.0, n, delta=1e-4).epsilon for n in (10, 20, 40)]
+    assert all(b <= a * (1 + 1e-4) for a, b in zip(eps, eps[1:]))
+
+
+def test_verify_rejects_tampering():
+    c = K.certify_k(3, 1.0, 15, eps=0.3)
+    assert K.verify(c)
+    worst = max(range(len(c.cover)), key=lambda i: c.cover[i].log_bound)
+    low = dataclasses.replace(c.cover[worst], log_bound=c.cover[worst].log_bound - 1e-3)
+    bad = c.cover[:worst] + (low,) + c.cover[worst + 1 :]
+    assert not K.verify(dataclasses.replace(c, cover=bad))
+    assert not K.verify(dataclasses.replace(c, cover=c.cover[1:]))  # a hole in the cover
+    assert not K.verify(dataclasses.replace(c, log_delta=c.log_delta - 1e-3))
+    assert not K.verify(dataclasses.replace(c, worst_others=(1, 1, 1)))  # not a dataset of n = 15
+
+
+def test_product_uses_it_for_k3():
+    m = ShuffledKRR(3, 2.0, 30)
+    assert m.auto_method == "worst-case"
+    e, eb = m.epsilon(1e-4), m.epsilon(1e-4, method="blanket")
+    assert e <= eb and m.delta(e) <= 1e-4
+    cert = m.certificate(delta=1e-4)
+    assert isinstance(cert, K.WorstCaseKCertificate) and K.verify(cert)
+    assert m.epsilon_lower(1e-4) == cert.epsilon_lower <= e
+    wd = m.worst_dataset(0.5)
+    assert len(wd.others) == 3 and sum(wd.others) == 29
+    assert wd.log_delta <= float(m.log_delta(0.5))
+    assert ShuffledKRR(3, 2.0, 1000).auto_method == "blanket"
+
+
+def test_bad_inputs_raise_naming_the_parameter():
+    with pytest.raises(ParameterError, match="k must be 3"):
+        K.certify_k(4, 1.0, 10, eps=0.1)
+    with pytest.raises(ParameterError, match="k"):
+        K.certify_k(1, 1.0, 10, eps=0.1)
+    with pytest.raises(ParameterError, match="exactly one"):
+        K.certify_k(3, 1.0, 10)
+    with pytest.raises(ParameterError, match="exactly one"):
+        K.certify_k(3, 1.0, 10, eps=0.1, delta=1e-3)
+    for bad in (0.0, -1.0, math.nan, math.inf, True, "1", 701.0):
+        with pytest.raises(ParameterError, match="eps0"):
+            K.certify_k(3, bad, 10, eps=0.1)
+    for bad in (1, 0, 2.5, True, math.nan):
+        with pytest.raises(ParameterError, match="n"):
+            K.certify_k(3, 1.0, bad, eps=0.1)
+    for bad in (0.0, 1.0, math.nan, -1e-3):
+        with pytest.raises(ParameterError, match="delta"):
+            K.certify_k(3, 1.0, 10, delta=bad)
+    for bad in (-0.1, math.nan, math.inf):
+        with pytest.raises(ParameterError, match="eps"):
+            K.certify_k(3, 1.0, 10, eps=bad)
+    for bad in (0.0, 2.0, math.nan):
+        with pytest.raises(ParameterError, match="tol"):
+            K.certify_k(3, 1.0, 10, eps=0.1, tol=bad)
+    for bad in (0, 1.5, True):
+        with pytest.raises(ParameterError, match="max_evals"):
+            K.certify_k(3, 1.0, 10, eps=0.1, max_evals=bad)
+    with pytest.raises(ParameterError, match="box"):
+        K.box_log_bound(0.1, 1.0, 10, (0, 1, 2))
+    with pytest.raises(ParameterError, match=r"box\[1\]"):
+        K.box_log_bound(0.1, 1.0, 10, (5, 4, 0, 0))
+    with pytest.raises(ParameterError, match=r"box\[2\]"):
+        K.box_log_bound(0.1, 1.0, 10, (5, 5, 6, 6))
+    with pytest.raises(ParameterError, match="cert"):
+        K.verify("not a certificate")
+
+
+def test_budget_exhaustion_returns_a_sound_certificate():
+    eps0, n, eps = 1.0, 7, 0.4
+    c = K.certify_k(3, eps0, n, eps=eps, max_evals=3)
+    assert not c.converged and c.log_delta >= _brute_max(eps, eps0, n) and K.verify(c)
+    d = K.certify_k(3, eps0, n, delta=1e-3, max_evals=3)
+    assert d.epsilon >= K.certify_k(3, eps0, n, delta=1e-3).epsilon_lower and K.verify(d)
+    assert np.isfinite(d.epsilon)
