@@ -108,7 +108,6 @@ from .._binomial import log_binom_cdf as _log_binom_cdf
 from .._binomial import log_binom_pmf as _log_binom_pmf
 from .._binomial import log_binom_sf as _log_binom_sf
 from .._binomial import logsumexp
-from .._logmath import bisect_bracket
 from .._validation import ParameterError, check_delta, check_int, check_real
 
 __all__ = [
@@ -135,8 +134,6 @@ _DROP_MARGIN = 25.0
 _EXACT_CELLS = 32
 #: Number of cells of ``B`` inside its window for wider intervals.
 _CELLS = 12
-#: Up to this many multiply-adds a law is convolved in full (then every eps is one vector pass).
-_DIRECT_WORK = 2e6
 #: Largest multiply-add count of one convolution; above it :class:`WorkBudgetExceeded` is raised.
 MAX_CONV_WORK = 4e8
 
@@ -158,10 +155,11 @@ class _Dist:
     misses (outside mass, flushed entries and flushed products).
     """
 
-    __slots__ = ("lo", "arr", "scale", "log_drop", "rel")
+    __slots__ = ("lo", "arr", "scale", "log_drop", "rel", "mom")
 
-    def __init__(self, lo: int, arr: np.ndarray, scale: float, log_drop: float, rel: float) -> None:
+    def __init__(self, lo: int, arr: np.ndarray, scale: float, log_drop: float, rel: float, mom=None) -> None:
         self.lo, self.arr, self.scale, self.log_drop, self.rel = lo, arr, scale, log_drop, rel
+        self.mom = mom  # (mean, variance) of the law when known (used for guesses only)
 
 
 def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> _Dist:
@@ -172,10 +170,11 @@ def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> _Dist:
     works with the smaller probability. Tail bounds are doubled (covers their rounding).
     """
     if N == 0:
-        return _Dist(0, np.ones(1), 0.0, -math.inf, 0.0)
+        return _Dist(0, np.ones(1), 0.0, -math.inf, 0.0, (0.0, 0.0))
     if log_pi > log_1mpi:
         d = _binom(N, log_1mpi, log_pi, log_tol)
-        return _Dist(N - (d.lo + d.arr.size - 1), d.arr[::-1].copy(), d.scale, d.log_drop, d.rel)
+        mean, var = d.mom
+        return _Dist(N - (d.lo + d.arr.size - 1), d.arr[::-1].copy(), d.scale, d.log_drop, d.rel, (N - mean, var))
     pi = math.exp(log_pi)
     mean, sd = N * pi, math.sqrt(N * pi * (1.0 - pi))
     z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
@@ -191,14 +190,28 @@ def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> _Dist:
         if ltail <= log_tol or (lo == 0 and hi == N):
             break
         z *= 1.5
-    x = np.arange(lo, hi + 1, dtype=float)
-    lp = _log_binom_pmf(x, float(N), log_pi, log_1mpi)
-    mx = float(np.max(lp))
-    keep = lp - mx > _FLUSH
-    flushed = float(logsumexp(lp[~keep])) + math.log1p(_REL_PMF) if not np.all(keep) else -math.inf
+    # pmf relative to the mode k0 by the exact recurrence pmf(k + 1) / pmf(k) = (N - k) / (k + 1) * rho,
+    # rho = pi / (1 - pi): each ratio costs <= 2 roundings plus the relative error of rho, so after
+    # j steps the relative error is <= j (3u + err_rho) (1 + 1e-6); the mode's value is Loader's
+    k0 = min(max(int(math.floor((N + 1) * pi)), lo), hi)
+    rho = math.exp(log_pi - log_1mpi)
+    err_rho = 2.0 * _U * (abs(log_pi) + abs(log_1mpi)) + 2.0 * _U
+    up = np.arange(k0, hi, dtype=float)  # k = k0 .. hi - 1
+    dn = np.arange(k0, lo, -1, dtype=float)  # k = k0 .. lo + 1
     with np.errstate(under="ignore"):
-        arr = np.where(keep, np.exp(lp - mx), 0.0)
-    return _Dist(lo, arr, mx, float(np.logaddexp(ltail, flushed)), _REL_PMF + 4.0 * _U)
+        arr = np.concatenate(
+            (np.cumprod(dn / ((N - dn + 1.0) * rho))[::-1], [1.0], np.cumprod((N - up) / (up + 1.0) * rho))
+        )
+    mx = float(_log_binom_pmf(np.array([float(k0)]), float(N), log_pi, log_1mpi)[0])
+    steps = max(hi - k0, k0 - lo)
+    rel = _REL_PMF + steps * (3.0 * _U + err_rho) * (1.0 + 1e-6) + 4.0 * _U
+    small = arr < math.exp(_FLUSH)
+    if np.any(small):
+        flushed = math.log(float(np.count_nonzero(small))) + _FLUSH + mx + math.log1p(rel)
+        arr = np.where(small, 0.0, arr)
+    else:
+        flushed = -math.inf
+    return _Dist(lo, arr, mx, float(np.logaddexp(ltail, flushed)), rel, (mean, sd * sd))
 
 
 def _conv(a: _Dist, b: _Dist) -> _Dist:
@@ -250,130 +263,243 @@ def _hockey(Y: _Dist, eps: float, p: float, eps0: float) -> tuple[float, float]:
     return min(log_up, 0.0), min(log_low, log_up)
 
 
-def _pair_values(x: _Dist, y: _Dist, ts: np.ndarray, cum_y: np.ndarray, cum_x: np.ndarray):
-    """Computed ``(Y~(t), F~(t - 1))`` of the law of ``X + Y`` at integer points ``ts``.
+def _pair_range(x: _Dist, y: _Dist, t0: int, t1: int, cum_y: np.ndarray | None = None) -> tuple:
+    """Computed ``Y~(t)`` (and, with ``cum_y``, ``F~(t - 1)``) of the law of ``X + Y`` for ``t0 <= t <= t1``.
 
-    ``Y(t) = sum_s x(s) y(t - s)`` and ``F(t - 1) = sum_s x(s) F_y(t - 1 - s)``: dot products over
-    the (shorter) overlap, so one point costs O(window) instead of a full convolution. ``cum_y`` /
-    ``cum_x`` are the prefix sums of ``y.arr`` / ``x.arr``. Both are sums of non-negative terms.
+    ``Y(t) = sum_s x(s) y(t - s)`` and ``F(t - 1) = sum_s x(s) F_y(t - 1 - s)`` for a contiguous
+    range of ``t`` at once: one ``valid`` convolution of ``x.arr`` with a zero-padded slice of
+    ``y.arr`` (resp. of its prefix sums, padded with 0 below the window and the total above),
+    ``O(len(x) (t1 - t0))`` work. Every term is a non-negative product, so the computed values are
+    within ``(len(x) + 2) u`` relative of the exact windowed sums (any summation order).
     """
-    ly, Ly = y.lo, y.arr.size
-    lx, Lx = x.lo, x.arr.size
-    ytot = float(cum_y[-1])
-    yv = np.empty(ts.size)
-    fv = np.empty(ts.size)
-    for i, t in enumerate(ts.tolist()):
-        # Y(t): s with 0 <= s - lx < Lx and 0 <= t - s - ly < Ly
-        s0 = max(lx, t - ly - Ly + 1)
-        s1 = min(lx + Lx - 1, t - ly)
-        if s1 >= s0:
-            yv[i] = float(np.dot(x.arr[s0 - lx : s1 - lx + 1], y.arr[t - s1 - ly : t - s0 - ly + 1][::-1]))
-        else:
-            yv[i] = 0.0
-        # F(t-1): x(s) F_y(t-1-s); F_y = ytot for t-1-s >= ly+Ly-1, 0 for t-1-s < ly
-        full_hi = min(lx + Lx - 1, t - ly - Ly)  # s <= full_hi: F_y complete
-        f = ytot * float(cum_x[full_hi - lx]) if full_hi >= lx else 0.0
-        s0 = max(lx, full_hi + 1)
-        s1 = min(lx + Lx - 1, t - 1 - ly)
-        if s1 >= s0:
-            f += float(
-                np.dot(x.arr[s0 - lx : s1 - lx + 1], cum_y[t - 1 - s1 - ly : t - 1 - s0 - ly + 1][::-1])
-            )
-        fv[i] = f
+    lx, Lx, ly, Ly = x.lo, x.arr.size, y.lo, y.arr.size
+    K = t1 - t0 + 1
+    # entries j of y.arr used: j = t - ly - (s - lx) - lx for s - lx in [0, Lx)
+    j0 = t0 - ly - lx - Lx + 1
+    idx = np.arange(j0, j0 + Lx + K - 1)
+    inside = (idx >= 0) & (idx < Ly)
+    seg = np.zeros(idx.size)
+    seg[inside] = y.arr[idx[inside]]
+    yv = np.convolve(x.arr, seg, "valid")
+    if cum_y is None:
+        return yv, None
+    # F_y(t - 1 - s): index j - 1 into cum_y, 0 below, total above
+    jf = idx - 1
+    segf = np.where(jf >= Ly - 1, cum_y[-1], 0.0)
+    ok = (jf >= 0) & (jf < Ly - 1)
+    segf[ok] = cum_y[jf[ok]]
+    fv = np.convolve(x.arr, segf, "valid")
     return yv, fv
+
+
+class _Family:
+    """Laws ``X + Y + C_d`` (``d = 0 .. D-1``; common ``X``, ``Y``; ``C_d`` a windowed law or none).
+
+    Error terms of the computed values, per law (module docstring): ``rel[d]`` bounds the relative
+    error of ``Y~``, ``F~`` against the exact windowed sums, doubled so that
+    ``true <= computed (1 + rel) + d`` and ``true >= computed (1 - rel)``; ``rel_f`` adds the prefix
+    summation of ``F~``; ``dd[d] = e^(log_drop - scale)`` (scaled units) bounds the mass the windows
+    miss, including products flushed below the normal range (at most ``2.3e-308`` each, counted
+    for every product of the full sum).
+    """
+
+    def __init__(self, x: _Dist, y: _Dist, cs: list) -> None:
+        if x.arr.size > y.arr.size:
+            x, y = y, x
+        self.x, self.y, self.cs = x, y, cs
+        D = len(cs)
+        rel0 = x.rel + y.rel + x.rel * y.rel + (x.arr.size + 2) * _U
+        mean0, var0 = _moments(x, y)
+        self.rel, self.scale, self.log_drop = np.empty(D), np.empty(D), np.empty(D)
+        self.lo_t, self.hi_t = np.empty(D, dtype=np.int64), np.empty(D, dtype=np.int64)
+        self.mean, self.var = np.empty(D), np.empty(D)
+        for i, c in enumerate(cs):
+            rel, prods, scale = rel0, float(x.arr.size) * y.arr.size, x.scale + y.scale
+            drops = [x.log_drop, y.log_drop]
+            lo, size, mean, var = x.lo + y.lo, x.arr.size + y.arr.size - 1, mean0, var0
+            if c is not None:
+                rel = rel + c.rel + rel * c.rel + (c.arr.size + 2) * _U
+                prods *= c.arr.size
+                scale += c.scale
+                drops.append(c.log_drop)
+                lo += c.lo
+                size += c.arr.size - 1
+                mc, vc = _moments(c)
+                mean, var = mean + mc, var + vc
+            drops.append(math.log(prods * _TINY) + scale)
+            self.rel[i] = 2.0 * (rel + 4.0 * _U)
+            self.scale[i], self.log_drop[i] = scale, float(logsumexp(drops))
+            self.lo_t[i], self.hi_t[i] = lo, lo + size - 1
+            self.mean[i], self.var[i] = mean, var
+        # F~ adds one more summation (prefix sums of y, <= len(y) terms)
+        self.rel_f = self.rel + 2.0 * (y.arr.size + 4) * _U
+        ld = self.log_drop - self.scale
+        with np.errstate(over="ignore"):
+            self.dd = np.where(ld < 700.0, np.exp(np.minimum(ld, 700.0)), np.inf)
+        self.cum = np.cumsum(y.arr)
+
+    def values(self, t0: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
+        """Computed ``Y~(t)``, ``F~(t - 1)`` for ``t = t0[d] - 1 .. t0[d] + K - 1``: ``(D, K + 1)``."""
+        D = len(self.cs)
+        yv, fv = np.empty((D, K + 1)), np.empty((D, K + 1))
+        # one block of the law of X + Y covering every law's needs
+        need_lo = [int(t0[i]) - 1 - ((c.lo + c.arr.size - 1) if c is not None else 0) for i, c in enumerate(self.cs)]
+        need_hi = [int(t0[i]) + K - 1 - (c.lo if c is not None else 0) for i, c in enumerate(self.cs)]
+        B0, B1 = min(need_lo), max(need_hi)
+        by, bf = _pair_range(self.x, self.y, B0, B1, self.cum)
+        for i, c in enumerate(self.cs):
+            sl = slice(need_lo[i] - B0, need_hi[i] - B0 + 1)
+            if c is None:
+                yv[i], fv[i] = by[sl], bf[sl]
+            else:
+                yv[i] = np.convolve(c.arr, by[sl], "valid")
+                fv[i] = np.convolve(c.arr, bf[sl], "valid")
+        return yv, fv
+
+    def full(self, i: int) -> _Dist:
+        """The full convolution of law ``i`` (fallback path)."""
+        dist = _conv(self.x, self.y)
+        return _conv(dist, self.cs[i]) if self.cs[i] is not None else dist
+
+
+def _moments(*ds: _Dist) -> tuple[float, float]:
+    """Mean and variance of the sum of independent windowed laws (for guesses only)."""
+    mean = var = 0.0
+    for z in ds:
+        if z.mom is not None:
+            mean, var = mean + z.mom[0], var + z.mom[1]
+            continue
+        w = np.arange(z.arr.size, dtype=float)
+        tot = float(np.sum(z.arr))
+        mz = float(np.dot(z.arr, w)) / tot
+        mean += mz + z.lo
+        var += float(np.dot(z.arr, (w - mz) ** 2)) / tot
+    return mean, var
+
+
+def _rows_hockey(fam, yv, fv, t0, K, dix, eps, p, eps0) -> np.ndarray:
+    """Certified ``(log upper, log lower)`` of ``H_E`` for rows ``(law dix[r], eps[r])``: ``(2, R)``.
+
+    ``yv``, ``fv`` hold each law's computed values on its block (:meth:`_Family.values`). ``nan``
+    where the block holds no proved bracket ``t_a <= t* < t_b``: a ``t_a`` with a certainly
+    positive increment ``Delta(t_a) = a Y(t_a) - a' Y(t_a - 1)`` and a ``t_b > t_a`` with a
+    certainly negative one (by log-concavity ``Delta > 0`` exactly on ``{t <= t*}``, so
+    ``H = max_{t_a <= t < t_b} D(t)``). Candidates come from the computed ratio
+    ``Y~(t) / Y~(t - 1)`` (a guess only; every bracket is checked with the rigorous bounds).
+    """
+    R = eps.size
+    rel, dd = fam.rel[dix][:, None], fam.dd[dix][:, None]
+    E = np.exp(eps)
+    pbar = p * math.exp(-eps0)
+    a = -p * np.expm1(eps - eps0)
+    a2 = p * E - pbar
+    b = np.expm1(eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(yv[:, :-1] > 0, yv[:, 1:] / np.where(yv[:, :-1] > 0, yv[:, :-1], 1.0), np.inf)
+    env = np.minimum.accumulate(ratio, axis=1)[:, ::-1]  # non-decreasing rows
+    v = a2 / a
+    ihat = np.empty(R, dtype=np.int64)
+    for i in np.unique(dix).tolist():
+        rows = np.flatnonzero(dix == i)
+        ihat[rows] = K - np.searchsorted(env[i], v[rows], side="right") - 1
+    out = np.full((2, R), np.nan)
+    todo = np.arange(R)
+    ferr = 8.0 * _U * (a + p * E + pbar)
+    for j in (0, 1, 2, 4, 8, 16):
+        if todo.size == 0:
+            break
+        dr = dix[todo]
+        ia, ib = ihat[todo] - j, ihat[todo] + 1 + j
+        ok = (ia >= 0) & (ib < K)
+        ia_c, ib_c = np.clip(ia, 0, K - 1), np.clip(ib, 0, K - 1)
+        r_, d_ = rel[todo, 0], dd[todo, 0]
+        A, A2, FE = a[todo], a2[todo], ferr[todo]
+        yA, yA1 = yv[dr, ia_c + 1], yv[dr, ia_c]  # Y~(t_a), Y~(t_a - 1)
+        yB, yB1 = yv[dr, ib_c + 1], yv[dr, ib_c]
+        uA, uA1 = yA * (1 + r_) + d_, yA1 * (1 + r_) + d_
+        uB, uB1 = yB * (1 + r_) + d_, yB1 * (1 + r_) + d_
+        pos = A * yA * (1 - r_) - A2 * uA1 > FE * np.maximum(uA, uA1)
+        neg = A * uB - A2 * yB1 * (1 - r_) < -FE * np.maximum(uB, uB1)
+        good = ok & pos & neg
+        if np.any(good):
+            g = todo[good]
+            idx = ia_c[good][:, None] + 1 + np.arange(2 * j + 1)[None, :]  # t_a .. t_b - 1
+            dg = dix[g][:, None]
+            yy, ff = yv[dg, idx], fv[dg, idx]
+            Eg, ag, bg = E[g][:, None], a[g][:, None], b[g][:, None]
+            rg, rfg, dgd = rel[g], fam.rel_f[dix[g]][:, None], dd[g]
+            y_up = yy * (1.0 + rg) + dgd
+            e = 8.0 * _U * ((p + Eg * pbar) * y_up + (bg + 2.0) * ff)
+            up = np.max(ag * y_up - bg * ff * (1.0 - rfg) + e, axis=1)
+            low = np.max(ag * yy * (1.0 - rg) - bg * (ff * (1.0 + rfg) + dgd) - e, axis=1)
+            sc = fam.scale[dix[g]]
+            with np.errstate(divide="ignore"):
+                lu = np.where(up > 0, np.log(np.where(up > 0, up, 1.0)) + sc, -np.inf)
+                ll = np.where(low > 0, np.log(np.where(low > 0, low, 1.0)) + sc, -np.inf)
+            lu = np.minimum(np.logaddexp(lu, fam.log_drop[dix[g]]), 0.0)
+            out[0, g], out[1, g] = lu, np.minimum(ll, lu)
+            todo = todo[~good]
+    return out
+
+
+def _family_hockey(fam: _Family, eps: np.ndarray, p: float, eps0: float) -> np.ndarray:
+    """Certified ``(log upper, log lower)`` of ``H_E(T + law_d || T' + law_d)``: ``(2, D, len(eps))``.
+
+    Each law is evaluated on a block of ``t`` around its guessed thresholds (normal
+    approximation, ``r(t) ~ exp(-(t - mean - 1/2) / var)``) for every ``eps`` at once; the block
+    widens x4 where no bracket is proved, and :func:`_hockey` on the full convolution is the last
+    resort. ``eps >= eps0`` gives ``-inf`` (``H = 0``).
+    """
+    eps = np.asarray(eps, dtype=float)
+    D, N = len(fam.cs), eps.size
+    out = np.full((2, D, N), -np.inf)
+    live = np.flatnonzero(eps < eps0)
+    if live.size == 0:
+        return out
+    e = eps[live]
+    pbar = p * math.exp(-eps0)
+    lr = np.log((p * np.exp(e) - pbar) / (-p * np.expm1(e - eps0)))
+    gs = fam.mean[:, None] + 0.5 - np.maximum(fam.var, 0.25)[:, None] * lr[None, :]  # (D, n)
+    gs = np.clip(gs, (fam.lo_t - 1)[:, None], (fam.hi_t + 1)[:, None])
+    res = np.full((2, D, e.size), np.nan)
+    pend = np.ones((D, e.size), dtype=bool)
+    half = 16
+    while np.any(pend):
+        lawz = np.flatnonzero(pend.any(axis=1))
+        g_lo = np.array([np.min(gs[i][pend[i]]) for i in lawz])
+        g_hi = np.array([np.max(gs[i][pend[i]]) for i in lawz])
+        t0 = np.floor(g_lo).astype(np.int64) - half
+        K = int(np.max(np.floor(g_hi) - np.floor(g_lo))) + 2 * half + 1
+        t0 = np.maximum(np.minimum(t0, fam.hi_t[lawz] + 2 - K), fam.lo_t[lawz] - 1)  # near the support
+        sub = _Family.__new__(_Family)
+        sub.__dict__.update(fam.__dict__)
+        for key in ("rel", "rel_f", "scale", "log_drop", "dd", "lo_t", "hi_t", "mean", "var"):
+            setattr(sub, key, getattr(fam, key)[lawz])
+        sub.cs = [fam.cs[i] for i in lawz]
+        yv, fv = sub.values(t0, K)
+        li, ei = np.nonzero(pend[lawz])
+        r = _rows_hockey(sub, yv, fv, t0, K, li, e[ei], p, eps0)
+        res[:, lawz[li], ei] = r
+        pend[lawz[li], ei] = np.isnan(r[0])
+        whole = K >= int(np.max(fam.hi_t[lawz] - fam.lo_t[lawz])) + 4
+        if np.any(pend) and (whole or half > 4 * (int(np.max(fam.hi_t - fam.lo_t)) + 2)):
+            for i in np.flatnonzero(pend.any(axis=1)).tolist():
+                full = fam.full(i)
+                for k in np.flatnonzero(pend[i]).tolist():
+                    res[:, i, k] = _hockey(full, float(e[k]), p, eps0)
+            break
+        half *= 4
+    out[:, :, live] = res
+    return out
 
 
 def _hockey_pair(x: _Dist, y: _Dist, eps: float, p: float, eps0: float) -> tuple[float, float]:
     """``(log upper, log lower)`` on ``H_E(T + X + Y || T' + X + Y)`` without the full convolution.
 
-    Finds the threshold ``t*`` of (F2) approximately, then *proves* a bracket
-    ``t_a <= t* < t_b`` from the signs of the increments ``Delta(t) = a Y(t) - a' Y(t-1)``
-    (``a' = E p - pbar``; ``Delta > 0`` exactly on ``{s <= t*}`` by log-concavity) evaluated with
-    the rounding and dropped-mass bounds of the module docstring, and maximises the upper bound of
-    ``D`` over the bracket only. Falls back to the full convolution (:func:`_hockey`) when no short
-    bracket can be proved (e.g. ``t*`` in the flushed deep tail).
+    Threshold-localised evaluation (:func:`_family_hockey`): ``O(len(x) * block)`` work.
     """
-    if eps >= eps0:
-        return -math.inf, -math.inf
-    if x.arr.size > y.arr.size:
-        x, y = y, x
-    E = math.exp(eps)
-    pbar = p * math.exp(-eps0)
-    a = -p * math.expm1(eps - eps0)
-    a2 = p * E - pbar
-    b = math.expm1(eps)
-    cum_y = np.cumsum(y.arr)
-    cum_x = np.cumsum(x.arr)
-    Lsum = x.arr.size + y.arr.size
-    # computed = S'(1 + theta), |theta| <= x.rel + y.rel + x.rel y.rel + L u (S' the exact
-    # windowed sum), so true <= computed / (1 - rho) + d <= computed (1 + 2 rho) + d: doubled here
-    rel = 2.0 * (x.rel + y.rel + x.rel * y.rel + (Lsum + 4) * _U)
-    scale = x.scale + y.scale
-    log_drop = float(
-        logsumexp([x.log_drop, y.log_drop, math.log(float(x.arr.size) * y.arr.size * _TINY) + scale])
-    )
-    ld = log_drop - scale
-    d = math.exp(ld) if ld < 700.0 else math.inf
-    lo_t = x.lo + y.lo
-    hi_t = lo_t + Lsum - 2
-    # normal-approximation guess of t*: r(t) ~ exp(-(t - mu - 1/2) / var)
-    w = np.arange(x.arr.size, dtype=float)
-    mx_ = float(np.sum(x.arr * w) / cum_x[-1]) + x.lo
-    vx = float(np.sum(x.arr * (w - (mx_ - x.lo)) ** 2) / cum_x[-1])
-    w = np.arange(y.arr.size, dtype=float)
-    my_ = float(np.sum(y.arr * w) / cum_y[-1]) + y.lo
-    vy = float(np.sum(y.arr * (w - (my_ - y.lo)) ** 2) / cum_y[-1])
-    r_e = a2 / a
-    guess = mx_ + my_ + 0.5 - max(vx + vy, 0.25) * math.log(r_e)
-    t0 = int(min(max(math.floor(guess), lo_t), hi_t))
-
-    def inc(t: int) -> float:
-        yv, _ = _pair_values(x, y, np.array([t - 1, t]), cum_y, cum_x)
-        return a * yv[1] - a2 * yv[0]
-
-    # gallop + bisection for the last t with computed increment > 0
-    if inc(t0) > 0:
-        lo, step = t0, 1
-        while lo + step <= hi_t + 1 and inc(lo + step) > 0:
-            lo, step = lo + step, step * 2
-        hi = min(lo + step, hi_t + 1)
-    else:
-        hi, step = t0, 1
-        while hi - step >= lo_t and inc(hi - step) <= 0:
-            hi, step = hi - step, step * 2
-        lo = max(hi - step, lo_t)
-        if inc(lo) <= 0:
-            return _hockey(_conv(x, y), eps, p, eps0)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if inc(mid) > 0:
-            lo = mid
-        else:
-            hi = mid
-    t_hat = lo
-    # prove a bracket: surely positive increment at t_a, surely negative at t_b
-    for j in (0, 1, 2, 4, 8, 16):
-        t_a, t_b = t_hat - j, t_hat + 1 + j
-        if t_a < lo_t or t_b > hi_t + 1:
-            break
-        ts = np.array([t_a - 1, t_a, t_b - 1, t_b])
-        yv, _ = _pair_values(x, y, ts, cum_y, cum_x)
-        yl, yu = yv * (1.0 - rel), yv * (1.0 + rel) + d
-        err = 8.0 * _U * (a + p * E + pbar) * float(yu.max())  # incl. the rounding of a, a'
-        pos = a * yl[1] - a2 * yu[0] > err
-        neg = a * yu[3] - a2 * yl[2] < -err
-        if pos and neg:
-            ts = np.arange(t_a, t_b)
-            yv, fv = _pair_values(x, y, ts, cum_y, cum_x)
-            rel_f = rel + 2.0 * (Lsum + 4) * _U
-            y_up = yv * (1.0 + rel) + d
-            e = 8.0 * _U * ((p + E * pbar) * y_up + (b + 2.0) * fv)
-            up = float(np.max(a * y_up - b * fv * (1.0 - rel_f) + e))
-            low = float(np.max(a * yv * (1.0 - rel) - b * (fv * (1.0 + rel_f) + d) - e))
-            log_up = float(np.logaddexp(math.log(up) + scale if up > 0 else -math.inf, log_drop))
-            log_low = math.log(low) + scale if low > 0 else -math.inf
-            return min(log_up, 0.0), min(log_low, log_up)
-    return _hockey(_conv(x, y), eps, p, eps0)
+    r = _family_hockey(_Family(x, y, [None]), np.array([eps]), p, eps0)
+    return float(r[0, 0, 0]), float(r[1, 0, 0])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -395,37 +521,41 @@ class _Problem:
         self.log_1mg = math.log(math.tanh(0.5 * eps0))  # 1 - gamma = (e^eps0 - 1)/(e^eps0 + 1)
         self.log_level = log_level
         self.log_tol = log_level - _DROP_MARGIN
-        self._leaf_cache: dict[int, tuple[_Dist, ...]] = {}
+        self._leaf_cache: dict[int, _Family] = {}
+        self._bin_cache: dict[tuple[int, bool, float], _Dist] = {}
         self._half_cache: dict[int, _Dist] = {}  # Bin(s, 1/2): siblings share their cells
         self._cell_cache: dict[int, list[tuple[int, float]]] = {}
         self.evaluations = 0
 
-    def leaf_dist(self, c: int) -> tuple[_Dist, ...]:
-        """``Y`` for dataset ``c``: its law, or its two binomials when that convolution is large.
+    def _bin(self, N: int, one: bool, t: float) -> _Dist:
+        """``Bin(N, p)`` (``one``: a user at 1) or ``Bin(N, pbar)`` at truncation ``t`` (cached:
+        siblings share one end with their parent)."""
+        key = (N, one, t)
+        if key not in self._bin_cache:
+            if len(self._bin_cache) > 256:
+                self._bin_cache.pop(next(iter(self._bin_cache)))
+            lp, lq = (self.log_p, self.log_pbar) if one else (self.log_pbar, self.log_p)
+            self._bin_cache[key] = _binom(N, lp, lq, t)
+        return self._bin_cache[key]
 
-        Cached (a few hundred leaves at most).
-        """
+    def leaf_dist(self, c: int) -> _Family:
+        """``Y`` for dataset ``c`` as a one-law :class:`_Family` of its two binomials (cached)."""
         if c not in self._leaf_cache:
             if len(self._leaf_cache) > 256:
                 self._leaf_cache.pop(next(iter(self._leaf_cache)))
             t = self.log_tol - math.log(2.0)
-            x, y = (
-                _binom(c, self.log_pbar, self.log_p, t),
-                _binom(self.n - 1 - c, self.log_p, self.log_pbar, t),
-            )
-            small = float(x.arr.size) * y.arr.size <= _DIRECT_WORK
-            self._leaf_cache[c] = (_conv(x, y),) if small else (x, y)
+            self._leaf_cache[c] = _Family(self._bin(c, False, t), self._bin(self.n - 1 - c, True, t), [None])
         return self._leaf_cache[c]
 
-    def _h(self, parts: tuple[_Dist, ...], eps: float) -> tuple[float, float]:
-        if len(parts) == 1:
-            return _hockey(parts[0], eps, self.p, self.eps0)
-        return _hockey_pair(parts[0], parts[1], eps, self.p, self.eps0)
+    def leaf_many(self, c: int, eps: np.ndarray) -> np.ndarray:
+        """``(2, len(eps))``: ``(log upper, log lower)`` on ``h_c`` at every ``eps``."""
+        self.evaluations += 1
+        return _family_hockey(self.leaf_dist(c), np.asarray(eps, dtype=float), self.p, self.eps0)[:, 0, :]
 
     def leaf(self, c: int, eps: float) -> tuple[float, float]:
         """``(log upper, log lower)`` on ``h_c(eps)``."""
-        self.evaluations += 1
-        return self._h(self.leaf_dist(c), eps)
+        r = self.leaf_many(c, np.array([eps]))
+        return float(r[0, 0]), float(r[1, 0])
 
     def _half(self, s: int, t: float) -> _Dist:
         """``Bin(s, 1/2)`` at truncation ``t`` (cached; intervals of one depth share their cells)."""
@@ -479,44 +609,38 @@ class _Problem:
             return -math.inf, -math.inf
         m = c2 - c1
         t = self.log_tol - math.log(3.0)
-        a1, a2 = (
-            _binom(c1, self.log_pbar, self.log_p, t),
-            _binom(self.n - 1 - c2, self.log_p, self.log_pbar, t),
-        )
-        small, big = (a1, a2) if a1.arr.size <= a2.arr.size else (a2, a1)
+        a1, a2 = self._bin(c1, False, t), self._bin(self.n - 1 - c2, True, t)
         cells = self.cells(m)
-        w_c = 20.0 * math.sqrt(m * 0.25) + 40.0  # rough window of Bin(s, 1/2)
-        shared = float(a1.arr.size) * a2.arr.size <= len(cells) * small.arr.size * w_c
-        base = _conv(a1, a2) if shared else None
-        terms = []
-        for s, lw in cells:
-            if s < 0:
-                terms.append(lw)  # g <= 1 on the lowest tail cell
-                continue
-            cb = self._half(s, t)
-            first = base if base is not None else _conv(small, cb)
-            pair: tuple[_Dist, ...] = (first, cb) if shared else (first, big)
-            if float(pair[0].arr.size) * pair[1].arr.size <= _DIRECT_WORK:
-                pair = (_conv(pair[0], pair[1]),)
-            up, _ = self._h(pair, eps)
-            terms.append(lw + up)
+        terms = [lw for s, lw in cells if s < 0]  # g <= 1 on the lowest tail cell
+        live = [(s, lw) for s, lw in cells if s >= 0]
+        fam = _Family(a1, a2, [self._half(s, t) if s > 0 else None for s, _ in live])
+        ups = _family_hockey(fam, np.array([eps]), self.p, self.eps0)[0, :, 0]
+        terms.extend(lw + float(u) for (_, lw), u in zip(live, ups))
         return min(float(logsumexp(terms)) + 4.0 * len(terms) * _U, 0.0), -math.inf
 
     def leaf_epsilon(self, c: int, log_delta: float, upper: bool) -> float:
-        """Bisection on ``eps`` for leaf ``c``.
+        """Search on ``eps`` for leaf ``c`` (16 points per round, every point a certified evaluation).
 
-        ``upper=False``: the largest eps (rounded down) with lower ``h_c(eps) > delta`` (0.0 if
-        none): an exhibited epsilon. ``upper=True``: an eps with upper ``h_c(eps) <= delta``.
+        ``upper=False``: an eps (rounded down) with lower ``h_c(eps) > delta`` (0.0 if none at
+        ``eps = 0``): an exhibited epsilon, the largest found to ``1e-13`` relative.
+        ``upper=True``: an eps with upper ``h_c(eps) <= delta``. Each round keeps ``lo`` (where the
+        predicate "bound > delta" held) and ``hi`` (where it failed), so the returned side is
+        always one at which the predicate was evaluated.
         """
-        parts = self.leaf_dist(c)
         idx = 0 if upper else 1
-
-        def above(e: float) -> bool:
-            return self._h(parts, e)[idx] > log_delta
-
-        if not above(0.0):
+        if not self.leaf_many(c, np.array([0.0]))[idx, 0] > log_delta:
             return 0.0
-        lo, hi = bisect_bracket(above, 0.0, self.eps0, rtol=1e-13, max_iter=200)
+        lo, hi = 0.0, self.eps0  # h_c(eps0) = 0: the predicate fails at eps0
+        for _ in range(40):
+            if hi - lo <= 1e-13 * hi:
+                break
+            grid = np.linspace(lo, hi, 18)[1:-1]
+            above = self.leaf_many(c, grid)[idx] > log_delta
+            k = int(np.argmin(above)) if not np.all(above) else grid.size
+            if k > 0:
+                lo = float(grid[k - 1])
+            if k < grid.size:
+                hi = float(grid[k])
         return hi if upper else lo
 
 
