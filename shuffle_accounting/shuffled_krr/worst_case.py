@@ -162,12 +162,29 @@ class _Dist:
         self.mom = mom  # (mean, variance) of the law when known (used for guesses only)
 
 
+def _log_chernoff(k: int, N: int, log_pi: float, log_1mpi: float) -> float:
+    """Upper bound on ``log P(X <= k)`` (``k < N pi``) or ``log P(X >= k)`` (``k > N pi``), ``X ~ Bin(N, pi)``.
+
+    Chernoff: ``P <= exp(-N KL(k/N || pi))``. The KL terms are computed with a rounding margin of
+    ``16 u`` of their magnitudes (so the returned value is an upper bound).
+    """
+    a = k / N
+    t1 = a * (math.log(a) - log_pi) if a > 0 else 0.0
+    t2 = (1.0 - a) * (math.log1p(-a) - log_1mpi) if a < 1 else 0.0
+    mag = (a * (abs(math.log(a)) + abs(log_pi)) if a > 0 else 0.0) + (
+        (1.0 - a) * (abs(math.log1p(-a)) + abs(log_1mpi)) if a < 1 else 0.0
+    )
+    kl = max(0.0, t1 + t2 - 16.0 * _U * (mag + 1.0))
+    return -N * kl * (1.0 - 4.0 * _U)
+
+
 def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> _Dist:
     """``Bin(N, pi)`` on a window whose dropped mass is at most about ``e^log_tol``.
 
     Given in logs (``pi`` may round to 0 or 1 in double precision, e.g. ``p`` at ``eps0 = 300``);
     for ``pi > 1/2`` the law is the reflection ``N - Bin(N, 1 - pi)``, so every computation
-    works with the smaller probability. Tail bounds are doubled (covers their rounding).
+    works with the smaller probability. The mass outside the window is bounded by Chernoff
+    (:func:`_log_chernoff`).
     """
     if N == 0:
         return _Dist(0, np.ones(1), 0.0, -math.inf, 0.0, (0.0, 0.0))
@@ -183,10 +200,10 @@ def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> _Dist:
         hi = min(N, int(math.ceil(mean + z * sd)) + 2)
         tails = []
         if lo > 0:
-            tails.append(float(_log_binom_cdf(lo - 1, N, pi)))
+            tails.append(_log_chernoff(lo - 1, N, log_pi, log_1mpi))
         if hi < N:
-            tails.append(float(_log_binom_sf(hi + 1, N, pi)))
-        ltail = float(logsumexp(tails)) + math.log(2.0) if tails else -math.inf
+            tails.append(_log_chernoff(hi + 1, N, log_pi, log_1mpi))
+        ltail = float(logsumexp(tails)) if tails else -math.inf
         if ltail <= log_tol or (lo == 0 and hi == N):
             break
         z *= 1.5
@@ -602,21 +619,36 @@ class _Problem:
 
     def interval(self, c1: int, c2: int, eps: float) -> tuple[float, float]:
         """``(log U(c1, c2), log lower)``; the lower value is exhibited only for a leaf."""
+        r = self.interval_many(c1, c2, np.array([eps]))
+        return float(r[0, 0]), float(r[1, 0])
+
+    def interval_many(self, c1: int, c2: int, eps: np.ndarray) -> np.ndarray:
+        """``(2, len(eps))``: ``log U(c1, c2)`` at every ``eps`` and the lower value (leaves only)."""
         if c1 == c2:
-            return self.leaf(c1, eps)
+            return self.leaf_many(c1, eps)
         self.evaluations += 1
-        if eps >= self.eps0:
-            return -math.inf, -math.inf
+        eps = np.asarray(eps, dtype=float)
+        out = np.full((2, eps.size), -np.inf)
+        if np.all(eps >= self.eps0):
+            return out
         m = c2 - c1
         t = self.log_tol - math.log(3.0)
         a1, a2 = self._bin(c1, False, t), self._bin(self.n - 1 - c2, True, t)
         cells = self.cells(m)
-        terms = [lw for s, lw in cells if s < 0]  # g <= 1 on the lowest tail cell
+        tail = [lw for s, lw in cells if s < 0]  # g <= 1 on the lowest tail cell
         live = [(s, lw) for s, lw in cells if s >= 0]
         fam = _Family(a1, a2, [self._half(s, t) if s > 0 else None for s, _ in live])
-        ups = _family_hockey(fam, np.array([eps]), self.p, self.eps0)[0, :, 0]
-        terms.extend(lw + float(u) for (_, lw), u in zip(live, ups))
-        return min(float(logsumexp(terms)) + 4.0 * len(terms) * _U, 0.0), -math.inf
+        ups = _family_hockey(fam, eps, self.p, self.eps0)[0]  # (cells, len(eps))
+        terms = np.array([lw for _, lw in live])[:, None] + ups
+        if tail:
+            terms = np.vstack([terms, np.full((1, eps.size), tail[0])])
+        mx = np.max(terms, axis=0)
+        fin = np.isfinite(mx)
+        tot = np.full(eps.size, -np.inf)
+        with np.errstate(under="ignore"):
+            tot[fin] = mx[fin] + np.log(np.sum(np.exp(terms[:, fin] - mx[fin]), axis=0))
+        out[0] = np.minimum(tot + 4.0 * terms.shape[0] * _U, 0.0)
+        return out
 
     def leaf_epsilon(self, c: int, log_delta: float, upper: bool) -> float:
         """Search on ``eps`` for leaf ``c`` (16 points per round, every point a certified evaluation).
@@ -723,6 +755,31 @@ def _check(eps0, n):
     return eps0, n
 
 
+def _split(c1: int, c2: int, u: float, target: float, kappa: float) -> list[tuple[int, int]]:
+    """Pieces of a failing interval (a partition of ``[c1, c2]``; any partition is sound).
+
+    Halves, or more equal pieces when a slack model says halves will fail again: the bound of an
+    interval of ``m`` datasets is about ``h + kappa m`` (``kappa`` estimated from its parent), so
+    pieces of ``m' = (target - h) / kappa`` should pass. A heuristic for speed only.
+    """
+    m = c2 - c1 + 1
+    k = 2
+    if kappa > 0 and m >= 8:
+        h_est = u - kappa * (m - 1)
+        k = math.ceil(1.25 * (u - h_est) / (target - h_est)) if h_est < target else 4
+        k = min(max(k, 2), 32, m)
+    edges = [c1 + (m * i) // k for i in range(k + 1)]
+    return [(edges[i], edges[i + 1] - 1) for i in range(k)]
+
+
+def _slope(c1: int, c2: int, u: float, a: int, b: int, ua: float, kappa: float) -> float:
+    """Slack slope estimate of a child ``[a, b]`` of ``[c1, c2]`` (see :func:`_split`)."""
+    dm = (c2 - c1) - (b - a)
+    if dm > 0 and u > ua and math.isfinite(u) and math.isfinite(ua):
+        return (u - ua) / dm
+    return kappa
+
+
 def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
     best, best_c = -math.inf, 0
     for c in _seeds(pr.n):
@@ -730,11 +787,11 @@ def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
         if lo > best:
             best, best_c = lo, c
     up, _ = pr.interval(0, pr.n - 1, eps)
-    heap = [(-up, 0, pr.n - 1)]
+    heap = [(-up, 0, pr.n - 1, -1.0)]  # (-bound, c1, c2, slack slope estimate)
     done: list[CoverInterval] = []
     ltol = math.log1p(tol)
     while heap:
-        neg, c1, c2 = heap[0]
+        neg, c1, c2, kappa = heap[0]
         if -neg <= best + ltol:
             break
         if pr.evaluations > max_evals:
@@ -743,13 +800,12 @@ def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
         if c1 == c2:  # an exact leaf: nothing left to split
             done.append(CoverInterval(c1, c2, eps, -neg))
             continue
-        mid = (c1 + c2) // 2
-        for a, b in ((c1, mid), (mid + 1, c2)):
+        for a, b in _split(c1, c2, -neg, best + ltol, kappa):
             u, lo = pr.interval(a, b, eps)
             if lo > best:
                 best, best_c = lo, a
-            heapq.heappush(heap, (-u, a, b))
-    done.extend(CoverInterval(c1, c2, eps, -neg) for neg, c1, c2 in heap)
+            heapq.heappush(heap, (-u, a, b, _slope(c1, c2, -neg, a, b, u, kappa)))
+    done.extend(CoverInterval(e[1], e[2], eps, -e[0]) for e in heap)
     return done, best, best_c
 
 
@@ -763,10 +819,10 @@ def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int)
     if eps_low == 0.0:
         # nothing exhibited above delta: try to certify eps = 0 first
         eps_up = 0.0
-    heap = [(0.0, 0, pr.n - 1, -1.0)]  # (-bound, c1, c2, eps at which bound was computed)
+    heap = [(0.0, 0, pr.n - 1, -1.0, -1.0)]  # (-bound, c1, c2, eps of the bound, slack slope)
     done: list[CoverInterval] = []
     while heap:
-        neg, c1, c2, e_at = heapq.heappop(heap)
+        neg, c1, c2, e_at, kappa = heapq.heappop(heap)
         if pr.evaluations > max_evals:
             raise WorkBudgetExceeded(f"branch and bound exceeded {max_evals} evaluations")
         if e_at < eps_up:
@@ -791,10 +847,9 @@ def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int)
                 u = -math.inf
             done.append(CoverInterval(c1, c2, eps_up, u))
             continue
-        mid = (c1 + c2) // 2
-        for a, b in ((c1, mid), (mid + 1, c2)):
+        for a, b in _split(c1, c2, u, log_delta, kappa):
             ua, _ = pr.interval(a, b, eps_up)
-            heapq.heappush(heap, (-ua, a, b, eps_up))
+            heapq.heappush(heap, (-ua, a, b, eps_up, _slope(c1, c2, u, a, b, ua, kappa)))
     ex = pr.leaf(best_c, eps_low)[1] if eps_low > 0 else -math.inf
     return done, eps_up, eps_low, best_c, ex
 
