@@ -651,19 +651,20 @@ class _Problem:
         out[0] = np.minimum(tot + 4.0 * terms.shape[0] * _U, 0.0)
         return out
 
-    def leaf_epsilon(self, c: int, log_delta: float, upper: bool) -> float:
+    def leaf_epsilon(self, c: int, log_delta: float, upper: bool, floor: float = 0.0) -> float:
         """Search on ``eps`` for leaf ``c`` (16 points per round, every point a certified evaluation).
 
         ``upper=False``: an eps (rounded down) with lower ``h_c(eps) > delta`` (0.0 if none at
-        ``eps = 0``): an exhibited epsilon, the largest found to ``1e-13`` relative.
+        ``eps = floor``): an exhibited epsilon, the largest found to ``1e-13`` relative.
         ``upper=True``: an eps with upper ``h_c(eps) <= delta``. Each round keeps ``lo`` (where the
         predicate "bound > delta" held) and ``hi`` (where it failed), so the returned side is
-        always one at which the predicate was evaluated.
+        always one at which the predicate was evaluated. With ``floor > 0`` the search starts at
+        ``floor`` (a leaf that cannot beat it costs one evaluation).
         """
         idx = 0 if upper else 1
-        if not self.leaf_many(c, np.array([0.0]))[idx, 0] > log_delta:
+        if not self.leaf_many(c, np.array([floor]))[idx, 0] > log_delta:
             return 0.0
-        lo, hi = 0.0, self.eps0  # h_c(eps0) = 0: the predicate fails at eps0
+        lo, hi = floor, self.eps0  # h_c(eps0) = 0: the predicate fails at eps0
         for _ in range(40):
             if hi - lo <= 1e-13 * hi:
                 break
@@ -812,8 +813,16 @@ def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
 
 def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int):
     eps_low, best_c = 0.0, 0
-    for c in _seeds(pr.n):
-        e = pr.leaf_epsilon(c, log_delta, upper=False)
+    seeds = _seeds(pr.n)
+    # the seed with the largest lower value at a common eps first, so the others mostly cost one
+    # evaluation each (they cannot beat its epsilon)
+    e_probe = pr.leaf_epsilon(seeds[0], log_delta, upper=False)
+    if e_probe > 0:
+        eps_low, best_c = e_probe, seeds[0]
+        vals = [pr.leaf(c, e_probe)[1] for c in seeds]
+        seeds = [seeds[i] for i in np.argsort(vals)[::-1]]
+    for c in seeds:
+        e = pr.leaf_epsilon(c, log_delta, upper=False, floor=eps_low)
         if e > eps_low:
             eps_low, best_c = e, c
     eps_up = min(pr.eps0, max(eps_low * (1.0 + tol), 1e-300))
@@ -835,7 +844,7 @@ def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int)
             done.append(CoverInterval(c1, c2, e_at, u))
             continue
         if c1 == c2:
-            e = pr.leaf_epsilon(c1, log_delta, upper=False)
+            e = pr.leaf_epsilon(c1, log_delta, upper=False, floor=eps_low)
             if e > eps_low:
                 eps_low, best_c = e, c1
                 eps_up = max(eps_up, min(pr.eps0, eps_low * (1.0 + tol)))
