@@ -28,7 +28,7 @@ from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
 #: ``method="auto"`` uses the certified worst case (k = 2) up to this many users; above it the
 #: branch and bound costs seconds per call and ``auto`` returns the blanket bound (pass
 #: ``method="worst-case"`` to force it).
-AUTO_WORST_CASE_MAX_N: int = 10_000
+AUTO_WORST_CASE_MAX_N: int = 100_000
 _METHODS = ("auto", "blanket", "worst-case")
 #: From this many users on, ``epsilon`` finds its root with the sub-linear evaluator
 #: :mod:`~shuffle_accounting.shuffled_krr.blanket_fast` and certifies the answer with one evaluation
