@@ -156,11 +156,16 @@ class _Dist:
     misses (outside mass, flushed entries and flushed products).
     """
 
-    __slots__ = ("lo", "arr", "scale", "log_drop", "rel", "mom")
+    __slots__ = ("lo", "arr", "scale", "log_drop", "rel", "mom", "crel")
 
-    def __init__(self, lo: int, arr: np.ndarray, scale: float, log_drop: float, rel: float, mom=None) -> None:
+    def __init__(
+        self, lo: int, arr: np.ndarray, scale: float, log_drop: float, rel: float, mom=None, crel: float = 0.0
+    ) -> None:
         self.lo, self.arr, self.scale, self.log_drop, self.rel = lo, arr, scale, log_drop, rel
         self.mom = mom  # (mean, variance) of the law when known (used for guesses only)
+        # a relative error shared by every entry (true = C * arr-with-per-entry-errors,
+        # |C - 1| <= crel): it scales H as a whole and is not amplified by its cancellation
+        self.crel = crel
 
 
 def _log_chernoff(k: int, N: int, log_pi: float, log_1mpi: float) -> float:
@@ -192,7 +197,9 @@ def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> _Dist:
     if log_pi > log_1mpi:
         d = _binom(N, log_1mpi, log_pi, log_tol)
         mean, var = d.mom
-        return _Dist(N - (d.lo + d.arr.size - 1), d.arr[::-1].copy(), d.scale, d.log_drop, d.rel, (N - mean, var))
+        return _Dist(
+            N - (d.lo + d.arr.size - 1), d.arr[::-1].copy(), d.scale, d.log_drop, d.rel, (N - mean, var), d.crel
+        )
     pi = math.exp(log_pi)
     mean, sd = N * pi, math.sqrt(N * pi * (1.0 - pi))
     z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
@@ -222,14 +229,15 @@ def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> _Dist:
         )
     mx = float(_log_binom_pmf(np.array([float(k0)]), float(N), log_pi, log_1mpi)[0])
     steps = max(hi - k0, k0 - lo)
-    rel = _REL_PMF + steps * (3.0 * _U + err_rho) * (1.0 + 1e-6) + 4.0 * _U
+    rel = steps * (3.0 * _U + err_rho) * (1.0 + 1e-6) + 4.0 * _U  # per entry
+    crel = _REL_PMF  # the mode's Loader value: one factor common to the whole window
     small = arr < math.exp(_FLUSH)
     if np.any(small):
-        flushed = math.log(float(np.count_nonzero(small))) + _FLUSH + mx + math.log1p(rel)
+        flushed = math.log(float(np.count_nonzero(small))) + _FLUSH + mx + math.log1p(rel + 2.0 * crel)
         arr = np.where(small, 0.0, arr)
     else:
         flushed = -math.inf
-    return _Dist(lo, arr, mx, float(np.logaddexp(ltail, flushed)), rel, (mean, sd * sd))
+    return _Dist(lo, arr, mx, float(np.logaddexp(ltail, flushed)), rel, (mean, sd * sd), crel)
 
 
 def _conv(a: _Dist, b: _Dist) -> _Dist:
@@ -251,7 +259,7 @@ def _conv(a: _Dist, b: _Dist) -> _Dist:
     # flushed products
     rel = a.rel + b.rel + a.rel * b.rel + (L + 2) * _U
     log_drop = float(logsumexp([a.log_drop, b.log_drop, math.log(work * _TINY) + scale]))
-    return _Dist(a.lo + b.lo, arr, scale, log_drop, rel)
+    return _Dist(a.lo + b.lo, arr, scale, log_drop, rel, None, a.crel + b.crel + a.crel * b.crel)
 
 
 def _hockey(Y: _Dist, eps: float, p: float, eps0: float) -> tuple[float, float]:
@@ -274,9 +282,14 @@ def _hockey(Y: _Dist, eps: float, p: float, eps0: float) -> tuple[float, float]:
     with np.errstate(invalid="ignore", over="ignore"):
         up_t = a * y_up - b * fs * (1.0 - rel_f) + err
         low_t = a * ys * (1.0 - rel_y) - b * (fs * (1.0 + rel_f) + d) - err
-    up = float(np.max(up_t))
+    # the common factor C (|C - 1| <= crel) scales the windowed part: D <= C V + a d with V the
+    # per-entry bound without the dropped mass, D >= C W - b d likewise (module docstring)
+    cr = Y.crel
+    v = float(np.max(up_t)) - a * d
+    up = (1.0 + cr) * max(v, 0.0) + a * d
     log_up = float(np.logaddexp(math.log(up) + Y.scale if up > 0 else -math.inf, Y.log_drop))
-    low = float(np.max(low_t))
+    w = float(np.max(low_t)) + b * d
+    low = (1.0 - cr) * w - b * d if w > 0 else -1.0
     log_low = math.log(low) + Y.scale if low > 0 and math.isfinite(low) else -math.inf
     return min(log_up, 0.0), min(log_low, log_up)
 
@@ -329,14 +342,17 @@ class _Family:
         rel0 = x.rel + y.rel + x.rel * y.rel + (x.arr.size + 2) * _U
         mean0, var0 = _moments(x, y)
         self.rel, self.scale, self.log_drop = np.empty(D), np.empty(D), np.empty(D)
+        self.crel = np.empty(D)
+        crel0 = x.crel + y.crel + x.crel * y.crel
         self.lo_t, self.hi_t = np.empty(D, dtype=np.int64), np.empty(D, dtype=np.int64)
         self.mean, self.var = np.empty(D), np.empty(D)
         for i, c in enumerate(cs):
-            rel, prods, scale = rel0, float(x.arr.size) * y.arr.size, x.scale + y.scale
+            rel, prods, scale, crel = rel0, float(x.arr.size) * y.arr.size, x.scale + y.scale, crel0
             drops = [x.log_drop, y.log_drop]
             lo, size, mean, var = x.lo + y.lo, x.arr.size + y.arr.size - 1, mean0, var0
             if c is not None:
                 rel = rel + c.rel + rel * c.rel + (c.arr.size + 2) * _U
+                crel = crel + c.crel + crel * c.crel
                 prods *= c.arr.size
                 scale += c.scale
                 drops.append(c.log_drop)
@@ -346,6 +362,7 @@ class _Family:
                 mean, var = mean + mc, var + vc
             drops.append(math.log(prods * _TINY) + scale)
             self.rel[i] = 2.0 * (rel + 4.0 * _U)
+            self.crel[i] = crel
             self.scale[i], self.log_drop[i] = scale, float(logsumexp(drops))
             self.lo_t[i], self.hi_t[i] = lo, lo + size - 1
             self.mean[i], self.var[i] = mean, var
@@ -448,8 +465,12 @@ def _rows_hockey(fam, yv, fv, t0, K, dix, eps, p, eps0) -> np.ndarray:
             rg, rfg, dgd = rel[g], fam.rel_f[dix[g]][:, None], dd[g]
             y_up = yy * (1.0 + rg) + dgd
             e = 8.0 * _U * ((p + Eg * pbar) * y_up + (bg + 2.0) * ff)
-            up = np.max(ag * y_up - bg * ff * (1.0 - rfg) + e, axis=1)
-            low = np.max(ag * yy * (1.0 - rg) - bg * (ff * (1.0 + rfg) + dgd) - e, axis=1)
+            v = np.max(ag * y_up - bg * ff * (1.0 - rfg) + e, axis=1) - ag[:, 0] * dgd[:, 0]
+            w = np.max(ag * yy * (1.0 - rg) - bg * ff * (1.0 + rfg) - e, axis=1)
+            cr = fam.crel[dix[g]]
+            # common factor C, |C - 1| <= crel: D <= C V + a d, D >= C W - b d (see _hockey)
+            up = (1.0 + cr) * np.maximum(v, 0.0) + ag[:, 0] * dgd[:, 0]
+            low = np.where(w > 0, (1.0 - cr) * w - bg[:, 0] * dgd[:, 0], -1.0)
             sc = fam.scale[dix[g]]
             with np.errstate(divide="ignore"):
                 lu = np.where(up > 0, np.log(np.where(up > 0, up, 1.0)) + sc, -np.inf)
@@ -491,7 +512,7 @@ def _family_hockey(fam: _Family, eps: np.ndarray, p: float, eps0: float) -> np.n
         t0 = np.maximum(np.minimum(t0, fam.hi_t[lawz] + 2 - K), fam.lo_t[lawz] - 1)  # near the support
         sub = _Family.__new__(_Family)
         sub.__dict__.update(fam.__dict__)
-        for key in ("rel", "rel_f", "scale", "log_drop", "dd", "lo_t", "hi_t", "mean", "var"):
+        for key in ("rel", "crel", "rel_f", "scale", "log_drop", "dd", "lo_t", "hi_t", "mean", "var"):
             setattr(sub, key, getattr(fam, key)[lawz])
         sub.cs = [fam.cs[i] for i in lawz]
         yv, fv = sub.values(t0, K)
