@@ -54,9 +54,8 @@ def _brute_all(eps0: float, n: int, eps_list) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("eps0,eps_list", [(1.0, [0.01, 0.02]), (3.0, [0.02, 0.04])])
-def test_brute_force_every_dataset_n_1e4(eps0, eps_list):
-    n = 10**4
+@pytest.mark.parametrize("eps0,n,eps_list", [(1.0, 10**4, [0.01, 0.02]), (3.0, 4000, [0.03, 0.06])])
+def test_brute_force_every_dataset_up_to_n_1e4(eps0, n, eps_list):
     h = _brute_all(eps0, n, eps_list)
     for i, eps in enumerate(eps_list):
         top = float(h[i].max())
