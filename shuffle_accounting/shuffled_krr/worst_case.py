@@ -59,34 +59,65 @@ are cells of their own (the lowest cell ``[0, s_1)`` is bounded by ``g <= 1``).
 
 Computation and rounding (all outward):
 
-* Each binomial is held on a window ``mean +- z sd`` (Loader's log-pmf from
-  :mod:`~shuffle_accounting.shuffled_krr.blanket`, relative error ~1e-13, counted as 1e-10); the
-  mass outside, bounded by the (upper-bounded) exact binomial tails, plus entries flushed below
-  ``e^-700`` of the window's maximum, is a *dropped mass* ``d`` carried with each distribution.
-  Windows widen until ``d`` is below ``e^-25`` of the level of interest (a current delta), so the
-  truncation only affects the bound at relative ``1e-11``; it is always added.
-* Convolutions are direct sums of non-negative scaled terms (``numpy.convolve``, never FFT):
-  relative error ``<= L u`` for ``L`` terms; products below the normal range are bounded by
-  ``2.3e-308`` each and added to ``d``; the dropped mass of a sum is at most the sum of the
-  dropped masses.
-* With ``Y~`` the computed window values (relative error ``rho``) and ``F~`` their prefix sums:
-  ``Y(t) <= Y~(t)(1 + rho) + d``, ``F(t-1) >= F~(t-1)(1 - rho')`` (dropping mass only lowers
-  ``F``); for ``t`` below the window ``D(t) <= P(Y < lo) <= d`` and for ``t`` above it
-  ``D(t) <= D(hi + 1) + P(Y > hi) <= D(hi + 1) + d`` (the increments beyond ``t*`` are negative).
-  So ``H <= max(0, max_window (a (Y~(1+rho) + d) - b F~ (1 - rho'))) + d``, plus ``8u`` of the
-  magnitudes for the arithmetic. Lower bounds (the exhibited values) use the opposite
-  directions: ``D(t) >= a Y~(1-rho) - b (F~(1+rho') + d)``.
+* Each binomial is held on a window ``mean +- z sd``. The window's values come from the exact
+  ratio recurrence ``pmf(k+1)/pmf(k) = (N-k)/(k+1) * pi/(1-pi)`` started at the mode, whose value
+  is Loader's log-pmf (from :mod:`~shuffle_accounting._binomial`, relative error ~1e-13, counted
+  as ``1e-10``). That one value is a factor ``C`` *common* to the whole window
+  (``|C - 1| <= crel``); each entry carries in addition ``j (3u + err(pi/(1-pi)))`` after ``j``
+  recurrence steps (``rel``, per entry). The mass outside the window is bounded by Chernoff,
+  ``P(X <= k) <= exp(-N KL(k/N || pi))`` (resp. ``>=``), with a rounding margin on the KL terms;
+  entries below ``e^-700`` of the mode are flushed and bounded by ``e^-700`` each. The total is a
+  *dropped mass* ``d`` carried with each distribution. Windows widen until ``d`` is below
+  ``e^-25`` of the level of interest (a current delta), so the truncation only affects the bound
+  at relative ``1e-11``; it is always added.
+* Sums of independent laws are never convolved in full on the hot path: only the values
+  ``Y~(t)`` and ``F~(t - 1)`` on a block of ``t`` around the threshold are computed, each a sum of
+  non-negative products (``numpy.convolve`` in ``valid`` mode of one law with a slice of the
+  other, never FFT): relative error ``<= L u`` for ``L`` terms; products below the normal range
+  are bounded by ``2.3e-308`` each (counted for every product of the full sum) and added to
+  ``d``; the dropped mass of a sum is at most the sum of the dropped masses; common factors
+  multiply (``crel = c1 + c2 + c1 c2``).
+* Threshold block. A normal-approximation guess of ``t*`` picks the block; a bracket
+  ``t_a <= t* < t_b`` is then *proved* from the signs of the increments
+  ``Delta(t) = D(t) - D(t-1) = a Y(t) - a' Y(t-1)`` (``a' = E p - pbar``), each evaluated with the
+  bounds below and an ``8u`` rounding margin: ``Delta(t_a) > 0`` certainly and ``Delta(t_b) < 0``
+  certainly. By (F2) ``Delta > 0`` exactly on ``{t <= t*}``, so ``H = max_{t_a <= t < t_b} D(t)``.
+  Where the block holds no proved bracket it widens (x4); the full convolution is the last
+  resort. Every ``eps`` of a grid and every cell of ``B`` of an interval is one row of the same
+  vectorised pass.
+* With ``Y~`` the computed window values (per-entry relative error ``rho``), ``F~`` their prefix
+  sums and ``C`` the common factor: ``Y(t) <= C Y~(t)(1 + rho) + d``,
+  ``F(t-1) >= C F~(t-1)(1 - rho')`` (dropping mass only lowers ``F``); for ``t`` below the window
+  ``D(t) <= P(Y < lo) <= d`` and for ``t`` above it ``D(t) <= D(hi + 1) + P(Y > hi)``. So with
+  ``V = max_bracket (a Y~(1+rho) - b F~ (1 - rho')) + 8u (magnitudes)``:
+  ``H <= (1 + crel) max(V, 0) + a d + d``. Lower bounds (the exhibited values) use the opposite
+  directions: ``H >= (1 - crel) W - b d`` with ``W = max_bracket (a Y~(1-rho) - b F~(1+rho'))``
+  when ``W > 0``. Treating ``C`` as one factor (not per entry) matters: ``D = aY - bF`` is a
+  difference of two larger terms, and per-entry errors would be amplified by that cancellation.
 * Cell weights ``P(s_j <= B < s_{j+1})`` are Loader pmf sums inflated by ``1e-9``, and exact
   binomial tail bounds for the end cells.
 
-Branch and bound. Intervals sit in a priority queue by their bound; the worst one is split at
-its midpoint; one-point intervals are exact leaves (bound ``h_c`` rounded up, exhibited value
-``h_c`` rounded down). For ``delta(eps)`` it stops when the largest bound is within ``(1 + tol)``
+Branch and bound. Intervals sit in a priority queue by their bound; the worst one is split
+(into halves, or into more equal pieces when a slack model ``U ~ h + kappa m`` fitted on its
+parent says halves would fail again: a speed heuristic, any partition is sound); one-point
+intervals are exact leaves (bound ``h_c`` rounded up, exhibited value ``h_c`` rounded down).
+For ``delta(eps)`` it stops when the largest bound is within ``(1 + tol)``
 of the best exhibited leaf; for ``epsilon(delta)`` it keeps ``eps_up = (1 + tol) eps_low``
 (``eps_low`` the largest exhibited leaf epsilon) and splits until every interval's bound at some
 ``eps' <= eps_up`` is ``<= delta`` (``h_c`` is non-increasing in ``eps``, so a bound proved at
 ``eps'`` holds at ``eps_up``). The final intervals with their bounds form a
 :class:`WorstCaseCertificate` that :func:`verify` re-checks from scratch.
+:func:`certified_log_delta_grid` runs one such search for a whole eps grid: every interval is
+bounded at every grid point in one evaluation, and the cover is refined until each grid
+point's maximum is within ``(1 + tol)`` of its best exhibited leaf.
+
+Cost. For ``k = 2`` the variance of ``Y`` is the same for every dataset, so ``h_c`` is nearly
+flat in ``c`` (its log falls about linearly, ~``0.08 x / n`` at distance ``x`` from the worst end
+for ``eps0 = 1``, ``delta = 1e-6``), while the interval bound loses about ``2 m / n`` for ``m``
+free users (the revealed coins remove the variance of ``B / 2``). The cover therefore needs
+about 25 intervals per factor 2 of distance from the worst dataset, i.e. ``O(log n)``
+evaluations of ``O(sqrt n)`` work each, plus the leaves near the worst; near ``eps = 0``
+(``delta`` large, ``h_c`` flatter still) the count grows like ``n``.
 
 Example:
     >>> cert = certify(2.0, 1000, delta=1e-6)
