@@ -1,12 +1,15 @@
 """Certified exact worst case of shuffled binary RR (k = 2): gap and speed of the branch and bound.
 
-Run: ``.venv/bin/python benchmarks/bench_worst_case.py`` (``--full`` adds n = 1e5 and 1e6).
+Run: ``.venv/bin/python benchmarks/bench_worst_case.py`` (``--full`` adds n = 1e6 and 1e7,
+``--ns`` picks the sizes, ``--eps0s`` the local parameters, ``--smoke`` is the CI run).
 One row per (n, eps0, delta): the certified epsilon of the branch and bound
 (:func:`shuffle_accounting.shuffled_krr.worst_case.certify`), the exhibited epsilon of its witness
-dataset, the gap ``certified / exhibited - 1``, the bound evaluations and cover size, the wall time,
-and the blanket epsilon (``method="blanket"``) with its time. The load average and a fixed
-reference computation (blanket ``epsilon(1e-6)`` at k = 3, eps0 = 1, n = 1e4, timed in the same
-run) are printed so times can be compared as ratios across machines and loads.
+dataset, the gap ``certified / exhibited - 1`` (target: <= 1e-4), the bound evaluations and cover
+size, the time of the certificate and its ratio to the reference, and the blanket epsilon
+(``method="blanket"``) with its time. The load average and a fixed reference computation (blanket
+``epsilon(1e-6)`` at k = 3, eps0 = 1, n = 1e4, timed at the start of the same run) are printed so
+times can be compared as ratios across machines and loads. A final line times
+``certified_log_delta_grid`` on a 300-point grid against one ``certify`` at the same n.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from __future__ import annotations
 import argparse
 import os
 import time
+
+import numpy as np
 
 from shuffle_accounting.shuffled_krr import ShuffledKRR
 from shuffle_accounting.shuffled_krr import worst_case as W
@@ -27,13 +32,21 @@ def _reference() -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--full", action="store_true", help="add n = 1e5 and 1e6")
+    ap.add_argument("--full", action="store_true", help="add n = 1e6 and 1e7")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI checks that the script runs)")
+    ap.add_argument("--ns", type=float, nargs="*", help="sizes (overrides the defaults)")
+    ap.add_argument("--eps0s", type=float, nargs="*", help="local parameters (overrides the defaults)")
+    ap.add_argument("--deltas", type=float, nargs="*", help="deltas (overrides the defaults)")
+    ap.add_argument("--grid-n", type=float, default=1e4, help="n of the grid timing line (0: skip)")
     args = ap.parse_args()
-    ns = [2, 100, 1000, 10**4] + ([10**5, 10**6] if args.full else [])
-    eps0s, deltas = (0.05, 0.5, 2.0, 10.0), (1e-12, 1e-6, 0.1)
+    ns = [2, 10, 100, 1000, 10**4, 10**5] + ([10**6, 10**7] if args.full else [])
+    eps0s, deltas = [0.05, 0.5, 2.0, 10.0], [1e-12, 1e-6, 0.1]
+    grid_n = int(args.grid_n)
     if args.smoke:
-        ns, eps0s, deltas = [2, 100], (2.0,), (1e-6,)
+        ns, eps0s, deltas, grid_n = [2, 100], [2.0], [1e-6], 100
+    ns = [int(x) for x in args.ns] if args.ns else ns
+    eps0s = args.eps0s or eps0s
+    deltas = args.deltas or deltas
     ref = _reference()
     print(
         f"load average {os.getloadavg()[0]:.2f}; reference (blanket k=3 eps0=1 n=1e4 eps(1e-6)) {ref:.3f} s"
@@ -42,6 +55,7 @@ def main() -> None:
         f"{'n':>8} {'eps0':>5} {'delta':>6} {'certified':>12} {'exhibited':>12} {'gap':>8} "
         f"{'evals':>5} {'cover':>5} {'sec':>7} {'ratio':>6} {'blanket':>10} {'sec':>6}"
     )
+    worst_gap = 0.0
     for n in ns:
         for eps0 in eps0s:
             for delta in deltas:
@@ -55,13 +69,35 @@ def main() -> None:
                 t = time.perf_counter()
                 b = ShuffledKRR(2, eps0, n).epsilon(delta, method="blanket")
                 db = time.perf_counter() - t
-                gap = c.epsilon / c.epsilon_lower - 1.0 if c.epsilon_lower > 0 else float("inf")
+                if c.epsilon_lower > 0:
+                    gap = c.epsilon / c.epsilon_lower - 1.0
+                else:
+                    gap = 0.0 if c.epsilon == 0.0 else float("inf")
+                worst_gap = max(worst_gap, gap)
                 print(
                     f"{n:>8.0e} {eps0:>5g} {delta:>6.0e} {c.epsilon:>12.7g} {c.epsilon_lower:>12.7g} "
                     f"{gap:>8.1e} {c.evaluations:>5} {len(c.cover):>5} {dt:>7.2f} {dt / ref:>6.1f} "
                     f"{b:>10.5g} {db:>6.2f}",
                     flush=True,
                 )
+    print(f"largest gap {worst_gap:.2e} (target 1e-4)")
+    if grid_n:
+        eps0 = 2.0 if args.smoke else 1.0
+        c = W.certify(eps0, grid_n, delta=1e-6)
+        grid = np.linspace(0.0, 4.0 * c.epsilon, 300)
+        t = time.perf_counter()
+        W.certify(eps0, grid_n, eps=float(grid[100]))
+        one = time.perf_counter() - t
+        t = time.perf_counter()
+        W.certified_log_delta_grid(grid, eps0, grid_n)
+        dg = time.perf_counter() - t
+        t = time.perf_counter()
+        W.certified_log_delta_grid(grid[1:], eps0, grid_n)
+        dg1 = time.perf_counter() - t
+        print(
+            f"grid n={grid_n:.0e} eps0={eps0:g}: 300 points in {dg:.2f} s ({dg1:.2f} s without eps = 0), "
+            f"one certify(eps=) {one:.2f} s"
+        )
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 

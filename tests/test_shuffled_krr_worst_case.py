@@ -242,11 +242,19 @@ def test_worst_case_method_and_certificate_bad_inputs():
         W.leaf_log_delta(0.1, 1.0, 10, 10)
 
 
-def test_work_budget_is_reported_not_silently_wrong():
+def test_work_budget_is_reported_not_silently_wrong(monkeypatch):
     with pytest.raises(W.WorkBudgetExceeded):
         W.certify(0.5, 10**5, delta=1e-6, max_evals=3)
-    # auto falls back to the (certified) blanket bound instead
-    m = ShuffledKRR(2, 0.5, 10**5)
+    # above AUTO_WORST_CASE_MAX_N auto uses the (certified) blanket bound only
+    from shuffle_accounting.shuffled_krr.mechanism import AUTO_WORST_CASE_MAX_N
+
+    m = ShuffledKRR(2, 0.5, AUTO_WORST_CASE_MAX_N + 1)
+    assert m.auto_method == "blanket"
+    assert m.epsilon(1e-6) == m.epsilon(1e-6, method="blanket")
+    # over budget, auto (worst case and blanket) returns the blanket value
+    m = ShuffledKRR(2, 0.5, 2000)
+    real = W.certify
+    monkeypatch.setattr(W, "certify", lambda *a, **k: real(*a, **{**k, "max_evals": 2}))
     assert m.epsilon(1e-6) == m.epsilon(1e-6, method="blanket")
 
 

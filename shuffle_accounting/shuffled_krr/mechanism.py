@@ -32,7 +32,7 @@ from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
 #: ``method="auto"`` uses the certified worst case (k = 2) up to this many users; above it the
 #: branch and bound costs seconds per call and ``auto`` returns the blanket bound (pass
 #: ``method="worst-case"`` to force it).
-AUTO_WORST_CASE_MAX_N: int = 10_000
+AUTO_WORST_CASE_MAX_N: int = 100_000
 #: ``method="auto"`` uses the certified worst case for ``k = 3``
 #: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`) up to this many users (measured: about
 #: 1 s per call at n = 50, 2-8 s at n = 100, minutes at n = 1000; benchmarks/README.md).
