@@ -231,7 +231,13 @@ def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> _Dist:
         d = _binom(N, log_1mpi, log_pi, log_tol)
         mean, var = d.mom
         return _Dist(
-            N - (d.lo + d.arr.size - 1), d.arr[::-1].copy(), d.scale, d.log_drop, d.rel, (N - mean, var), d.crel
+            N - (d.lo + d.arr.size - 1),
+            d.arr[::-1].copy(),
+            d.scale,
+            d.log_drop,
+            d.rel,
+            (N - mean, var),
+            d.crel,
         )
     pi = math.exp(log_pi)
     mean, sd = N * pi, math.sqrt(N * pi * (1.0 - pi))
@@ -411,7 +417,9 @@ class _Family:
         D = len(self.cs)
         yv, fv = np.empty((D, K + 1)), np.empty((D, K + 1))
         # one block of the law of X + Y covering every law's needs
-        need_lo = [int(t0[i]) - 1 - ((c.lo + c.arr.size - 1) if c is not None else 0) for i, c in enumerate(self.cs)]
+        need_lo = [
+            int(t0[i]) - 1 - ((c.lo + c.arr.size - 1) if c is not None else 0) for i, c in enumerate(self.cs)
+        ]
         need_hi = [int(t0[i]) + K - 1 - (c.lo if c is not None else 0) for i, c in enumerate(self.cs)]
         B0, B1 = min(need_lo), max(need_hi)
         by, bf = _pair_range(self.x, self.y, B0, B1, self.cum)
