@@ -167,6 +167,8 @@ _DROP_MARGIN = 25.0
 _EXACT_CELLS = 32
 #: Number of cells of ``B`` inside its window for wider intervals.
 _CELLS = 12
+#: Up to this many multiply-adds the laws of a family are convolved in full (one eps at a time).
+_DIRECT_WORK = 2e6
 #: Largest multiply-add count of one convolution; above it :class:`WorkBudgetExceeded` is raised.
 MAX_CONV_WORK = 4e8
 
@@ -431,6 +433,12 @@ class _Family:
                 fv[i] = np.convolve(c.arr, bf[sl], "valid")
         return yv, fv
 
+    def full_work(self) -> float:
+        """Multiply-adds of the full convolutions of every law."""
+        base = float(self.x.arr.size) * self.y.arr.size
+        L = self.x.arr.size + self.y.arr.size
+        return base + sum(float(L) * c.arr.size for c in self.cs if c is not None)
+
     def full(self, i: int) -> _Dist:
         """The full convolution of law ``i`` (fallback path)."""
         dist = _conv(self.x, self.y)
@@ -534,6 +542,11 @@ def _family_hockey(fam: _Family, eps: np.ndarray, p: float, eps0: float) -> np.n
     out = np.full((2, D, N), -np.inf)
     live = np.flatnonzero(eps < eps0)
     if live.size == 0:
+        return out
+    if N == 1 and fam.full_work() <= _DIRECT_WORK:
+        # small windows: the full convolution and one vector pass (:func:`_hockey`) are cheaper
+        for i in range(D):
+            out[:, i, 0] = _hockey(fam.full(i), float(eps[0]), p, eps0)
         return out
     e = eps[live]
     pbar = p * math.exp(-eps0)
@@ -968,11 +981,20 @@ def certify(
         eps = check_real("eps", eps, low=0.0)
         tol = 1e-7 if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
         # truncation level: the largest leaf value among the seeds (windows reach e^-25 below it)
+        # (when every seed's lower value is lost in the truncation, their upper values, about the
+        # dropped mass, lower the level step by step until the values are resolved)
         level = -60.0
-        for _ in range(4):
+        for _ in range(8):
             pr = _Problem(eps0, n, level)
-            top = max(pr.leaf(c, eps)[1] for c in _seeds(n))
-            if top == -math.inf or top >= level - 1.0:
+            vals = [pr.leaf(c, eps) for c in _seeds(n)]
+            top = max(v[1] for v in vals)
+            if top == -math.inf:
+                top = max(v[0] for v in vals)
+                if top == -math.inf or top >= level - 1.0:
+                    break
+                level = max(top, -700.0)
+                continue
+            if top >= level - 1.0:
                 break
             level = top
         pr = _Problem(eps0, n, level)
