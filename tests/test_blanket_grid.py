@@ -33,7 +33,15 @@ def _close(grid, ref):
 
 @pytest.mark.parametrize(
     "k, eps0, n",
-    [(2, 1.0, 2), (3, 2.0, 7), (10, 2.0, 60), (2, 0.5, 400), (4, 3.0, 1000), (10, 2.0, 10_000), (2, 1.0, 10_000)],
+    [
+        (2, 1.0, 2),
+        (3, 2.0, 7),
+        (10, 2.0, 60),
+        (2, 0.5, 400),
+        (4, 3.0, 1000),
+        (10, 2.0, 10_000),
+        (2, 1.0, 10_000),
+    ],
 )
 def test_grid_matches_one_eps_evaluation(k, eps0, n):
     eps = np.unique(np.concatenate([np.linspace(0.0, eps0 * 1.05, 23), [eps0 * (1 - 1e-5), eps0]]))

@@ -57,6 +57,26 @@ pessimistically (truncated tails go to infinity, <= 1e-15 each). Hence every ``g
 ``get_delta`` of a :class:`ShuffleAccountant` is an **upper bound**; both are further inflated by a
 relative ``1e-9`` to cover dp_accounting's floating-point summation.
 
+**k = 2: the certified worst case (issue 11, item 4).** For ``k = 2`` and
+``2 <= n <= AUTO_WORST_CASE_MAX_N`` the curve is the pointwise minimum of ``delta_c`` and the
+certified exact worst case ``delta*(eps) = sup_{D ~ D'} H_{e^eps}(P_D || P_D')`` of
+:mod:`~shuffle_accounting.shuffled_krr.worst_case` (smaller by factors 2-31 in delta). Composition
+may use it, although ``delta*`` is a supremum over *many* pairs, not the curve of one pair: let
+``T_D = T(P_D, P_D')`` be the tradeoff function of one neighbouring pair (Dong, Roth, Su, *Gaussian
+Differential Privacy*, JRSS-B 2022, Def. 2.1) and ``f*`` the greatest convex minorant of
+``inf_D T_D``. ``f*`` is a tradeoff function (convex by construction; continuous, non-increasing
+and ``<= 1 - x`` because each ``T_D`` is and these survive the infimum and the minorant; Dong et
+al. Prop. 2.2), every pair is ``f*``-DP (``T_D >= inf_D T_D >= f*``), and its privacy profile is
+``delta*``: the profile is the convex conjugate ``delta_f(eps) = 1 + f^c(-e^eps)`` (Dong et al.
+Prop. 2.12) and the conjugate of the convex minorant of an infimum is the supremum of the
+conjugates. ``f*`` is symmetric since the set of pairs is closed under swapping ``D`` and ``D'``.
+By the composition theorem of f-DP (Dong et al. Thm. 3.2, adaptive), ``r`` releases are
+``f*^{(x) r}``-DP, and ``f*^{(x) r} = T(P*^r, Q*^r)`` for any pair with ``T(P*, Q*) = f*``. The
+discrete pair built below from upper bounds of ``delta*`` dominates such a pair in both
+directions (Blackwell), and dominance survives composition (Zhu, Dong, Wang 2022, below), so the
+PLD composition stays an upper bound. (The same argument is what makes the blanket pair's curve
+usable: it dominates every ``T_D`` pointwise.)
+
 The grid is adaptive: one coarse evaluation (129 points) locates how fast ``log delta_c`` falls, a
 second one adds points so that ``log delta_c`` changes by at most ``0.2`` between neighbours while
 ``delta_c >= 1e-30`` (6.0 below), and no gap exceeds ``eps0 / 256``. Where the curve is smooth
@@ -74,6 +94,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -112,6 +133,11 @@ _LOG_STEP_FINE = 0.2  # max change of log(delta_c) between grid neighbours while
 _LOG_STEP_TAIL = 6.0  # ... and below 1e-30 (that region hardly matters at practical deltas)
 _LOG_FINE_LIMIT = math.log(1e-30)
 _MAX_STEP_FRACTION = 1.0 / 256.0  # max grid gap as a fraction of eps0
+_GRID_CHUNK = 16  # grid points per progress-bar step (large n only)
+_PROGRESS_MIN_N = 10**6  # curve builds from this many users on show a progress bar on a terminal
+_WC_TOL = 1e-4  # k = 2 worst case: relative gap certified/exhibited per point (the hull's chords are coarser)
+_WC_MAX_EVALS = 400  # ... and its work budget per point (past it the blanket value is used)
+_WC_MAX_POINTS = 64  # ... and the most grid points the pointwise stand-in certifies
 
 
 # --------------------------------------------------------------------------------------------
@@ -167,42 +193,199 @@ class ShuffledKRRDpEvent(dp_event.DpEvent):
 # --------------------------------------------------------------------------------------------
 
 
-def _certified_log_delta(eps: np.ndarray, k: int, eps0: float, n: int) -> np.ndarray:
+def _progress_bar(total: int, desc: str, enabled: bool | None):
+    """A tqdm bar on stderr when ``enabled`` (``None``: only when stderr is a terminal); else inert."""
+    from tqdm.auto import tqdm
+
+    if enabled is None:
+        enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
+    return tqdm(total=total, desc=desc, disable=not enabled, leave=False, file=sys.stderr)
+
+
+def _worst_case_pointwise(eps: np.ndarray, eps0: float, n: int) -> np.ndarray:
+    """Certified k = 2 worst-case log delta at each eps by one branch and bound per point.
+
+    The same computation as :func:`~shuffle_accounting.shuffled_krr.worst_case.certify` with
+    ``eps=`` at every point, but on one shared problem (its leaf laws, fair-coin laws and cells do
+    not depend on eps) truncated at the level ``e^_WINDOW_LOG_FLOOR`` (windows reach ``e^-25``
+    below it; the dropped mass is added in any case, so the bound is certified at every eps).
+    At most :data:`_WC_MAX_POINTS` points are certified (every ``stride``-th, the first included);
+    a point in between takes the value of the last certified point before it, an upper bound
+    there because ``sup_D delta_D(eps)`` is non-increasing in ``eps`` (``H_{e^eps}`` is).
+    ``+inf`` (no information) where the branch and bound exceeds its work budget. Every value is
+    checked against the certificate's own exhibited dataset (below it would be a bug:
+    :class:`~shuffle_accounting.shuffled_krr.blanket.SoundnessError`).
+    """
+    from .blanket import SoundnessError
+    from .worst_case import WorkBudgetExceeded, _certify_delta, _Problem
+
+    out = np.full(eps.shape, np.inf)
+    pr = _Problem(eps0, n, _WINDOW_LOG_FLOOR)
+    stride = max(1, math.ceil(eps.size / _WC_MAX_POINTS))
+    last = math.inf
+    for i, e in enumerate(eps.tolist()):
+        if i % stride:
+            out[i] = last  # the true curve is non-increasing: the last certified value holds here
+            continue
+        pr.evaluations = 0  # the work budget is per point
+        try:
+            cover, best, _ = _certify_delta(pr, e, _WC_TOL, _WC_MAX_EVALS)
+        except WorkBudgetExceeded:
+            last = out[i] = math.inf
+            continue
+        ld = max(c.log_bound for c in cover)
+        if not ld >= best:  # pragma: no cover - a bug
+            raise SoundnessError(f"internal: certified worst case {ld!r} below its exhibited {best!r}")
+        last = out[i] = ld
+    return out
+
+
+def _worst_case_log_delta_grid(eps: np.ndarray, eps0: float, n: int) -> np.ndarray:
+    """Certified worst-case log delta of shuffled binary RR (k = 2) on a grid (``+inf``: unknown).
+
+    MERGE: switch the one line below to ``worst_case.certified_log_delta_grid(eps, eps0, n)`` (one
+    branch-and-bound pass certifying the whole grid) once that exists; it is a pointwise loop over
+    :func:`~shuffle_accounting.shuffled_krr.worst_case.certify` for now.
+    """
+    from .worst_case import WorkBudgetExceeded
+
+    try:
+        return _worst_case_pointwise(eps, eps0, n)  # MERGE: the one line to switch
+    except WorkBudgetExceeded:
+        return np.full(eps.shape, np.inf)
+
+
+def _blanket_points(x: np.ndarray, mech: Any, bl: Any) -> np.ndarray:
+    """Certified blanket log delta on an ascending array of eps < eps0 (one pass).
+
+    Below :data:`~shuffle_accounting.shuffled_krr.mechanism.FAST_BLANKET_MIN_N` users: the exact
+    one-pass grid evaluator (:func:`~shuffle_accounting.shuffled_krr.blanket.certified_log_delta_grid`).
+    From there on: the sub-linear :func:`~shuffle_accounting.shuffled_krr.blanket_fast.certified_log_delta_grid`,
+    every value of which is checked against the closed-form one-outcome exhibited lower bound
+    (``ShuffledKRR._one_outcome_log_delta``); where it is below it (a known defect of that module
+    near ``eps0``), NaN, or the module fails, the exact evaluator recomputes that point.
+    """
+    from . import blanket_fast
+    from .blanket import certified_log_delta, certified_log_delta_grid
+    from .mechanism import FAST_BLANKET_MIN_N
+
+    k, eps0, n = mech.k, mech.eps0, mech.n
+    if x.size == 0:
+        return np.zeros(0)
+    if n < FAST_BLANKET_MIN_N:
+        return certified_log_delta_grid(x, k, eps0, n, log_delta_floor=_WINDOW_LOG_FLOOR)
+    try:
+        v = np.asarray(blanket_fast.certified_log_delta_grid(x, k, eps0, n), dtype=float)
+    except (ValueError, ArithmeticError):
+        v = np.full(x.shape, np.nan)
+    bad = ~(v >= mech._one_outcome_log_delta(x))  # NaN included
+    if np.any(bad):
+        v = v.copy()
+        v[bad] = certified_log_delta(x[bad], k, eps0, n, log_delta_floor=_WINDOW_LOG_FLOOR)
+    return v
+
+
+def _probe(x: float, mech: Any, bl: Any) -> float:
+    """Certified log delta at one eps; a cheap Chernoff bound when that already shows it is tiny.
+
+    ``delta(eps) = sum (P - e^eps Q)_+ <= P(L > e^eps)`` (every positive term is at most its
+    ``P`` mass), and the blanket's joint Chernoff bound with an always-true side constraint
+    (``T >= 0``) bounds ``P(L > e^eps)``: when it is below ``e^_WINDOW_LOG_FLOOR`` it is returned
+    (a certified upper bound, as good as any below the floor), else the full evaluation.
+    """
+    cb = bl._log_joint_chernoff(x, "T>", 0.0) if bl is not None else math.inf
+    if cb < _WINDOW_LOG_FLOOR:
+        return float(cb)
+    return float(_blanket_points(np.array([x]), mech, bl)[0])
+
+
+def _floor_index(x: np.ndarray, mech: Any, bl: Any) -> tuple[int, float]:
+    """``(j, value)``: a point of the ascending ``x`` whose certified value is below the floor, the
+    points before it not (as far as probed); ``(x.size, nan)`` if none.
+
+    Exponential then binary search over the indices (the certified curve is non-increasing up
+    to rounding; any index found serves, see :func:`_certified_log_delta`).
+    """
+    vals: dict[int, float] = {}
+
+    def below(i: int) -> bool:
+        if i not in vals:
+            vals[i] = _probe(float(x[i]), mech, bl)
+        return vals[i] < _WINDOW_LOG_FLOOR
+
+    lo, hi, step = -1, None, 1
+    while True:
+        i = min(lo + step, x.size - 1)
+        if below(i):
+            hi = i
+            break
+        lo = i
+        if i == x.size - 1:
+            return x.size, math.nan
+        step *= 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if below(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi, vals[hi]
+
+
+def _certified_log_delta(
+    eps: np.ndarray, k: int, eps0: float, n: int, *, worst_case: bool = True
+) -> np.ndarray:
     """Certified log delta on an ascending grid, stopping once it is below e^_WINDOW_LOG_FLOOR.
 
     ``delta`` is non-increasing in ``eps``, so once ``delta_c(e) <= e^_WINDOW_LOG_FLOOR`` that value
     is an upper bound at every larger grid point below ``eps0`` (where delta is exactly 0): such
     points are filled with it instead of being evaluated. Masses this small move no practical
-    epsilon, and the curve stays a pointwise upper bound.
+    epsilon, and the curve stays a pointwise upper bound. Such a point is located first
+    (:func:`_floor_index`, a few single evaluations, most of them a cheap Chernoff bound), then
+    every grid point before it is evaluated in one pass (:func:`_blanket_points`). For ``k = 2``
+    and ``2 <= n <=`` :data:`~shuffle_accounting.shuffled_krr.mechanism.AUTO_WORST_CASE_MAX_N`
+    the value is the pointwise minimum with the certified worst case
+    (:func:`_worst_case_log_delta_grid`; the module docstring says why composition may use it),
+    unless ``worst_case=False`` (the privacy-blanket curve alone).
+    Every returned value is checked against the one-outcome exhibited lower bound
+    (``SoundnessError`` if below: a bug).
     """
-    from .blanket import MAX_PAIRS, _Blanket, certified_log_delta  # heavy: imported here
+    from .blanket import _Blanket
+    from .mechanism import AUTO_WORST_CASE_MAX_N, ShuffledKRR
 
     e = np.asarray(eps, dtype=float)
     if e.ndim != 1 or np.any(np.diff(e) < 0):
         raise RuntimeError("internal: the grid must be one-dimensional and ascending")  # pragma: no cover
     out = np.full(e.shape, -np.inf)
-    # one blanket object for the whole grid, so its truncation windows are reused (n = 1 is the
-    # closed-form k-RR curve of certified_log_delta)
+    live = np.nonzero(e < eps0)[0]  # delta is exactly 0 from eps0 on
+    if live.size == 0:
+        return out
+    mech = ShuffledKRR(k, eps0, n)
     bl = _Blanket(k, eps0, n) if n > 1 else None
-    for i, x in enumerate(e):
-        if x >= eps0:
-            break  # delta is exactly 0 from eps0 on
-        if bl is None:
-            val = float(certified_log_delta(x, k, eps0, n))
-        else:
-            # ascending eps needs ever wider windows: start from the previous one
-            val = bl.certified(float(x), _WINDOW_LOG_FLOOR, MAX_PAIRS, bl.last_z)[0]
-        if math.isnan(val) or val == math.inf:
-            raise RuntimeError(  # pragma: no cover - guards the dependency's contract
-                f"certified_log_delta returned {val} for k={k}, eps0={eps0}, n={n}, eps={x}"
-            )
-        out[i] = val
-        if val < _WINDOW_LOG_FLOOR:
-            rest = (e > x) & (e < eps0)
-            out[rest] = val
-            break
+    x = e[live]
+    j, val_j = _floor_index(x, mech, bl)
+    if j < x.size:
+        out[live[j:]] = val_j
+    todo = live[:j]
+    show = None if n >= _PROGRESS_MIN_N else False
+    with _progress_bar(todo.size, f"shuffled k-RR curve (n={n})", show) as bar:
+        step = _GRID_CHUNK if n >= _PROGRESS_MIN_N else max(todo.size, 1)
+        for start in range(0, todo.size, step):
+            idx = todo[start : start + step]
+            val = _blanket_points(e[idx], mech, bl)
+            if np.any(np.isnan(val)) or np.any(val == np.inf):
+                raise RuntimeError(  # pragma: no cover - guards the dependency's contract
+                    f"certified blanket log delta is NaN or +inf for k={k}, eps0={eps0}, n={n}"
+                )
+            out[idx] = val
+            bar.update(idx.size)
+    if worst_case and k == 2 and 2 <= n <= AUTO_WORST_CASE_MAX_N:
+        sel = live[: j + 1] if j < x.size else live
+        out[sel] = np.minimum(out[sel], _worst_case_log_delta_grid(e[sel], eps0, n))
     # delta <= 1 always holds, so capping an upper bound at 1 keeps it an upper bound.
-    return np.minimum(out, 0.0)
+    out = np.minimum(out, 0.0)
+    mech._check_log_delta(e[live], out[live])
+    return out
 
 
 def _top_index(eps0: float, h: float) -> int:

@@ -147,6 +147,8 @@ _SMALL_PAIRS = 3e4
 _CDF_TABLE_MAX = 4_000_000
 #: eps evaluated together by one ``log_delta_many`` call (their pair arrays stay cache-sized).
 _GRID_BATCH = 2
+#: Smallest number of eps for which a window's CDF table is worth building.
+_TABLE_MIN_EPS = 16
 #: First window half-width in standard deviations (widened when the dropped-mass bound is too big).
 _Z_START = 6.0
 #: Widest window in standard deviations (where the blanket is extremely thin, e.g. eps0 = 300,
@@ -539,7 +541,7 @@ class _Blanket:
         one table of ``(log F_{N1-T}(s - T - 1), log F_{N1-T+1}(s - T))`` over ``T`` in the window
         and ``s`` in ``[s_lo - 2, s_hi + 2]`` serves the whole grid (the same elementwise function,
         so the values are identical); pairs outside it are computed directly. Built only where
-        it is small (at most :data:`_CDF_TABLE_MAX` entries).
+        it is small (at most :data:`_CDF_TABLE_MAX` entries) and many eps share it.
         """
         if "cdf" in w:
             return w["cdf"]
@@ -558,7 +560,7 @@ class _Blanket:
 
     def _cdf_pair_rows(self, w: dict, row: np.ndarray, s: np.ndarray, Tm: np.ndarray, nb: np.ndarray):
         """``_cdf_pair(s - T - 1, nb)`` for pairs on rows ``row`` of ``w`` (table lookup where possible)."""
-        table = self._cdf_table(w)
+        table = w.get("cdf")  # built by certified_many for a grid; one eps computes directly
         if table is None:
             return self._cdf_pair(s - Tm - 1.0, nb)
         j = s - table["s0"]
@@ -697,7 +699,9 @@ class _Blanket:
             d = s_up > s_dn
             if np.any(d):
                 lF0u, lF1u = self._cdf_pair_rows(w, rows[d], s_up[d], Tm[d], nB0[d])
-                pos_u = np.logaddexp(lA1[d] + lF1u + np.logaddexp(lp + lb1m[d], lpb + lb1[d]), third[d] + lF0u)
+                pos_u = np.logaddexp(
+                    lA1[d] + lF1u + np.logaddexp(lp + lb1m[d], lpb + lb1[d]), third[d] + lF0u
+                )
                 pos_d = np.logaddexp(
                     lA1[d] + lF1[d] + np.logaddexp(lp + lb1m[d], lpb + lb1[d]), third[d] + lF0[d]
                 )
@@ -881,6 +885,8 @@ class _Blanket:
             out[last], _ = self._certified_direct(float(eps[last]), log_floor, MAX_PAIRS)
             rest = rest[:-1]
             w = self.window(self.last_z)
+            if rest.size >= _TABLE_MIN_EPS:
+                self._cdf_table(w)
             core, bud = self._many_batched(eps[rest], w)
             ldrop = -math.inf
             if not w["full"] and rest.size:
