@@ -273,7 +273,9 @@ def _blanket_points(x: np.ndarray, mech: Any, bl: Any) -> np.ndarray:
     if x.size == 0:
         return np.zeros(0)
     if n < FAST_BLANKET_MIN_N:
-        return certified_log_delta_grid(x, k, eps0, n, log_delta_floor=_WINDOW_LOG_FLOOR)
+        if bl is None:  # n = 1: the closed form
+            return certified_log_delta_grid(x, k, eps0, n, log_delta_floor=_WINDOW_LOG_FLOOR)
+        return bl.certified_many(x, _WINDOW_LOG_FLOOR)  # x ascending, < eps0: the grid's core
     try:
         v = np.asarray(blanket_fast.certified_log_delta_grid(x, k, eps0, n), dtype=float)
     except (ValueError, ArithmeticError):
@@ -333,7 +335,7 @@ def _floor_index(x: np.ndarray, mech: Any, bl: Any) -> tuple[int, float]:
 
 
 def _certified_log_delta(
-    eps: np.ndarray, k: int, eps0: float, n: int, *, worst_case: bool = True
+    eps: np.ndarray, k: int, eps0: float, n: int, *, worst_case: bool = True, blanket: Any = None
 ) -> np.ndarray:
     """Certified log delta on an ascending grid, stopping once it is below e^_WINDOW_LOG_FLOOR.
 
@@ -346,7 +348,8 @@ def _certified_log_delta(
     and ``2 <= n <=`` :data:`~shuffle_accounting.shuffled_krr.mechanism.AUTO_WORST_CASE_MAX_N`
     the value is the pointwise minimum with the certified worst case
     (:func:`_worst_case_log_delta_grid`; the module docstring says why composition may use it),
-    unless ``worst_case=False`` (the privacy-blanket curve alone).
+    unless ``worst_case=False`` (the privacy-blanket curve alone). ``blanket`` (a
+    ``blanket._Blanket`` of the same ``(k, eps0, n)``) lets successive calls share its windows.
     Every returned value is checked against the one-outcome exhibited lower bound
     (``SoundnessError`` if below: a bug).
     """
@@ -361,7 +364,7 @@ def _certified_log_delta(
     if live.size == 0:
         return out
     mech = ShuffledKRR(k, eps0, n)
-    bl = _Blanket(k, eps0, n) if n > 1 else None
+    bl = (blanket if blanket is not None else _Blanket(k, eps0, n)) if n > 1 else None
     x = e[live]
     j, val_j = _floor_index(x, mech, bl)
     if j < x.size:
@@ -400,7 +403,10 @@ def _grid_indices(k: int, eps0: float, n: int, h: float) -> tuple[np.ndarray, np
     """Adaptive grid of loss indices in [0, i_top] and log delta_c on it (two vectorised calls)."""
     i_top = _top_index(eps0, h)
     coarse = np.unique(np.rint(np.linspace(0, i_top, _COARSE_POINTS)).astype(np.int64))
-    lc = _certified_log_delta(coarse * h, k, eps0, n)
+    from .blanket import _Blanket
+
+    bl = _Blanket(k, eps0, n) if n > 1 else None  # shared by both passes (windows, CDF table)
+    lc = _certified_log_delta(coarse * h, k, eps0, n, blanket=bl)
     max_gap = max(1, int(math.floor(eps0 * _MAX_STEP_FRACTION / h)))
     pieces = [coarse]
     for j in range(coarse.size - 1):
@@ -421,7 +427,7 @@ def _grid_indices(k: int, eps0: float, n: int, h: float) -> tuple[np.ndarray, np
     log_delta = np.empty(grid.size)
     log_delta[np.searchsorted(grid, coarse)] = lc
     if extra.size:
-        log_delta[np.searchsorted(grid, extra)] = _certified_log_delta(extra * h, k, eps0, n)
+        log_delta[np.searchsorted(grid, extra)] = _certified_log_delta(extra * h, k, eps0, n, blanket=bl)
     return grid, log_delta
 
 

@@ -193,6 +193,7 @@ class _Blanket:
         self._chernoff: dict[tuple[float, str, float], float] = {}
         self.last_z = 0.0  # window (in standard deviations) of the latest certified() call
         self._smaller: dict[int, _Blanket] = {}  # blankets of fewer users (see _within_budget)
+        self._grid_z: float | None = None  # window of the latest certified_many call
 
     # -- windows ---------------------------------------------------------------------------
     def _bounds(self, z: float) -> tuple[int, int, int, int]:
@@ -849,7 +850,8 @@ class _Blanket:
         """:meth:`certified` (the value only) for an ascending array of ``0 <= eps < eps0``, in one pass.
 
         One window serves every eps: the one that the one-eps evaluation chooses at the
-        *largest* eps (:meth:`_certified_direct`, which also yields that eps's value); every eps
+        *largest* eps (:meth:`_certified_direct`, which also yields that eps's value), or the
+        previous call's window if that is at most 25 % wider (its CDF table is reused); every eps
         is evaluated on it (:meth:`log_delta_many`, sharing its binomial rows and CDF table). The
         dropped mass is bounded at an eps and reused for the following (larger) ones: every piece
         of :meth:`_log_drop` is either an eps-free binomial tail or a bound on
@@ -884,7 +886,12 @@ class _Blanket:
             last = int(rest[-1])
             out[last], _ = self._certified_direct(float(eps[last]), log_floor, MAX_PAIRS)
             rest = rest[:-1]
-            w = self.window(self.last_z)
+            z = self.last_z
+            prev = self._grid_z
+            if prev is not None and z <= prev <= 1.25 * z and prev in self._cache:
+                z = prev  # a later grid on the same object: the (slightly) wider window and its table
+            w = self.window(z)
+            self._grid_z = z
             if rest.size >= _TABLE_MIN_EPS:
                 self._cdf_table(w)
             core, bud = self._many_batched(eps[rest], w)
