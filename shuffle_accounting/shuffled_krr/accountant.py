@@ -134,6 +134,7 @@ _LOG_STEP_TAIL = 6.0  # ... and below 1e-30 (that region hardly matters at pract
 _LOG_FINE_LIMIT = math.log(1e-30)
 _MAX_STEP_FRACTION = 1.0 / 256.0  # max grid gap as a fraction of eps0
 _GRID_CHUNK = 16  # grid points per progress-bar step (large n only)
+_FAST_RTOL = 1e-4  # blanket_fast: certified within 1e-4 (relative) of the exact blanket curve
 _PROGRESS_MIN_N = 10**6  # curve builds from this many users on show a progress bar on a terminal
 _WC_TOL = 1e-4  # k = 2 worst case: relative gap certified/exhibited per point (the hull's chords are coarser)
 _WC_MAX_EVALS = 400  # ... and its work budget per point (past it the blanket value is used)
@@ -261,7 +262,9 @@ def _blanket_points(x: np.ndarray, mech: Any, bl: Any) -> np.ndarray:
     Below :data:`~shuffle_accounting.shuffled_krr.mechanism.FAST_BLANKET_MIN_N` users: the exact
     one-pass grid evaluator (:func:`~shuffle_accounting.shuffled_krr.blanket.certified_log_delta_grid`).
     From there on: the sub-linear :func:`~shuffle_accounting.shuffled_krr.blanket_fast.certified_log_delta_grid`,
-    every value of which is checked against the closed-form one-outcome exhibited lower bound
+    (certified, and within ``_FAST_RTOL`` = 1e-4 of the exact curve, relatively: far below the
+    hull's 0.5 % chords), every value of which is checked against the closed-form one-outcome
+    exhibited lower bound
     (``ShuffledKRR._one_outcome_log_delta``); where it is below it (a known defect of that module
     near ``eps0``), NaN, or the module fails, the exact evaluator recomputes that point.
     """
@@ -277,7 +280,7 @@ def _blanket_points(x: np.ndarray, mech: Any, bl: Any) -> np.ndarray:
             return certified_log_delta_grid(x, k, eps0, n, log_delta_floor=_WINDOW_LOG_FLOOR)
         return bl.certified_many(x, _WINDOW_LOG_FLOOR)  # x ascending, < eps0: the grid's core
     try:
-        v = np.asarray(blanket_fast.certified_log_delta_grid(x, k, eps0, n), dtype=float)
+        v = np.asarray(blanket_fast.certified_log_delta_grid(x, k, eps0, n, rtol=_FAST_RTOL), dtype=float)
     except (ValueError, ArithmeticError):
         v = np.full(x.shape, np.nan)
     bad = ~(v >= mech._one_outcome_log_delta(x))  # NaN included
