@@ -138,7 +138,7 @@ _FAST_RTOL = 1e-4  # blanket_fast: certified within 1e-4 (relative) of the exact
 _PROGRESS_MIN_N = 10**6  # curve builds from this many users on show a progress bar on a terminal
 _WC_TOL = 1e-4  # k = 2 worst case: relative gap certified/exhibited per point (the hull's chords are coarser)
 _WC_MAX_EVALS = 400  # ... and its work budget per point (past it the blanket value is used)
-_WC_MAX_POINTS = 64  # ... and the most grid points the pointwise stand-in certifies
+_WC_MAX_POINTS = 24  # ... and the most grid points the pointwise stand-in certifies
 
 
 # --------------------------------------------------------------------------------------------

@@ -151,8 +151,9 @@ def calibrate_eps0(
 ) -> float:
     """Largest local ``eps0`` such that ``rounds`` shuffled k-RR releases on ``n`` users are (epsilon, delta)-DP.
 
-    Bisection on ``eps0`` between a certified value (initially ``epsilon / rounds``, certified by
-    pure DP) and an uncertified one, to relative width ``rtol``; the **certified end is returned**
+    Bracketing search on ``eps0`` (secant steps on the certified excess, every third step a
+    bisection) between a certified value (initially ``epsilon / rounds``, certified by pure DP)
+    and an uncertified one, to relative width ``rtol``; the **certified end is returned**
     (rounded down). See the module docstring for the certificates.
 
     Args:
@@ -216,10 +217,11 @@ def calibrate_eps0(
         # Bracketing secant steps (bisection while a value is missing) to relative width rtol; it
         # also stops when the bracket holds no double strictly inside it or after
         # _MAX_BISECTIONS steps. lo stays certified (its own evaluation, or pure DP).
-        for _ in range(_MAX_BISECTIONS):
+        for step in range(_MAX_BISECTIONS):
             if hi - lo <= rtol * lo:
                 break
-            mid = _next_point(lo, hi, f_lo, f_hi, 0.4 * rtol * lo)
+            # every third step bisects: the bracket at least halves every three steps
+            mid = _next_point(lo, hi, f_lo, f_hi, 0.4 * rtol * lo) if step % 3 != 2 else 0.5 * (lo + hi)
             if not lo < mid < hi:
                 break
             f = excess(mid)
@@ -243,7 +245,8 @@ def min_users(
 ) -> int:
     """Smallest number of users ``n`` for which ``rounds`` shuffled k-RR(eps0) releases are (epsilon, delta)-DP.
 
-    Doubling search for a certified ``n`` followed by an integer bisection; the returned ``n`` is
+    Doubling search for a certified ``n`` followed by an integer bracketing search (secant steps
+    in ``log n``, every third step a bisection); the returned ``n`` is
     one at which the target was certified, and every smaller ``n`` tried failed (the certified
     bound is non-increasing in ``n``, see the module docstring). If ``rounds * eps0 <= epsilon``
     the answer is 1 (pure DP).
@@ -296,10 +299,15 @@ def min_users(
             hi = min(2 * hi, N_CAP)
         # integer bracketing secant in log n (bisection without usable values): lo uncertified,
         # hi certified; the trial is moved by one user towards the farther end
+        step = 0
         while hi - lo > 1:
-            x = _next_point(math.log(lo), math.log(hi), -f_lo, -f_hi, 0.0)
-            mid = min(max(int(round(math.exp(x))), lo + 1), hi - 1)
-            mid = min(mid + 1, hi - 1) if hi - mid > mid - lo else max(mid - 1, lo + 1)
+            step += 1
+            if step % 3 == 0:  # every third step bisects: the bracket at least halves every three
+                mid = (lo + hi) // 2
+            else:
+                x = _next_point(math.log(lo), math.log(hi), -f_lo, -f_hi, 0.0)
+                mid = min(max(int(round(math.exp(x))), lo + 1), hi - 1)
+                mid = min(mid + 1, hi - 1) if hi - mid > mid - lo else max(mid - 1, lo + 1)
             f = excess(mid)
             bar.update(1)
             if f <= 0.0:
