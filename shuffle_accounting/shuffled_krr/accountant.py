@@ -86,8 +86,15 @@ small ``n`` the certified curve itself has kinks (the blanket pair has few loss 
 across a kink can overestimate delta by a few per cent; still an upper bound. Once the certified
 curve is below ``e^-120`` on the ascending grid, the remaining grid points below ``eps0`` take that
 value (delta is non-increasing, so this is an upper bound there; masses that small move no
-practical epsilon). The certified grid of each ``(k, eps0, n, h)`` is memoised (64 entries), so
-calibration and repeated composition do not recompute it.
+practical epsilon). Each pass evaluates its grid at once: a point below ``e^-120`` is located
+first (a few single evaluations, most of them a cheap Chernoff bound on ``P(L > e^eps)``), then
+every point before it in one call of the grid evaluator (the exact
+:func:`~shuffle_accounting.shuffled_krr.blanket.certified_log_delta_grid` below
+:data:`~shuffle_accounting.shuffled_krr.mechanism.FAST_BLANKET_MIN_N` users, the sub-linear
+``blanket_fast`` from there on, each of its values checked against the one-outcome exhibited
+bound). A tqdm progress bar is shown for curves of ``n >= 1e6`` users when stderr is a terminal.
+The certified grid of each ``(k, eps0, n, h)`` is memoised (64 entries), so calibration and
+repeated composition do not recompute it.
 """
 
 from __future__ import annotations
