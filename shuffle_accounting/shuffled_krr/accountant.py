@@ -57,6 +57,26 @@ pessimistically (truncated tails go to infinity, <= 1e-15 each). Hence every ``g
 ``get_delta`` of a :class:`ShuffleAccountant` is an **upper bound**; both are further inflated by a
 relative ``1e-9`` to cover dp_accounting's floating-point summation.
 
+**k = 2: the certified worst case (issue 11, item 4).** For ``k = 2`` and
+``2 <= n <= AUTO_WORST_CASE_MAX_N`` the curve is the pointwise minimum of ``delta_c`` and the
+certified exact worst case ``delta*(eps) = sup_{D ~ D'} H_{e^eps}(P_D || P_D')`` of
+:mod:`~shuffle_accounting.shuffled_krr.worst_case` (smaller by factors 2-31 in delta). Composition
+may use it, although ``delta*`` is a supremum over *many* pairs, not the curve of one pair: let
+``T_D = T(P_D, P_D')`` be the tradeoff function of one neighbouring pair (Dong, Roth, Su, *Gaussian
+Differential Privacy*, JRSS-B 2022, Def. 2.1) and ``f*`` the greatest convex minorant of
+``inf_D T_D``. ``f*`` is a tradeoff function (convex by construction; continuous, non-increasing
+and ``<= 1 - x`` because each ``T_D`` is and these survive the infimum and the minorant; Dong et
+al. Prop. 2.2), every pair is ``f*``-DP (``T_D >= inf_D T_D >= f*``), and its privacy profile is
+``delta*``: the profile is the convex conjugate ``delta_f(eps) = 1 + f^c(-e^eps)`` (Dong et al.
+Prop. 2.12) and the conjugate of the convex minorant of an infimum is the supremum of the
+conjugates. ``f*`` is symmetric since the set of pairs is closed under swapping ``D`` and ``D'``.
+By the composition theorem of f-DP (Dong et al. Thm. 3.2, adaptive), ``r`` releases are
+``f*^{(x) r}``-DP, and ``f*^{(x) r} = T(P*^r, Q*^r)`` for any pair with ``T(P*, Q*) = f*``. The
+discrete pair built below from upper bounds of ``delta*`` dominates such a pair in both
+directions (Blackwell), and dominance survives composition (Zhu, Dong, Wang 2022, below), so the
+PLD composition stays an upper bound. (The same argument is what makes the blanket pair's curve
+usable: it dominates every ``T_D`` pointwise.)
+
 The grid is adaptive: one coarse evaluation (129 points) locates how fast ``log delta_c`` falls, a
 second one adds points so that ``log delta_c`` changes by at most ``0.2`` between neighbours while
 ``delta_c >= 1e-30`` (6.0 below), and no gap exceeds ``eps0 / 256``. Where the curve is smooth
@@ -66,14 +86,22 @@ small ``n`` the certified curve itself has kinks (the blanket pair has few loss 
 across a kink can overestimate delta by a few per cent; still an upper bound. Once the certified
 curve is below ``e^-120`` on the ascending grid, the remaining grid points below ``eps0`` take that
 value (delta is non-increasing, so this is an upper bound there; masses that small move no
-practical epsilon). The certified grid of each ``(k, eps0, n, h)`` is memoised (64 entries), so
-calibration and repeated composition do not recompute it.
+practical epsilon). Each pass evaluates its grid at once: a point below ``e^-120`` is located
+first (a few single evaluations, most of them a cheap Chernoff bound on ``P(L > e^eps)``), then
+every point before it in one call of the grid evaluator (the exact
+:func:`~shuffle_accounting.shuffled_krr.blanket.certified_log_delta_grid` below
+:data:`~shuffle_accounting.shuffled_krr.mechanism.FAST_BLANKET_MIN_N` users, the sub-linear
+``blanket_fast`` from there on, each of its values checked against the one-outcome exhibited
+bound). A tqdm progress bar is shown for curves of ``n >= 1e6`` users when stderr is a terminal.
+The certified grid of each ``(k, eps0, n, h)`` is memoised (64 entries), so calibration and
+repeated composition do not recompute it.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -112,6 +140,11 @@ _LOG_STEP_FINE = 0.2  # max change of log(delta_c) between grid neighbours while
 _LOG_STEP_TAIL = 6.0  # ... and below 1e-30 (that region hardly matters at practical deltas)
 _LOG_FINE_LIMIT = math.log(1e-30)
 _MAX_STEP_FRACTION = 1.0 / 256.0  # max grid gap as a fraction of eps0
+_GRID_CHUNK = 16  # grid points per progress-bar step (large n only)
+_FAST_RTOL = 1e-4  # blanket_fast: certified within 1e-4 (relative) of the exact blanket curve
+_PROGRESS_MIN_N = 10**6  # curve builds from this many users on show a progress bar on a terminal
+_WC_TOL = 1e-4  # k = 2 worst case: relative gap certified/exhibited per point (the hull's chords are coarser)
+_WC_MAX_EVALS = 400  # ... and the work budget of the one-pass cover (past it the blanket value is used)
 
 
 # --------------------------------------------------------------------------------------------
@@ -167,43 +200,167 @@ class ShuffledKRRDpEvent(dp_event.DpEvent):
 # --------------------------------------------------------------------------------------------
 
 
-def _certified_log_delta(eps: np.ndarray, k: int, eps0: float, n: int) -> np.ndarray:
+def _progress_bar(total: int, desc: str, enabled: bool | None):
+    """A tqdm bar on stderr when ``enabled`` (``None``: only when stderr is a terminal); else inert."""
+    from tqdm.auto import tqdm
+
+    if enabled is None:
+        enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
+    return tqdm(total=total, desc=desc, disable=not enabled, leave=False, file=sys.stderr)
+
+
+def _worst_case_log_delta_grid(eps: np.ndarray, eps0: float, n: int) -> np.ndarray:
+    """Certified worst-case log delta of shuffled binary RR (k = 2) on a grid (``+inf``: unknown).
+
+    One branch-and-bound cover certifies the whole grid
+    (:func:`~shuffle_accounting.shuffled_krr.worst_case.certified_log_delta_grid`): every value is
+    ``>= sup_D log delta_D(eps)`` at its point. ``+inf`` (no information: the caller keeps the
+    blanket value) where the branch and bound exceeds its work budget.
+    """
+    from .worst_case import WorkBudgetExceeded, certified_log_delta_grid
+
+    try:
+        return np.asarray(certified_log_delta_grid(eps, eps0, n, max_evals=_WC_MAX_EVALS), dtype=float)
+    except WorkBudgetExceeded:
+        return np.full(eps.shape, np.inf)
+
+
+def _blanket_points(x: np.ndarray, mech: Any, bl: Any) -> np.ndarray:
+    """Certified blanket log delta on an ascending array of eps < eps0 (one pass).
+
+    Below :data:`~shuffle_accounting.shuffled_krr.mechanism.FAST_BLANKET_MIN_N` users: the exact
+    one-pass grid evaluator (:func:`~shuffle_accounting.shuffled_krr.blanket.certified_log_delta_grid`).
+    From there on: the sub-linear :func:`~shuffle_accounting.shuffled_krr.blanket_fast.certified_log_delta_grid`,
+    (certified, and within ``_FAST_RTOL`` = 1e-4 of the exact curve, relatively: far below the
+    hull's 0.5 % chords), every value of which is checked against the closed-form one-outcome
+    exhibited lower bound
+    (``ShuffledKRR._one_outcome_log_delta``); where it is below it (a known defect of that module
+    near ``eps0``), NaN, or the module fails, the exact evaluator recomputes that point.
+    """
+    from . import blanket_fast
+    from .blanket import certified_log_delta, certified_log_delta_grid
+    from .mechanism import FAST_BLANKET_MIN_N
+
+    k, eps0, n = mech.k, mech.eps0, mech.n
+    if x.size == 0:
+        return np.zeros(0)
+    if n < FAST_BLANKET_MIN_N:
+        if bl is None:  # n = 1: the closed form
+            return certified_log_delta_grid(x, k, eps0, n, log_delta_floor=_WINDOW_LOG_FLOOR)
+        return bl.certified_many(x, _WINDOW_LOG_FLOOR)  # x ascending, < eps0: the grid's core
+    try:
+        v = np.asarray(blanket_fast.certified_log_delta_grid(x, k, eps0, n, rtol=_FAST_RTOL), dtype=float)
+    except (ValueError, ArithmeticError):
+        v = np.full(x.shape, np.nan)
+    bad = ~(v >= mech._one_outcome_log_delta(x))  # NaN included
+    if np.any(bad):
+        v = v.copy()
+        v[bad] = certified_log_delta(x[bad], k, eps0, n, log_delta_floor=_WINDOW_LOG_FLOOR)
+    return v
+
+
+def _probe(x: float, mech: Any, bl: Any) -> float:
+    """Certified log delta at one eps; a cheap Chernoff bound when that already shows it is tiny.
+
+    ``delta(eps) = sum (P - e^eps Q)_+ <= P(L > e^eps)`` (every positive term is at most its
+    ``P`` mass), and the blanket's joint Chernoff bound with an always-true side constraint
+    (``T >= 0``) bounds ``P(L > e^eps)``: when it is below ``e^_WINDOW_LOG_FLOOR`` it is returned
+    (a certified upper bound, as good as any below the floor), else the full evaluation.
+    """
+    cb = bl._log_joint_chernoff(x, "T>", 0.0) if bl is not None else math.inf
+    if cb < _WINDOW_LOG_FLOOR:
+        return float(cb)
+    return float(_blanket_points(np.array([x]), mech, bl)[0])
+
+
+def _floor_index(x: np.ndarray, mech: Any, bl: Any) -> tuple[int, float]:
+    """``(j, value)``: a point of the ascending ``x`` whose certified value is below the floor, the
+    points before it not (as far as probed); ``(x.size, nan)`` if none.
+
+    Exponential then binary search over the indices (the certified curve is non-increasing up
+    to rounding; any index found serves, see :func:`_certified_log_delta`).
+    """
+    vals: dict[int, float] = {}
+
+    def below(i: int) -> bool:
+        if i not in vals:
+            vals[i] = _probe(float(x[i]), mech, bl)
+        return vals[i] < _WINDOW_LOG_FLOOR
+
+    lo, hi, step = -1, None, 1
+    while True:
+        i = min(lo + step, x.size - 1)
+        if below(i):
+            hi = i
+            break
+        lo = i
+        if i == x.size - 1:
+            return x.size, math.nan
+        step *= 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if below(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi, vals[hi]
+
+
+def _certified_log_delta(
+    eps: np.ndarray, k: int, eps0: float, n: int, *, worst_case: bool = True, blanket: Any = None
+) -> np.ndarray:
     """Certified log delta on an ascending grid, stopping once it is below e^_WINDOW_LOG_FLOOR.
 
     ``delta`` is non-increasing in ``eps``, so once ``delta_c(e) <= e^_WINDOW_LOG_FLOOR`` that value
     is an upper bound at every larger grid point below ``eps0`` (where delta is exactly 0): such
     points are filled with it instead of being evaluated. Masses this small move no practical
-    epsilon, and the curve stays a pointwise upper bound.
+    epsilon, and the curve stays a pointwise upper bound. Such a point is located first
+    (:func:`_floor_index`, a few single evaluations, most of them a cheap Chernoff bound), then
+    every grid point before it is evaluated in one pass (:func:`_blanket_points`). For ``k = 2``
+    and ``2 <= n <=`` :data:`~shuffle_accounting.shuffled_krr.mechanism.AUTO_WORST_CASE_MAX_N`
+    the value is the pointwise minimum with the certified worst case
+    (:func:`_worst_case_log_delta_grid`; the module docstring says why composition may use it),
+    unless ``worst_case=False`` (the privacy-blanket curve alone). ``blanket`` (a
+    ``blanket._Blanket`` of the same ``(k, eps0, n)``) lets successive calls share its windows.
+    Every returned value is checked against the one-outcome exhibited lower bound
+    (``SoundnessError`` if below: a bug).
     """
-    from .blanket import MAX_PAIRS, certified_log_delta  # heavy: imported here
     from .blanket import BlanketEvaluator as _Blanket
+    from .mechanism import AUTO_WORST_CASE_MAX_N, ShuffledKRR
 
     e = np.asarray(eps, dtype=float)
     if e.ndim != 1 or np.any(np.diff(e) < 0):
         raise RuntimeError("internal: the grid must be one-dimensional and ascending")  # pragma: no cover
     out = np.full(e.shape, -np.inf)
-    # one blanket object for the whole grid, so its truncation windows are reused (n = 1 is the
-    # closed-form k-RR curve of certified_log_delta)
-    bl = _Blanket(k, eps0, n) if n > 1 else None
-    for i, x in enumerate(e):
-        if x >= eps0:
-            break  # delta is exactly 0 from eps0 on
-        if bl is None:
-            val = float(certified_log_delta(x, k, eps0, n))
-        else:
-            # ascending eps needs ever wider windows: start from the previous one
-            val = bl.certified(float(x), _WINDOW_LOG_FLOOR, MAX_PAIRS, bl.last_z)[0]
-        if math.isnan(val) or val == math.inf:
-            raise RuntimeError(  # pragma: no cover - guards the dependency's contract
-                f"certified_log_delta returned {val} for k={k}, eps0={eps0}, n={n}, eps={x}"
-            )
-        out[i] = val
-        if val < _WINDOW_LOG_FLOOR:
-            rest = (e > x) & (e < eps0)
-            out[rest] = val
-            break
+    live = np.nonzero(e < eps0)[0]  # delta is exactly 0 from eps0 on
+    if live.size == 0:
+        return out
+    mech = ShuffledKRR(k, eps0, n)
+    bl = (blanket if blanket is not None else _Blanket(k, eps0, n)) if n > 1 else None
+    x = e[live]
+    j, val_j = _floor_index(x, mech, bl)
+    if j < x.size:
+        out[live[j:]] = val_j
+    todo = live[:j]
+    show = None if n >= _PROGRESS_MIN_N else False
+    with _progress_bar(todo.size, f"shuffled k-RR curve (n={n})", show) as bar:
+        step = _GRID_CHUNK if n >= _PROGRESS_MIN_N else max(todo.size, 1)
+        for start in range(0, todo.size, step):
+            idx = todo[start : start + step]
+            val = _blanket_points(e[idx], mech, bl)
+            if np.any(np.isnan(val)) or np.any(val == np.inf):
+                raise RuntimeError(  # pragma: no cover - guards the dependency's contract
+                    f"certified blanket log delta is NaN or +inf for k={k}, eps0={eps0}, n={n}"
+                )
+            out[idx] = val
+            bar.update(idx.size)
+    if worst_case and k == 2 and 2 <= n <= AUTO_WORST_CASE_MAX_N:
+        sel = live[: j + 1] if j < x.size else live
+        out[sel] = np.minimum(out[sel], _worst_case_log_delta_grid(e[sel], eps0, n))
     # delta <= 1 always holds, so capping an upper bound at 1 keeps it an upper bound.
-    return np.minimum(out, 0.0)
+    out = np.minimum(out, 0.0)
+    mech._check_log_delta(e[live], out[live])
+    return out
 
 
 def _top_index(eps0: float, h: float) -> int:
@@ -218,7 +375,10 @@ def _grid_indices(k: int, eps0: float, n: int, h: float) -> tuple[np.ndarray, np
     """Adaptive grid of loss indices in [0, i_top] and log delta_c on it (two vectorised calls)."""
     i_top = _top_index(eps0, h)
     coarse = np.unique(np.rint(np.linspace(0, i_top, _COARSE_POINTS)).astype(np.int64))
-    lc = _certified_log_delta(coarse * h, k, eps0, n)
+    from .blanket import BlanketEvaluator as _Blanket
+
+    bl = _Blanket(k, eps0, n) if n > 1 else None  # shared by both passes (windows, CDF table)
+    lc = _certified_log_delta(coarse * h, k, eps0, n, blanket=bl)
     max_gap = max(1, int(math.floor(eps0 * _MAX_STEP_FRACTION / h)))
     pieces = [coarse]
     for j in range(coarse.size - 1):
@@ -239,7 +399,7 @@ def _grid_indices(k: int, eps0: float, n: int, h: float) -> tuple[np.ndarray, np
     log_delta = np.empty(grid.size)
     log_delta[np.searchsorted(grid, coarse)] = lc
     if extra.size:
-        log_delta[np.searchsorted(grid, extra)] = _certified_log_delta(extra * h, k, eps0, n)
+        log_delta[np.searchsorted(grid, extra)] = _certified_log_delta(extra * h, k, eps0, n, blanket=bl)
     return grid, log_delta
 
 
@@ -718,3 +878,4 @@ _HANDLERS[dp_event.DiscreteLaplaceDpEvent] = _doubled_sensitivity(_discrete_lapl
 # another module's private name). Internal: not in __all__.
 certified_grid_log_delta = _certified_log_delta  # certified log delta on an ascending grid (calibration)
 certified_grid = _certified_grid  # the memoised certified grid (benchmarks)
+progress_bar = _progress_bar  # the tqdm bar shown only on a terminal (calibration)

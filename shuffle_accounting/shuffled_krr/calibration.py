@@ -26,6 +26,7 @@ releases are ``(rounds * eps0, 0)``-DP by basic composition.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -33,7 +34,8 @@ import numpy as np
 from .._validation import ParameterError, check_delta, check_int, check_real
 from .accountant import DEFAULT_VALUE_DISCRETIZATION_INTERVAL, ShuffleAccountant, ShuffledKRRDpEvent
 from .accountant import certified_grid_log_delta as _certified_log_delta
-from .blanket import EPS0_MIN, K_MAX, N_MAX, check_krr_parameters
+from .accountant import progress_bar as _progress_bar
+from .blanket import EPS0_MIN, K_MAX, N_MAX, certified_log_delta, check_krr_parameters
 
 __all__ = ["calibrate_eps0", "min_users", "EPS0_CAP", "N_CAP"]
 
@@ -44,26 +46,27 @@ N_CAP: int = 10**8
 
 _MAX_BISECTIONS = 200  # more than the 64 halvings that exhaust any bracket of doubles
 _DELTA_MARGIN = 1e-9  # certify delta_c <= delta * (1 - 1e-9): outward against log/exp rounding
+_MIN_STEP = 0.02  # a secant trial stays this fraction of the bracket inside it
 
 
 def _single_round_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
-    """Smallest grid-searched eps with certified delta_c(eps) <= delta, rounded UP (an evaluated point).
+    """Smallest grid-searched eps with certified blanket delta_c(eps) <= delta, rounded UP (an evaluated point).
 
     Vectorised bracketing search: each call evaluates 65 points of the bracket, so four or five
     calls bring it below ``1e-9 * eps``; the returned value is the upper end, where the bound was
     evaluated and met (``0.0`` if it is met at ``eps = 0``).
     """
     log_target = math.log(delta) + math.log1p(-_DELTA_MARGIN)
-    if _certified_log_delta(np.zeros(1), k, eps0, n)[0] <= log_target:
+    if _certified_log_delta(np.zeros(1), k, eps0, n, worst_case=False)[0] <= log_target:
         return 0.0
     lo, hi = 0.0, eps0  # delta_c(eps0) = 0: the loss of the blanket pair is at most eps0
-    if _certified_log_delta(np.array([hi]), k, eps0, n)[0] > log_target:  # pragma: no cover
+    if _certified_log_delta(np.array([hi]), k, eps0, n, worst_case=False)[0] > log_target:  # pragma: no cover
         raise RuntimeError("certified_log_delta must vanish at eps0")
     for _ in range(12):
         if hi - lo <= max(1e-12, 1e-10 * hi):
             break
         grid = np.linspace(lo, hi, 65)[1:-1]
-        ok = _certified_log_delta(grid, k, eps0, n) <= log_target
+        ok = _certified_log_delta(grid, k, eps0, n, worst_case=False) <= log_target
         if np.any(ok):
             first = int(np.argmax(ok))
             hi = float(grid[first])
@@ -73,16 +76,54 @@ def _single_round_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
     return hi
 
 
-def _feasible(k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: int, h: float) -> bool:
-    """True iff (epsilon, delta) is certified for ``rounds`` releases of shuffled k-RR(eps0) on n users."""
-    if rounds * eps0 <= epsilon:  # pure DP + basic composition
-        return True
-    if rounds == 1:
-        log_target = math.log(delta) + math.log1p(-_DELTA_MARGIN)
-        return bool(_certified_log_delta(np.array([epsilon]), k, eps0, n)[0] <= log_target)
+@functools.lru_cache(maxsize=512)
+def _composed_epsilon(k: int, eps0: float, n: int, delta: float, rounds: int, h: float) -> float:
+    """Certified epsilon of ``rounds`` releases (the accountant's PLD composition); memoised.
+
+    A pure function of its arguments (the PLD of each release is itself memoised by the
+    accountant), kept in a bounded cache so that the searches below, and repeated planning
+    questions, never compose the same release twice.
+    """
     acc = ShuffleAccountant(value_discretization_interval=h)
     acc.compose(ShuffledKRRDpEvent(k=k, eps0=eps0, n=n), count=rounds)
-    return acc.get_epsilon(delta) <= epsilon
+    return acc.get_epsilon(delta)
+
+
+def _excess(k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: int, h: float) -> float:
+    """How far the target is missed at ``(eps0, n)``: ``<= 0`` iff (epsilon, delta) is certified.
+
+    ``rounds * eps0 - epsilon`` where pure DP already certifies it (basic composition); else
+    ``log delta_c(epsilon) - log(delta (1 - 1e-9))`` for one release (the certified blanket bound
+    at one point) and ``epsilon_c - epsilon`` (the accountant's composed epsilon) for several.
+    Non-decreasing in ``eps0`` and non-increasing in ``n`` wherever the certified curve is; only
+    its sign certifies, its size only steers the search.
+    """
+    if rounds * eps0 <= epsilon:  # pure DP + basic composition
+        return rounds * eps0 - epsilon
+    if rounds == 1:
+        log_target = math.log(delta) + math.log1p(-_DELTA_MARGIN)
+        val = float(certified_log_delta(np.array([epsilon]), k, eps0, n)[0])
+        return val - log_target if val > -math.inf else -math.inf
+    return _composed_epsilon(k, eps0, n, delta, rounds, h) - epsilon
+
+
+def _feasible(k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: int, h: float) -> bool:
+    """True iff (epsilon, delta) is certified for ``rounds`` releases of shuffled k-RR(eps0) on n users."""
+    return _excess(k, eps0, n, epsilon, delta, rounds, h) <= 0.0
+
+
+def _next_point(lo: float, hi: float, f_lo: float | None, f_hi: float | None, nudge: float) -> float:
+    """Next trial inside ``(lo, hi)``: the secant root of the bracket (bisection without values),
+    moved by ``nudge`` towards the farther end so that the bracket closes from both sides.
+
+    Only steers the search (every end of the bracket is certified by its own evaluation).
+    """
+    span = hi - lo
+    x = 0.5 * (lo + hi)
+    if f_lo is not None and f_hi is not None and math.isfinite(f_lo) and math.isfinite(f_hi) and f_hi > f_lo:
+        x = lo + span * (-f_lo) / (f_hi - f_lo)
+        x += nudge if hi - x > x - lo else -nudge
+    return min(max(x, lo + _MIN_STEP * span), hi - _MIN_STEP * span)
 
 
 def _check_common(epsilon, delta, rounds, h) -> tuple[float, float, int, float]:
@@ -102,11 +143,13 @@ def calibrate_eps0(
     *,
     rtol: float = 1e-6,
     value_discretization_interval: float = DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
+    progress: bool | None = None,
 ) -> float:
     """Largest local ``eps0`` such that ``rounds`` shuffled k-RR releases on ``n`` users are (epsilon, delta)-DP.
 
-    Bisection on ``eps0`` between a certified value (initially ``epsilon / rounds``, certified by
-    pure DP) and an uncertified one, to relative width ``rtol``; the **certified end is returned**
+    Bracketing search on ``eps0`` (secant steps on the certified excess, every third step a
+    bisection) between a certified value (initially ``epsilon / rounds``, certified by pure DP)
+    and an uncertified one, to relative width ``rtol``; the **certified end is returned**
     (rounded down). See the module docstring for the certificates.
 
     Args:
@@ -117,6 +160,8 @@ def calibrate_eps0(
         rounds: Number of releases composed, an integer >= 1.
         rtol: Relative bisection tolerance on ``eps0``, in (0, 0.1].
         value_discretization_interval: Loss-grid step of the PLD used when ``rounds > 1``.
+        progress: Show a tqdm progress bar on stderr (keyword only; ``None``: only when stderr is
+            a terminal, ``False``: never).
 
     Returns:
         ``eps0`` (a float in ``[epsilon / rounds, EPS0_CAP)``) at which the target is certified.
@@ -129,8 +174,8 @@ def calibrate_eps0(
         >>> eps0 = calibrate_eps0(k=2, n=100, epsilon=0.5, delta=1e-4)
         >>> 0.5 <= eps0 < 3.0
         True
-        >>> from shuffle_accounting.shuffled_krr.calibration import _single_round_epsilon
-        >>> _single_round_epsilon(2, eps0, 100, 1e-4) <= 0.5
+        >>> from shuffle_accounting.shuffled_krr.calibration import single_round_epsilon
+        >>> single_round_epsilon(2, eps0, 100, 1e-4) <= 0.5
         True
     """
     k = check_int("k", k, minimum=2, maximum=K_MAX)
@@ -138,10 +183,10 @@ def calibrate_eps0(
     epsilon, delta, rounds, h = _check_common(epsilon, delta, rounds, value_discretization_interval)
     rtol = check_real("rtol", rtol, low=0.0, high=0.1, low_open=True)
 
-    def feasible(e0: float) -> bool:
-        if e0 < EPS0_MIN:  # below the supported range: certified only by pure DP (checked first)
-            return rounds * e0 <= epsilon
-        return _feasible(k, e0, n, epsilon, delta, rounds, h)
+    def excess(e0: float) -> float:
+        if e0 < EPS0_MIN:  # below the supported range: certified only by pure DP
+            return rounds * e0 - epsilon
+        return _excess(k, e0, n, epsilon, delta, rounds, h)
 
     lo = epsilon / rounds  # certified: rounds * lo <= epsilon
     unbounded = ParameterError(
@@ -151,28 +196,36 @@ def calibrate_eps0(
     )
     if lo >= EPS0_CAP:
         raise unbounded
-    # Doubling search for an uncertified upper end (cheap when the answer is far below the cap).
-    trial = min(2.0 * lo, EPS0_CAP)
-    while True:
-        if not feasible(trial):
-            hi = trial
-            break
-        if trial >= EPS0_CAP:
-            raise unbounded
-        lo = trial
-        trial = min(2.0 * trial, EPS0_CAP)
-    # Bisection to relative width rtol; it also stops when the bracket holds no double strictly
-    # inside it (rtol below the float spacing) or after _MAX_BISECTIONS steps. lo stays certified.
-    for _ in range(_MAX_BISECTIONS):
-        if hi - lo <= rtol * lo:
-            break
-        mid = 0.5 * (lo + hi)
-        if not lo < mid < hi:
-            break
-        if feasible(mid):
-            lo = mid
-        else:
-            hi = mid
+    with _progress_bar(_MAX_BISECTIONS, "calibrate eps0", progress) as bar:
+        # Doubling search for an uncertified upper end (cheap when the answer is far below the cap).
+        f_lo = None
+        trial = min(2.0 * lo, EPS0_CAP)
+        while True:
+            f = excess(trial)
+            bar.update(1)
+            if f > 0.0:
+                hi, f_hi = trial, f
+                break
+            if trial >= EPS0_CAP:
+                raise unbounded
+            lo, f_lo = trial, f
+            trial = min(2.0 * trial, EPS0_CAP)
+        # Bracketing secant steps (bisection while a value is missing) to relative width rtol; it
+        # also stops when the bracket holds no double strictly inside it or after
+        # _MAX_BISECTIONS steps. lo stays certified (its own evaluation, or pure DP).
+        for step in range(_MAX_BISECTIONS):
+            if hi - lo <= rtol * lo:
+                break
+            # every third step bisects: the bracket at least halves every three steps
+            mid = _next_point(lo, hi, f_lo, f_hi, 0.4 * rtol * lo) if step % 3 != 2 else 0.5 * (lo + hi)
+            if not lo < mid < hi:
+                break
+            f = excess(mid)
+            bar.update(1)
+            if f <= 0.0:
+                lo, f_lo = mid, f
+            else:
+                hi, f_hi = mid, f
     return lo
 
 
@@ -184,10 +237,12 @@ def min_users(
     rounds: int = 1,
     *,
     value_discretization_interval: float = DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
+    progress: bool | None = None,
 ) -> int:
     """Smallest number of users ``n`` for which ``rounds`` shuffled k-RR(eps0) releases are (epsilon, delta)-DP.
 
-    Doubling search for a certified ``n`` followed by an integer bisection; the returned ``n`` is
+    Doubling search for a certified ``n`` followed by an integer bracketing search (secant steps
+    in ``log n``, every third step a bisection); the returned ``n`` is
     one at which the target was certified, and every smaller ``n`` tried failed (the certified
     bound is non-increasing in ``n``, see the module docstring). If ``rounds * eps0 <= epsilon``
     the answer is 1 (pure DP).
@@ -199,6 +254,8 @@ def min_users(
         delta: Central target delta, in (0, 1).
         rounds: Number of releases composed, an integer >= 1.
         value_discretization_interval: Loss-grid step of the PLD used when ``rounds > 1``.
+        progress: Show a tqdm progress bar on stderr (keyword only; ``None``: only when stderr is
+            a terminal, ``False``: never).
 
     Returns:
         The smallest ``n`` (an ``int`` in ``[1, N_CAP]``) meeting the target.
@@ -208,37 +265,56 @@ def min_users(
 
     Example:
         >>> n = min_users(k=2, eps0=1.0, epsilon=0.3, delta=1e-3)
-        >>> from shuffle_accounting.shuffled_krr.calibration import _single_round_epsilon
+        >>> from shuffle_accounting.shuffled_krr.calibration import single_round_epsilon
         >>> _single_round_epsilon(2, 1.0, n, 1e-3) <= 0.3 < _single_round_epsilon(2, 1.0, n - 1, 1e-3)
         True
     """
     k, eps0, _ = check_krr_parameters(k, eps0, 1)
     epsilon, delta, rounds, h = _check_common(epsilon, delta, rounds, value_discretization_interval)
 
-    def feasible(n: int) -> bool:
-        return _feasible(k, eps0, n, epsilon, delta, rounds, h)
+    def excess(n: int) -> float:
+        return _excess(k, eps0, n, epsilon, delta, rounds, h)
 
-    if feasible(1):
-        return 1
-    lo, hi = 1, 2  # lo: not certified; hi: candidate
-    while not feasible(hi):
-        lo = hi
-        if hi >= N_CAP:
-            raise ParameterError(
-                f"more than N_CAP = {N_CAP} users are needed for epsilon = {epsilon!r}, "
-                f"delta = {delta!r} with k = {k}, eps0 = {eps0!r}, rounds = {rounds}; "
-                "lower eps0 or relax the target"
-            )
-        hi = min(2 * hi, N_CAP)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if feasible(mid):
-            hi = mid
-        else:
-            lo = mid
+    with _progress_bar(_MAX_BISECTIONS, "minimum users", progress) as bar:
+        f1 = excess(1)
+        if f1 <= 0.0:
+            return 1
+        lo, f_lo, hi = 1, f1, 2  # lo: not certified; hi: candidate
+        while True:
+            f_hi = excess(hi)
+            bar.update(1)
+            if f_hi <= 0.0:
+                break
+            lo, f_lo = hi, f_hi
+            if hi >= N_CAP:
+                raise ParameterError(
+                    f"more than N_CAP = {N_CAP} users are needed for epsilon = {epsilon!r}, "
+                    f"delta = {delta!r} with k = {k}, eps0 = {eps0!r}, rounds = {rounds}; "
+                    "lower eps0 or relax the target"
+                )
+            hi = min(2 * hi, N_CAP)
+        # integer bracketing secant in log n (bisection without usable values): lo uncertified,
+        # hi certified; the trial is moved by one user towards the farther end
+        step = 0
+        while hi - lo > 1:
+            step += 1
+            if step % 3 == 0:  # every third step bisects: the bracket at least halves every three
+                mid = (lo + hi) // 2
+            else:
+                x = _next_point(math.log(lo), math.log(hi), -f_lo, -f_hi, 0.0)
+                mid = min(max(int(round(math.exp(x))), lo + 1), hi - 1)
+                mid = min(mid + 1, hi - 1) if hi - mid > mid - lo else max(mid - 1, lo + 1)
+            f = excess(mid)
+            bar.update(1)
+            if f <= 0.0:
+                hi, f_hi = mid, f
+            else:
+                lo, f_lo = mid, f
     return hi
 
 
 # Shared with other modules and the tests under public names (issue 13: no module imports
 # another module's private name). Internal: not in __all__.
 single_round_epsilon = _single_round_epsilon  # smallest certified single-round epsilon (tests, benchmarks)
+composed_epsilon = _composed_epsilon  # memoised composed epsilon of one deployment (tests, benchmarks)
+feasible = _feasible  # does a deployment meet the target (tests)

@@ -13,6 +13,7 @@ the smaller one returned.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -47,6 +48,31 @@ _METHODS = ("auto", "blanket", "worst-case")
 FAST_BLANKET_MIN_N: int = 100_000
 
 __all__ = ["ShuffledKRR", "AUTO_WORST_CASE_MAX_N", "AUTO_WORST_CASE_K_MAX_N", "FAST_BLANKET_MIN_N"]
+
+#: Answers kept by the memo of :meth:`ShuffledKRR.epsilon` / :meth:`ShuffledKRR.log_delta` (each).
+MEMO_SIZE: int = 256
+
+
+def _memoised_at_scale(fn):
+    """Bounded memo (``functools.lru_cache``) of a pure method, for ``n >= FAST_BLANKET_MIN_N``.
+
+    ``ShuffledKRR`` is a frozen (hashable) value, and ``epsilon(delta)`` / ``log_delta(eps)`` are
+    pure functions of it, the scalar argument and ``method``: a repeated identical question at a
+    scale where one answer costs seconds is answered from the memo (at most :data:`MEMO_SIZE`
+    answers per method, least recently used dropped). Smaller ``n`` and array arguments are
+    computed every time. Invalid arguments raise as before (exceptions are not memoised).
+    """
+    cached = functools.lru_cache(maxsize=MEMO_SIZE)(fn)
+
+    @functools.wraps(fn)
+    def wrapper(self, x, *, method: str = "auto"):
+        if self.n >= FAST_BLANKET_MIN_N and isinstance(x, (float, int)) and not isinstance(x, bool):
+            return cached(self, x, method=method)
+        return fn(self, x, method=method)
+
+    wrapper.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    wrapper.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    return wrapper
 
 
 def _gaussian_guess(mu: float, log_target: float) -> float:
@@ -206,6 +232,7 @@ class ShuffledKRR:
 
         return ExhibitedKRRCurve(self.k, self.eps0, self.n)
 
+    @_memoised_at_scale
     def log_delta(self, eps, *, method: str = "auto"):
         """Certified upper bound on ``log delta(eps)`` (``-inf`` where delta is exactly 0).
 
@@ -367,6 +394,7 @@ class ShuffledKRR:
             out = np.exp(ld)
         return float(out) if np.ndim(out) == 0 else out
 
+    @_memoised_at_scale
     def epsilon(self, delta: float, *, method: str = "auto") -> float:
         """Smallest ``eps`` (rounded up) whose certified ``delta(eps)`` is ``<= delta``.
 

@@ -1,0 +1,116 @@
+"""The accountant's curve from the one-pass grid, the k = 2 worst case, the memo, calibration speed-ups.
+
+Soundness first: every PLD built here must stay above an exhibited (concrete-dataset) value and
+below the previous blanket-only construction; composed epsilons must stay between the exhibited
+single-release epsilon and the blanket-based composition.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from shuffle_accounting.shuffled_krr import accountant as acc_mod
+from shuffle_accounting.shuffled_krr import calibration
+from shuffle_accounting.shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent
+from shuffle_accounting.shuffled_krr.blanket import certified_log_delta
+from shuffle_accounting.shuffled_krr.mechanism import FAST_BLANKET_MIN_N, ShuffledKRR
+
+
+def _blanket_only(monkeypatch):
+    """Build PLDs from the blanket curve alone (the construction before the worst case was used)."""
+    from shuffle_accounting.shuffled_krr import worst_case
+
+    def no_information(e, eps0, n, **kw):
+        return np.full(np.shape(e), np.inf)
+
+    monkeypatch.setattr(worst_case, "certified_log_delta_grid", no_information)
+    acc_mod.certified_grid.cache_clear()
+
+
+@pytest.mark.parametrize("eps0, n", [(1.0, 40), (2.0, 25)])
+def test_k2_worst_case_pld_is_tighter_and_above_exhibited(monkeypatch, eps0, n):
+    ev = ShuffledKRRDpEvent(2, eps0, n)
+    acc_mod.certified_grid.cache_clear()
+    new1 = ShuffleAccountant().compose(ev).get_epsilon(1e-4)
+    new5 = ShuffleAccountant().compose(ev, 5).get_epsilon(1e-4)
+    with monkeypatch.context() as mp:
+        _blanket_only(mp)
+        old1 = ShuffleAccountant().compose(ev).get_epsilon(1e-4)
+        old5 = ShuffleAccountant().compose(ev, 5).get_epsilon(1e-4)
+    acc_mod.certified_grid.cache_clear()
+    assert ShuffledKRR(2, eps0, n).epsilon_lower(1e-4) <= new1 <= old1
+    assert new5 < old5  # composition gets tighter at k = 2
+
+
+def test_curve_below_floor_is_filled_with_a_certified_value():
+    """Points after the first one below e^-120 carry its value: an upper bound (delta non-increasing)."""
+    k, eps0, n = 10, 2.0, 2000
+    eps = np.linspace(0.0, eps0, 65)
+    got = acc_mod.certified_grid_log_delta(eps, k, eps0, n)
+    ref = certified_log_delta(eps, k, eps0, n, log_delta_floor=-120.0)
+    live = eps < eps0
+    assert np.all(got[live] >= ref[live] - 1e-9)
+    above = ref > -120.0
+    assert np.all(np.abs(got[above] - ref[above]) <= 1e-9)
+    assert np.all(got[~live] == -np.inf)
+
+
+def test_large_n_uses_fast_evaluator_checked_against_exhibited(monkeypatch):
+    """From FAST_BLANKET_MIN_N on, values from blanket_fast below the one-outcome bound are recomputed."""
+    from shuffle_accounting.shuffled_krr import blanket_fast
+
+    k, eps0, n = 10, 2.0, FAST_BLANKET_MIN_N
+    eps = np.array([0.002, 0.004, 0.006])
+    honest = acc_mod.certified_grid_log_delta(eps, k, eps0, n)
+    # a broken fast evaluator (-inf everywhere, the known defect's symptom) must not get through
+    monkeypatch.setattr(
+        blanket_fast, "certified_log_delta_grid", lambda e, *a, **kw: np.full(np.shape(e), -np.inf)
+    )
+    fixed = acc_mod.certified_grid_log_delta(eps, k, eps0, n)
+    exact = certified_log_delta(eps, k, eps0, n, log_delta_floor=-120.0)
+    assert np.all(fixed >= exact - 1e-12)
+    assert np.all(honest >= exact - 1e-6)  # the fast evaluator is within its rtol above the exact
+    assert np.all(honest <= exact + 2e-4)  # within _FAST_RTOL (1e-4, relative)
+
+
+def test_epsilon_memo_at_scale_is_exact_and_bounded():
+    m = ShuffledKRR(10, 2.0, FAST_BLANKET_MIN_N)
+    ShuffledKRR.epsilon.cache_clear()
+    a = m.epsilon(1e-6)
+    b = ShuffledKRR(10, 2.0, FAST_BLANKET_MIN_N).epsilon(1e-6)  # an equal value: same question
+    info = ShuffledKRR.epsilon.cache_info()
+    assert a == b and info.hits == 1 and info.maxsize == 256
+    assert m.delta(a) <= 1e-6  # the memoised answer is the certified one
+    with pytest.raises(ValueError, match="^delta must be"):
+        m.epsilon(2.0)  # invalid input still raises (not memoised)
+    small = ShuffledKRR(3, 1.0, 50)
+    before = ShuffledKRR.epsilon.cache_info().currsize
+    small.epsilon(1e-3)
+    assert ShuffledKRR.epsilon.cache_info().currsize == before  # small n is not memoised
+
+
+def test_calibration_memo_and_secant_stay_certified():
+    calibration.composed_epsilon.cache_clear()
+    k, n, epsilon, delta, rounds = 3, 40, 2.0, 1e-4, 2
+    e0 = calibration.calibrate_eps0(k, n, epsilon, delta, rounds=rounds, rtol=1e-2, progress=False)
+    got = ShuffleAccountant().compose(ShuffledKRRDpEvent(k, e0, n), rounds).get_epsilon(delta)
+    assert got <= epsilon  # certified by the PLD at the returned eps0
+    assert (
+        ShuffleAccountant().compose(ShuffledKRRDpEvent(k, e0 * 1.012, n), rounds).get_epsilon(delta) > epsilon
+    )
+    assert calibration.composed_epsilon.cache_info().currsize > 0
+    m = calibration.min_users(3, 2.0, 1.5, 1e-3, rounds=1, progress=False)
+    assert calibration.feasible(3, 2.0, m, 1.5, 1e-3, 1, 1e-4)
+    assert not calibration.feasible(3, 2.0, m - 1, 1.5, 1e-3, 1, 1e-4)
+    assert math.isfinite(e0)
+
+
+def test_progress_bar_is_off_without_a_terminal(capsys):
+    with acc_mod.progress_bar(3, "x", None) as bar:
+        bar.update(3)
+    assert bar.disable  # pytest's stderr is not a terminal
+    with acc_mod.progress_bar(3, "x", False) as bar:
+        assert bar.disable
