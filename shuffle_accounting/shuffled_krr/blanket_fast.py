@@ -121,6 +121,10 @@ _TAIL_FRACTION = 1e-11
 _LH = math.log(0.5)
 #: Work cap on the number of middle terms per row (see :meth:`_FastBlanket.bounds`).
 _MAX_MIDDLE = 4096.0
+#: Bound on the relative rounding error of ``x = (2h - tD - ttheta) + a_t ttheta`` (section 4).
+_X_ERR = 1e-13
+#: Partial expectations of a binomial this close to its end are summed term by term.
+_SMALL_B = 16.0
 
 
 def _lse(parts) -> float:
@@ -276,47 +280,66 @@ class _FastBlanket:
         Returns ``(pos, neg, err, bound)``: lists of ``(log-magnitudes, row indices)`` of the
         positive and negative exact terms, of the rounding-error allowances, and of the bounded
         (not computed) remainders (the latter two only count towards the upper bound).
+        Every ``x = c_r beta = 2h - tD - c_t ttheta`` is formed as the exact integer
+        ``2h - tD - ttheta`` plus ``a_t ttheta`` (``a_t = 1 - c_t`` computed directly), never
+        through a rounded ``c_t`` (module docstring, section 4).
         """
         lw = np.zeros(tD.shape)
         q = self.qB
-        c_r, c_t = ev["c_r"], ev["c_t"]
+        # placement of the groups in plain units; every value in units of x * S (section 4)
+        c_r0, a_t0 = ev["c_r"], ev["a_t"]
+        c_r, a_t, S = ev["c_r_s"], ev["a_t_s"], ev["S"]
         lcr = math.log(c_r) if c_r > 0 else -math.inf
         N = self.n - tR
         Nq = N * q
         sdR = np.sqrt(N * q * (1.0 - q))
-        y0 = c_t * tth
+        at_th = a_t * tth  # >= 0, relative error <= 1e-15
+        y0 = tth - a_t0 * tth  # c_t ttheta: only places the group boundaries (any placement is valid)
         pos, neg, err, bnd = [], [], [], []
         lq, l1q = (math.log(q), math.log1p(-q)) if q > 0 else (-math.inf, 0.0)
         with np.errstate(divide="ignore"):
             lNq1q = np.log(Nq * (1.0 - q))
+
+        def xval(h, rows=None):
+            """``x = c_r beta_h`` and a bound on its rounding error (both in units of ``x``)."""
+            if rows is None:
+                i_part, at = 2.0 * h - tD - tth, at_th
+            else:
+                i_part, at = 2.0 * h - tD[rows] - tth[rows], at_th[rows]
+            x = S * i_part + at
+            return x, _X_ERR * (at + np.abs(x))
+
         if c_r > 0:
             s_lo = Nq - zR * sdR
             s_hi = Nq + zR * sdR
-            h_a = np.clip(np.ceil((tD + y0 + c_r * s_lo) / 2.0), 0.0, tD + 1.0)
-            H = np.clip(np.ceil((tD + y0 + c_r * s_hi) / 2.0), h_a, tD + 1.0)
-            # H must satisfy beta_H >= Nq (margin z_R sd(R) >> rounding); push up if not
-            for _ in range(3):
-                with np.errstate(over="ignore"):
-                    bad = (H <= tD) & ((2.0 * H - tD - y0) / c_r < Nq + 0.5 * zR * sdR)
-                H = np.where(bad, H + 1.0, H)
-            H = np.where(bad, tD + 1.0, H)  # never expected: no closed-form tail group then
+            h_a = np.clip(np.ceil((tD + y0 + c_r0 * s_lo) / 2.0), 0.0, tD + 1.0)
+            H = np.clip(np.ceil((tD + y0 + c_r0 * s_hi) / 2.0), h_a, tD + 1.0)
         else:  # eps = 0: R does not enter; every h is in the closed-form tail group
             H = np.clip(np.ceil((tD + y0) / 2.0), 0.0, tD + 1.0)
             h_a = H
-        # middle group
+        # the tail group needs the true beta_H >= Nq (+ half the window): push H up past rounding
+        for _ in range(4):
+            xH, eH = xval(H)
+            with np.errstate(invalid="ignore"):
+                bad = (H <= tD) & (xH - c_r * Nq - 3.0 * eH < 0.5 * c_r * zR * sdR)
+            if not np.any(bad):
+                break
+            H = np.where(bad, H + 1.0, H)
+        H = np.where(bad, tD + 1.0, H)  # never expected: no closed-form tail group then
+        h_a = np.minimum(h_a, H)
+        # middle group, formula (3) split as c_r (beta - b) F(b) + c_r E[(b - R)_+]
         cnt = (H - h_a).astype(np.int64)
         if c_r > 0 and cnt.sum() > 0:
             rows = np.repeat(np.arange(tD.size), cnt)
             starts = np.repeat(np.cumsum(cnt) - cnt, cnt)
             h = h_a[rows] + (np.arange(rows.size) - starts)
-            tDm, y0m, Nm, Nqm = tD[rows], y0[rows], N[rows], Nq[rows]
-            x = 2.0 * h - tDm - y0m  # = c_r beta
+            tDm, Nm, Nqm = tD[rows], N[rows], Nq[rows]
+            x, ex = xval(h, rows)
             with np.errstate(over="ignore"):
                 beta = x / c_r
             b = np.floor(beta)
             lF = _log_binom_cdf(b, Nm, q)
-            lbh = _log_binom_pmf(h, tDm, _LH, _LH)
-            lwm = lbh
+            lwm = _log_binom_pmf(h, tDm, _LH, _LH)
             if q > 0:
                 lpm = _log_binom_pmf(b, Nm - 1.0, lq, l1q)
                 # P(Bin(N, q) = b + 1) = P(Bin(N-1, q) = b) N q / (b + 1), for the slope bound
@@ -325,45 +348,68 @@ class _FastBlanket:
             else:
                 lpm = np.full(b.shape, -np.inf)
                 lpn1 = np.full(b.shape, -np.inf)
-            xm = x - c_r * Nqm  # = c_r (beta - Nq)
-            with np.errstate(divide="ignore"):
-                t1 = lwm + np.log(np.abs(xm)) + lF
-                t2 = lwm + lcr + lNq1q[rows] + lpm
-            pos.append((np.where(xm > 0, t1, -np.inf), rows))
-            neg.append((np.where(xm < 0, t1, -np.inf), rows))
-            pos.append((t2, rows))
-            ex = 2e-13 * (np.abs(2.0 * h - tDm) + y0m + c_r * Nqm + np.abs(x)) + 1e-300
+            live = b >= 0.0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                # c_r (beta - b) F(b) >= 0: beta - b is exact for the float beta
+                pos.append((np.where(live, lwm + lcr + np.log(beta - b) + lF, -np.inf), rows))
+                # c_r E[(b - R)_+] = c_r ((b - Nq) F(b) + Nq (1-q) P(Bin(N-1, q) = b)), exactly 0
+                # at b = 0; for 1 <= b <= _SMALL_B below Nq the positive sum of (b - j) P(R = j)
+                small = (b >= 1.0) & (b <= _SMALL_B) & (b < Nqm)
+                cf = live & (b >= 1.0) & ~small
+                dm = c_r * (b - Nqm)
+                t1 = lwm + np.log(np.abs(dm)) + lF
+                pos.append((np.where(cf & (dm > 0), t1, -np.inf), rows))
+                neg.append((np.where(cf & (dm < 0), t1, -np.inf), rows))
+                pos.append((np.where(cf, lwm + lcr + lNq1q[rows] + lpm, -np.inf), rows))
+            if np.any(small):
+                si = np.nonzero(small)[0]
+                j = np.arange(int(_SMALL_B), dtype=float)[None, :]
+                bs = b[si][:, None]
+                lpj = _log_binom_pmf(np.broadcast_to(j, (si.size, j.size)), Nm[si][:, None], lq, l1q)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    terms = np.where(j < bs, np.log(np.maximum(bs - j, 1.0)) + lpj, -np.inf)
+                    mx = np.max(terms, axis=1)
+                    lsum = mx + np.log(np.sum(np.exp(terms - mx[:, None]), axis=1))
+                pos.append((lwm[si] + lcr + lsum, rows[si]))
             with np.errstate(divide="ignore"):
                 err.append((lwm + np.log(ex) + np.logaddexp(lF, lpn1), rows))
         # lower group h < h_a: (P(h < h_a) <= 1) * c_r * E[(beta' - R)_+]
-        low = (h_a >= 1.0) & (c_r > 0) & (q > 0)
+        low = (h_a >= 1.0) & (c_r > 0)
         if np.any(low):
             hb = h_a[low] - 1.0
-            xb = 2.0 * hb - tD[low] - y0[low]
-            xb = xb + 2e-13 * (np.abs(2.0 * hb - tD[low]) + y0[low] + np.abs(xb)) + 1e-300
+            xb = S * (2.0 * hb - tD[low] - tth[low]) + at_th[low]
+            xb = xb + 2.0 * _X_ERR * (at_th[low] + np.abs(xb))
             with np.errstate(over="ignore"):
-                beta_b = xb / c_r + 1e-9  # >= the true beta_{h_a - 1}; may be +-inf for tiny c_r
-            ok = beta_b <= Nq[low]
-            bb = np.floor(np.minimum(beta_b, Nq[low]))
-            lpb = _log_binom_pmf(bb, N[low] - 1.0, lq, l1q)
-            val = lw[low] + lcr + lNq1q[low] + lpb
-            # if rounding put beta' above Nq (never expected), use E[(beta'-R)_+] <= beta'
+                beta_b = xb / c_r * (1.0 + 1e-14) + 1e-9  # >= the true beta_{h_a - 1}
+            if q > 0:
+                ok = beta_b <= Nq[low]
+                bb = np.floor(np.minimum(beta_b, Nq[low]))
+                lpb = _log_binom_pmf(bb, N[low] - 1.0, lq, l1q)
+                val = lw[low] + lcr + lNq1q[low] + lpb
+            else:  # R = 0: E[(beta' - R)_+] = beta'_+
+                ok = np.zeros(beta_b.shape, dtype=bool)
+                val = np.full(beta_b.shape, -np.inf)
+            # if beta' lies above Nq (or R = 0), use E[(beta'-R)_+] <= beta'_+
             with np.errstate(divide="ignore", invalid="ignore"):
                 val = np.where(ok, val, lw[low] + lcr + np.log(np.maximum(beta_b, 0.0)))
             bnd.append((val, np.nonzero(low)[0]))
-        # tail group h >= H
+        # tail group h >= H: sum_h b(h) (x_h - c_r Nq) = 2 E[(h - H)_+] + c_H P(h >= H)
         m = (H <= tD) & (tD >= 1.0)
         if np.any(m):
-            tt, HH, yy = tD[m], H[m], y0[m] + c_r * Nq[m]
-            lbH = _log_binom_pmf(HH - 1.0, tt - 1.0, _LH, _LH)
-            lsf = _log_binom_sf(HH, tt, 0.5)
+            tt, HH = tD[m], H[m]
             im = np.nonzero(m)[0]
-            pos.append((lw[m] + np.log(tt / 2.0) + lbH, im))
+            xH, eH = xval(HH, im)
+            cH = xH - c_r * Nq[m]  # >= 3 eH by the choice of H
+            lsf = _log_binom_sf(HH, tt, 0.5)
             with np.errstate(divide="ignore"):
-                neg.append((lw[m] + np.log(yy) + lsf, im))
+                pos.append((lw[m] + np.log(cH) + lsf, im))
+                err.append((lw[m] + np.log(eH + 1e-13 * c_r * Nq[m]) + lsf, im))
+            for p_, n_, idx in _log_upper_partial(tt, HH):
+                pos.append((lw[m][idx] + math.log(2.0) + ev["log_S"] + p_, im[idx]))
+                neg.append((lw[m][idx] + math.log(2.0) + ev["log_S"] + n_, im[idx]))
             if c_r > 0 and q > 0:
                 with np.errstate(over="ignore"):
-                    betaH = (2.0 * HH - tt - y0[m]) / c_r
+                    betaH = xH / c_r
                 bH = np.floor(betaH)
                 lpH = _log_binom_pmf(bH, N[m] - 1.0, lq, l1q)
                 # factor 2: slack for the rounding of beta_H (E[(R - beta)_+] has slope <= 1 and
@@ -379,6 +425,15 @@ class _FastBlanket:
         r = v / self.u
         c_r = 2.0 * r / (1.0 + E)
         c_t = (v + 2.0 * r) / (1.0 + E)
+        # 1 - r = (e^eps0 - e^eps) / u = expm1(eps - eps0) / expm1(-eps0) (both factors negative),
+        # without cancellation; a_t = 1 - c_t = 2 (1 - r) / (1 + E) decides the sign of the top
+        # terms when eps is next to eps0, where the rounded c_t can be >= 1 (section 4)
+        one_r = math.expm1(eps - self.eps0) / math.expm1(-self.eps0)
+        # rows work in units of x * S, S = min((1 + E) / 2, 2^600): then S c_r = sigma r and
+        # S a_t = sigma (1 - r) with sigma = min(1, 2^601 / (1 + E)), never subnormal (section 4)
+        log_s = min(math.log1p(E) - math.log(2.0), 600.0 * math.log(2.0))
+        S = math.exp(log_s) if log_s < 600.0 * math.log(2.0) else 2.0**600
+        sigma = 1.0 if S < 2.0**600 else math.exp(601.0 * math.log(2.0) - math.log1p(E))
         # rough standardised threshold of D (only steers window sizes and block widths)
         t = max(self.mT, 1.0)
         kD = c_t * t + c_r * (self.n - t) * self.qB
@@ -388,8 +443,13 @@ class _FastBlanket:
             "v": v,
             "c_r": c_r,
             "c_t": c_t,
+            "a_t": 2.0 * one_r / (1.0 + E),
+            "S": S,
+            "log_S": log_s,
+            "c_r_s": sigma * r,
+            "a_t_s": sigma * one_r,
             "zD": zD,
-            "log_pref": math.log(self.u / self.n) + math.log1p(E) - math.log(2.0),
+            "log_pref": math.log(self.u / self.n) + math.log1p(E) - math.log(2.0) - log_s,
         }
 
     def _bounds_at(self, ev: dict, t_lo: int, t_hi: int, w0: float, zR: float):
@@ -505,7 +565,55 @@ class _FastBlanket:
             if lo > -math.inf and up - lo < math.log1p(rtol / 16.0):
                 self._w_scale *= 4.0  # far inside the tolerance: try wider blocks next time
         lp = ev["log_pref"]
-        return up + lp, (lo + lp if lo > -math.inf else -math.inf)
+        # every delta is at most 1 (a difference of probabilities): cap both ends at log 1 = 0
+        return min(up + lp, 0.0), (min(lo + lp, 0.0) if lo > -math.inf else -math.inf)
+
+
+def _log_upper_partial(t: np.ndarray, H: np.ndarray) -> list:
+    """``log E[(h - H)_+]`` for ``h ~ Bin(t, 1/2)``, ``0 <= H <= t`` integers, without cancellation.
+
+    Returns a list of ``(log positive part, log negative part, indices)``; the value is
+    ``exp(pos) - exp(neg)`` and ``neg`` is ``-inf`` except in the closed form of case 3. With
+    ``B ~ Bin(t - 1, 1/2)`` (``E[h; h >= H] = (t/2) P(B >= H - 1)``, ``P(h >= H) = P(B >= H - 1) -
+    P(B = H - 1)/2``):
+
+    1. ``2H <= t``: ``(t/2 - H) P(B >= H - 1) + (H/2) P(B = H - 1)`` (two non-negative terms);
+    2. ``t - H <= _SMALL_B``: ``sum_{j=1}^{t-H} j P(h = H + j)`` (non-negative terms);
+    3. else ``((t-H)/2) P(B = H) - (H - t/2) P(B >= H + 1)`` (the same identity rearranged with
+       ``P(B = H - 1) = P(B = H) H / (t - H)``); it cancels by a factor of about
+       ``min(t - H, 2 z^2)`` (``z`` the standardised ``H``), covered by the relative inflation.
+    """
+    out = []
+    lh = _LH
+    t1 = t - 1.0
+    c1 = 2.0 * H <= t
+    if np.any(c1):
+        i = np.nonzero(c1)[0]
+        tt, hh = t[i], H[i]
+        with np.errstate(divide="ignore"):
+            a = np.log(tt / 2.0 - hh) + _log_binom_sf(hh - 1.0, t1[i], 0.5)
+            b = np.log(hh / 2.0) + _log_binom_pmf(hh - 1.0, t1[i], lh, lh)
+        out.append((np.logaddexp(a, b), np.full(i.size, -np.inf), i))
+    c2 = ~c1 & (t - H <= _SMALL_B)
+    if np.any(c2):
+        i = np.nonzero(c2)[0]
+        j = np.arange(1.0, _SMALL_B + 1.0)[None, :]
+        hj = H[i][:, None] + j
+        lp = _log_binom_pmf(hj, np.broadcast_to(t[i][:, None], hj.shape), lh, lh)
+        with np.errstate(divide="ignore"):
+            terms = np.where(hj <= t[i][:, None], np.log(j) + lp, -np.inf)
+        mx = np.max(terms, axis=1)
+        with np.errstate(invalid="ignore", under="ignore"):
+            val = np.where(np.isfinite(mx), mx + np.log(np.sum(np.exp(terms - mx[:, None]), axis=1)), -np.inf)
+        out.append((val, np.full(i.size, -np.inf), i))
+    c3 = ~c1 & ~c2
+    if np.any(c3):
+        i = np.nonzero(c3)[0]
+        tt, hh = t[i], H[i]
+        a = np.log((tt - hh) / 2.0) + _log_binom_pmf(hh, t1[i], lh, lh)
+        b = np.log(hh - tt / 2.0) + _log_binom_sf(hh + 1.0, t1[i], 0.5)
+        out.append((a, b, i))
+    return out
 
 
 def _model_w0(rtol: float, e1: float) -> float:
