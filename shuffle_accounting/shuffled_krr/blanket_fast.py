@@ -1,13 +1,16 @@
 """Sub-linear certified evaluation of the privacy-blanket divergence of shuffled k-RR.
 
-.. warning::
-   Known defect (found when it was wired into :class:`~shuffle_accounting.ShuffledKRR`): at
-   ``k = 2, eps0 = 13.5, n = 1e6`` and ``eps = eps0 (1 - 1e-12)`` :func:`certified_log_delta_grid`
-   returns ``-inf`` although the exact divergence is at least ``e^-26.4`` (one-outcome bound); the
-   thin-blanket, eps-next-to-eps0 regime is not covered by the argument as implemented. The library
-   therefore uses this module only to *find* epsilon's root and certifies every returned epsilon
-   with the exact evaluator of :mod:`~shuffle_accounting.shuffled_krr.blanket`; call it directly
-   only as a fast estimate with that caveat until the defect is fixed.
+.. note::
+   Fixed defect (issue 12; the regression test is ``tests/test_blanket_fast_adversarial.py``).
+   Up to version 0.2.0-dev this module returned ``-inf`` at ``k = 2, eps0 = 13.5, n = 1e6``,
+   ``eps = eps0 (1 - 1e-12)`` although the divergence is ``e^-26.4``. Root cause: ``c_t`` below
+   (a float close to 1) was rounded to ``1 + 2^-52`` while the true ``1 - c_t = 2 (1 - r)/(1 + E)``
+   was ``3.7e-17``, so every ``x = 2h - tD - c_t ttheta`` of the top terms came out negative; the
+   group boundaries were placed by those rounded signs and, for ``k = 2`` (``R = 0``), the group
+   below the window was dropped with no bound. Two further defects of the same kind: the tail
+   group's closed form was a difference of two terms that agree to ``1 - c_t`` (relative), and
+   absolute ``1e-300`` error floors in units scaled by ``(u/n)(1 + E)/2 ~ e^1048`` (``eps0 =
+   700``) gave ``log delta = +350``. Section 4 says how each is now avoided.
 
 This module computes a certified upper bound (and a certified lower bound, so the gap is known)
 on exactly the quantity that :func:`shuffle_accounting.shuffled_krr.blanket.certified_log_delta`
@@ -47,15 +50,25 @@ is ``P(T=t) ((1+E)/2) row(t, t, t)``. With ``h ~ Bin(tD, 1/2)`` (``D = 2h - tD``
 (``E[R; R <= b] = N q F_{N-1}(b-1)`` and ``F_N(b) = F_{N-1}(b-1) + (1-q) P(Bin(N-1,q) = b)``).
 The ``h`` are split at the ``R``-window ``[s_lo, s_hi] = Nq -+ z_R sd(R)``:
 
-* middle ``h`` (``beta_h`` in the window): (3) term by term (one incomplete beta, two pmfs);
-* tail ``h >= H`` (``beta_h >= s_hi``): ``E[(beta-R)_+] = beta - Nq + E[(R-beta)_+]``; the first
-  part sums in closed form, ``sum_{h>=H} b(h)(2h - tD - y) = (tD/2) b_{tD-1}(H-1) - y P(h >= H)``
-  for any ``y`` (``E[h; h >= H] = (tD/2) P(Bin(tD-1,1/2) >= H-1)``), and by (3)
-  ``E[(R-beta)_+] = (Nq - beta)(1 - F_N(b)) + Nq(1-q) P(Bin(N-1,q)=b) <= Nq(1-q) P(Bin(N-1,q)=b)``
-  for ``beta >= Nq``; that remainder (times ``P(h >= H)``) is added to the upper bound;
+* middle ``h`` (``beta_h`` in the window): (3) term by term (one incomplete beta, two pmfs),
+  written as ``(beta - b) F_N(b) + E[(b - R)_+]`` (the first part is ``>= 0``); the second part
+  is exactly ``0`` for ``b = 0``, the positive sum ``sum_{j<b} (b - j) P(R = j)`` for
+  ``1 <= b <= 16`` below ``Nq`` (where (3) would cancel by a factor of about ``Nq^2 / b``), and
+  ``(b - Nq) F_N(b) + Nq(1-q) P(Bin(N-1,q) = b)`` otherwise;
+* tail ``h >= H`` (``beta_h >= Nq + z_R sd(R) / 2``, checked on the computed ``x`` with three
+  times its rounding bound as margin): ``E[(beta-R)_+] = beta - Nq + E[(R-beta)_+]``; the first
+  part sums in closed form without cancellation, ``sum_{h>=H} b(h) c_r (beta_h - Nq) =
+  2 E[(h - H)_+] + c_H P(h >= H)`` with ``c_H = c_r (beta_H - Nq) >= 0`` (``beta_h = beta_H +
+  2 (h - H) / c_r``) and ``E[(h - H)_+]`` from :func:`_log_upper_partial` (two non-negative terms
+  below the mean of ``h``, a positive sum within 16 of ``tD``, the rearranged closed form
+  otherwise); by (3) ``E[(R-beta)_+] = (Nq - beta)(1 - F_N(b)) + Nq(1-q) P(Bin(N-1,q)=b) <=
+  Nq(1-q) P(Bin(N-1,q)=b)`` for ``beta >= Nq``; that remainder (times ``P(h >= H)``) is added to
+  the upper bound;
 * lower ``h < h_a`` (``beta_h < s_lo``): ``E[(beta - R)_+]`` is increasing in ``beta``, and by (3)
-  at most ``Nq(1-q) P(Bin(N-1,q) = floor(beta'))`` for ``beta' <= Nq``; this (times
-  ``P(h < h_a) <= 1``) is added to the upper bound.
+  at most ``Nq(1-q) P(Bin(N-1,q) = floor(beta'))`` for ``beta' <= Nq`` (else at most ``beta'_+``,
+  the only bound for ``k = 2`` where ``R = 0``), ``beta'`` the rounded-up ``beta_{h_a - 1}``; this
+  (times ``P(h < h_a) <= 1``) is added to the upper bound. Any placement of ``h_a`` and ``H`` is
+  valid for the middle and lower groups; only the tail group needs ``beta_H >= Nq``.
 
 **3. Blocks of T (the sub-linear step).** For ``t1 <= t <= t2``
 
@@ -76,17 +89,29 @@ a ``z``-standard-deviation threshold), so the number of rows is ``O(z^2 / (sqrt(
 (plus the exact central rows while that is below ``sqrt(n)``): it *falls* with ``n`` at fixed
 ``rtol`` once ``n`` is large; each row costs ``O(z)`` incomplete-beta values.
 
-A work cap (at most 4096 middle terms per row, i.e. a capped ``R``-window) binds only for deltas
-far below ``1e-100``; then the bounded remainders may dominate, the refinement stops, and the
-upper bound is still certified but the bracket can be wider than ``rtol`` (the returned lower
-bound shows the achieved gap).
+Every refinement pass yields a certified bracket; the tightest ends seen are returned. Work
+caps (at most 4096 middle terms per row, i.e. a capped ``R``-window; at most 2e6 rows plus
+middle terms per pass and 8e6 in all) bind only in large-deviation regimes (deltas far below
+``1e-100``, e.g. ``eps`` next to ``eps0`` at large ``n``, where the mass of ``E[Z_+]`` sits many
+standard deviations of ``T`` away from its mean); then the refinement stops, and the upper bound
+is still certified but the bracket can be much wider than ``rtol`` (the returned lower bound
+shows the achieved gap).
 
 **4. Rounding (outward).** Log-pmfs (Loader) and log-CDFs (incomplete beta) from
-:mod:`~shuffle_accounting.shuffled_krr.blanket` (relative error ~1e-13). Positive and negative
+:mod:`shuffle_accounting._binomial` (relative error ~1e-13). Positive and negative
 terms are summed separately in log space; ``1e-10`` times the sum of their magnitudes is added
-to the upper bound (and subtracted from the lower bound). ``beta`` is a floating-point number;
-(3) is exact for the float value, and the distance to the true ``beta`` (at most
-``1e-13 (|2h - tD| + y + c_r Nq + c_r |beta|) / c_r``) moves (3) by at most that distance times
+to the upper bound (and subtracted from the lower bound); the forms of section 2 keep those
+magnitudes close to the value where it matters. ``c_t`` is never used in a value: with
+``1 - r = expm1(eps - eps0) / expm1(-eps0)`` (no cancellation) and ``a_t = 1 - c_t =
+2 (1 - r) / (1 + E)``, every ``x = c_r beta_h = (2h - tD - ttheta) + a_t ttheta`` is an exact
+integer plus a non-negative product (``c_t`` only places the group boundaries). Values are
+computed in units of ``x S``, ``S = min((1+E)/2, 2^600)``, where ``S c_r = sigma r`` and
+``S a_t = sigma (1 - r)``, ``sigma = min(1, 2^601/(1+E))``: nothing is subnormal and no absolute
+error floor is needed (``log S`` is taken out of the prefactor). The computed ``x`` is within
+``1e-13 (S a_t ttheta + |x|)`` of the true one (one product and one sum, each 1 ulp, plus the
+few-ulp error of ``1 - r``, ``sigma`` and ``S``). ``beta`` is a floating-point number;
+(3) is exact for the float value, and the distance to the true ``beta`` (at most that bound
+over ``c_r``) moves (3) by at most that distance times
 ``F_N(b) + P(R = b+1)`` (``E[(beta-R)_+]`` has slope ``F_N``), which is added too;
 ``P_N(b+1) <= P_{N-1}(b)(1 + rho_+)`` with the pmf ratio ``rho_+``. Block masses are sums of
 pmfs (narrow blocks, by exact pmf-ratio recursion from a Loader anchor) or tail differences
