@@ -32,9 +32,8 @@ import tracemalloc
 
 import numpy as np
 
-from shuffle_accounting.shuffled_krr import ShuffledKRR
+from shuffle_accounting.shuffled_krr import ShuffledKRR, mechanism
 from shuffle_accounting.shuffled_krr import blanket_fast as bf
-from shuffle_accounting.shuffled_krr import mechanism
 from shuffle_accounting.shuffled_krr.blanket import certified_log_delta
 
 
@@ -57,7 +56,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI checks that the script runs)")
-    ap.add_argument("--full", action="store_true", help="also the 100-eps grid at n = 1e9, rtol 1e-6 (minutes)")
+    ap.add_argument(
+        "--full", action="store_true", help="also the 100-eps grid at n = 1e9, rtol 1e-6 (minutes)"
+    )
     args = ap.parse_args()
     if args.smoke:
         args.quick = True

@@ -62,7 +62,9 @@ def test_reported_defect_k2_eps_next_to_eps0():
 
 
 # a fixed sample of the product (k, eps0, n <= 1000, eps / eps0): every regime flavour, small cost
-_GRID = list(itertools.product((2, 3, 10, 100), (0.1, 1.0, 2.0, 5.0, 13.5, 50.0, 700.0), (2, 10, 1000), FRACS))
+_GRID = list(
+    itertools.product((2, 3, 10, 100), (0.1, 1.0, 2.0, 5.0, 13.5, 50.0, 700.0), (2, 10, 1000), FRACS)
+)
 _SAMPLE = [_GRID[i] for i in np.random.default_rng(12).choice(len(_GRID), size=30, replace=False)]
 
 
@@ -116,7 +118,9 @@ def _mp_k2(eps: float, eps0: float, n: int) -> float:
     return float(mp.log(u / n * tot))
 
 
-@pytest.mark.parametrize("eps0, frac, n", [(1.0, 1 - 1e-3, 1500), (0.1, 1 - 1e-12, 1500), (13.5, 1 - 1e-12, 1500)])
+@pytest.mark.parametrize(
+    "eps0, frac, n", [(1.0, 1 - 1e-3, 1500), (0.1, 1 - 1e-12, 1500), (13.5, 1 - 1e-12, 1500)]
+)
 def test_deep_k2_against_mpmath(eps0, frac, n):
     """Deltas down to e^-2000, where the exact evaluator's own bound may be loose: fast is tight."""
     eps = eps0 * frac
