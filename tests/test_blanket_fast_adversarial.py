@@ -128,3 +128,25 @@ def test_deep_k2_against_mpmath(eps0, frac, n):
     up, lo = (float(x) for x in certified_log_delta_bounds(eps, 2, eps0, n))
     assert lo - 1e-12 * abs(ref) <= ref <= up + 1e-12 * abs(ref)
     assert up - ref <= math.log1p(DEFAULT_RTOL) + 1e-12 * abs(ref)
+
+
+@pytest.mark.parametrize(
+    "k, eps0, n, frac",
+    [
+        (2, 0.2, 6, 1 - 1e-14),
+        (5, 1.2, 8, 1 - 1e-14),
+        (6, 0.21, 4, 1 - 1e-14),
+        (2, 7.8, 2, 1 - 1e-10),
+        (4, 13.5, 7, 1 - 1e-12),
+        (3, 30.0, 9, 1 - 1e-6),
+    ],
+)
+def test_eps_next_to_eps0_against_40_digit_sum(k, eps0, n, frac):
+    """eps within 1e-14 of eps0, where plain double-precision brute force loses its digits too."""
+    from test_blanket_fast import mp_blanket_log_delta
+
+    eps = eps0 * frac
+    ref = mp_blanket_log_delta(eps, k, eps0, n)
+    up, lo = (float(x) for x in certified_log_delta_bounds(eps, k, eps0, n))
+    assert lo - 1e-12 * abs(ref) <= ref <= up + 1e-12 * abs(ref)
+    assert up - ref <= math.log1p(DEFAULT_RTOL) + 1e-12 * abs(ref)

@@ -408,8 +408,9 @@ class _FastBlanket:
             hb = h_a[low] - 1.0
             xb = S * (2.0 * hb - tD[low] - tth[low]) + at_th[low]
             xb = xb + 2.0 * _X_ERR * (at_th[low] + np.abs(xb))
-            with np.errstate(over="ignore"):
-                beta_b = xb / c_r * (1.0 + 1e-14) + 1e-9  # >= the true beta_{h_a - 1}
+            with np.errstate(over="ignore", invalid="ignore"):
+                beta_b = xb / c_r  # +-inf for a subnormal c_r (eps ~ 1e-308)
+                beta_b = np.where(np.isfinite(beta_b), beta_b + 1e-14 * np.abs(beta_b) + 1e-9, beta_b)
             if q > 0:
                 ok = beta_b <= Nq[low]
                 bb = np.floor(np.minimum(beta_b, Nq[low]))
@@ -437,12 +438,13 @@ class _FastBlanket:
                 pos.append((lw[m][idx] + math.log(2.0) + ev["log_S"] + p_, im[idx]))
                 neg.append((lw[m][idx] + math.log(2.0) + ev["log_S"] + n_, im[idx]))
             if c_r > 0 and q > 0:
-                with np.errstate(over="ignore"):
-                    betaH = xH / c_r
+                # E[(R - beta)_+] is non-increasing in beta: evaluate the bound at beta' = the
+                # rounded-down beta_H (still >= Nq by the margin of H), so that a floor that
+                # rounding moved up cannot pick a smaller pmf; factor 2 kept as slack
+                with np.errstate(over="ignore", invalid="ignore"):
+                    betaH = np.maximum((xH - eH) / c_r * (1.0 - 1e-15), Nq[m])
                 bH = np.floor(betaH)
                 lpH = _log_binom_pmf(bH, N[m] - 1.0, lq, l1q)
-                # factor 2: slack for the rounding of beta_H (E[(R - beta)_+] has slope <= 1 and
-                # beta_H's error is ~1e-13 beta_H, far below the pmf scale sd(R))
                 bnd.append((lw[m] + lsf + lcr + lNq1q[m] + lpH + math.log(2.0), im))
         # a row with tD = 0 is E[(-y - c_r R)_+] = 0
         return pos, neg, err, bnd
