@@ -5,8 +5,10 @@ followed by a uniformly random shuffle; neighbouring datasets differ in one user
 ``delta(eps)`` is a certified upper bound on ``sup_{D ~ D'} H_{e^eps}(P_D || P_D')``: the exact
 privacy-blanket divergence of Balle, Bell, Gascón, Nissim (*The Privacy Blanket of the Shuffle
 Model*, CRYPTO 2019), computed by :func:`shuffle_accounting.shuffled_krr.blanket.certified_log_delta`
-with every truncation bounded and every rounding outward, and for ``k = 2`` also the certified
-exact worst case (:mod:`~shuffle_accounting.shuffled_krr.worst_case`), the smaller one returned.
+with every truncation bounded and every rounding outward (from :data:`FAST_BLANKET_MIN_N` users on
+by the sub-linear certified evaluator :mod:`~shuffle_accounting.shuffled_krr.blanket_fast`, never
+below that sum and within ``1e-6`` relative of it), and for ``k = 2`` also the certified exact
+worst case (:mod:`~shuffle_accounting.shuffled_krr.worst_case`), the smaller one returned.
 """
 
 from __future__ import annotations
