@@ -89,9 +89,12 @@ a ``z``-standard-deviation threshold), so the number of rows is ``O(z^2 / (sqrt(
 (plus the exact central rows while that is below ``sqrt(n)``): it *falls* with ``n`` at fixed
 ``rtol`` once ``n`` is large; each row costs ``O(z)`` incomplete-beta values.
 
-Every refinement pass yields a certified bracket; the tightest ends seen are returned. Work
-caps (at most 4096 middle terms per row, i.e. a capped ``R``-window; at most 2e6 rows plus
-middle terms per pass and 8e6 in all) bind only in large-deviation regimes (deltas far below
+Every refinement pass yields a certified bracket; the tightest ends seen are returned, starting
+from the one-user curve ``pbar (e^eps0 - e^eps)`` (the divergence is non-increasing in ``n``: the
+extra users act as a common Markov kernel on both datasets). Work caps (at most 4096 middle
+terms per row, i.e. a capped ``R``-window; at most 3e5 rows plus middle terms per pass, checked
+before a row set of more than 6e5 middle terms is evaluated, and 1.2e6 in all; at most 2e4 blocks
+on either side of the mean of ``T``) bind only in large-deviation regimes (deltas far below
 ``1e-100``, e.g. ``eps`` next to ``eps0`` at large ``n``, where the mass of ``E[Z_+]`` sits many
 standard deviations of ``T`` away from its mean); then the refinement stops, and the upper bound
 is still certified but the bracket can be much wider than ``rtol`` (the returned lower bound
@@ -147,7 +150,16 @@ _LH = math.log(0.5)
 #: Work cap on the number of middle terms per row (see :meth:`_FastBlanket.bounds`).
 _MAX_MIDDLE = 4096.0
 #: Work budget (rows plus middle terms) of one refinement pass; four times that for all passes.
-_MAX_WORK = 2_000_000
+_MAX_WORK = 300_000
+#: Largest number of blocks on either side of the mean of T in one partition.
+_MAX_ROWS = 20_000
+
+
+class _OverBudget(Exception):
+    """A partition would exceed :data:`_MAX_ROWS` blocks or a row set ``2 _MAX_WORK`` middle
+    terms (internal: ends the refinement; the tightest certified bracket so far is returned)."""
+
+
 #: Bound on the relative rounding error of ``x = (2h - tD - ttheta) + a_t ttheta`` (section 4).
 _X_ERR = 1e-13
 #: Partial expectations of a binomial this close to its end are summed term by term.
@@ -236,11 +248,15 @@ class _FastBlanket:
             t2 = min(t + width(t) - 1, t_hi)
             right.append((t, t2))
             t = t2 + 1
+            if len(right) > _MAX_ROWS:
+                raise _OverBudget
         t = c - 1
         while t >= t_lo:
             t1 = max(t - width(t) + 1, t_lo)
             left.append((t1, t))
             t = t1 - 1
+            if len(left) > _MAX_ROWS:
+                raise _OverBudget
         blocks = left[::-1] + right
         if t_lo > 0:
             blocks.insert(0, (0, t_lo - 1))
@@ -357,6 +373,8 @@ class _FastBlanket:
         h_a = np.minimum(h_a, H)
         # middle group, formula (3) split as c_r (beta - b) F(b) + c_r E[(b - R)_+]
         cnt = (H - h_a).astype(np.int64)
+        if int(cnt.sum()) > 2 * _MAX_WORK:
+            raise _OverBudget  # checked before the work, not after (ends the refinement)
         self._work = getattr(self, "_work", 0) + int(cnt.sum()) + tD.size
         if c_r > 0 and cnt.sum() > 0:
             rows = np.repeat(np.arange(tD.size), cnt)
@@ -475,6 +493,7 @@ class _FastBlanket:
             "c_r": c_r,
             "c_t": c_t,
             "a_t": 2.0 * one_r / (1.0 + E),
+            "one_r": one_r,
             "S": S,
             "log_S": log_s,
             "c_r_s": sigma * r,
@@ -568,13 +587,23 @@ class _FastBlanket:
         # every pass gives a certified bracket: keep the tightest ends seen; stop refining when the
         # work (rows plus middle terms) of one pass or of all passes exceeds its budget (only in
         # large-deviation regimes, deltas far below 1e-100): the bracket then shows the gap
-        best_up, best_lo = math.inf, -math.inf
+        # start from the certified bound of one user: the divergence is non-increasing in n (a
+        # common Markov kernel, see blanket.py's _within_budget), and for n = 1 it is the exact
+        # k-RR curve pbar (e^eps0 - e^eps) = pbar u (1 - r); inflated by 1e-10 for rounding
+        best_up = (
+            self.log_pbar + math.log(self.u) + math.log(ev["one_r"]) + math.log1p(1e-10) - ev["log_pref"]
+        )
+        best_lo = -math.inf
         self._work = 0
         total = 0
+        learnt = False
         for _ in range(60):
             t_lo, t_hi = self._window(zT)
             before = self._work
-            up, lo, l_out = self._bounds_at(ev, t_lo, t_hi, w0, zR)
+            try:
+                up, lo, l_out = self._bounds_at(ev, t_lo, t_hi, w0, zR)
+            except _OverBudget:
+                break
             best_up, best_lo = min(best_up, up), max(best_lo, lo)
             step_work = self._work - before
             total += step_work
@@ -593,6 +622,7 @@ class _FastBlanket:
                 continue
             gap_ok = lo > -math.inf and up - lo <= math.log1p(rtol)
             if gap_ok or w0 == 0.0:
+                learnt = gap_ok
                 break
             if self._last_bnd > math.log(0.5 * rtol) + up:
                 break  # the bounded remainders (capped windows), not the blocks, dominate
@@ -603,9 +633,9 @@ class _FastBlanket:
                 w0 = w0 / max(2.0, 2.0 ** math.ceil(math.log2(1.2 * ratio)))
             if w0 < 2.0**-30:
                 w0 = 0.0
-        if w0 > 0.0:
+        if learnt and w0 > 0.0:  # only a converged evaluation teaches the next one its widths
             self._w_scale = w0 / w_model
-            if lo > -math.inf and up - lo < math.log1p(rtol / 16.0):
+            if up - lo < math.log1p(rtol / 16.0):
                 self._w_scale *= 4.0  # far inside the tolerance: try wider blocks next time
         up, lo = best_up, best_lo
         lp = ev["log_pref"]
