@@ -1,13 +1,16 @@
 """Sub-linear certified evaluation of the privacy-blanket divergence of shuffled k-RR.
 
-.. warning::
-   Known defect (found when it was wired into :class:`~shuffle_accounting.ShuffledKRR`): at
-   ``k = 2, eps0 = 13.5, n = 1e6`` and ``eps = eps0 (1 - 1e-12)`` :func:`certified_log_delta_grid`
-   returns ``-inf`` although the exact divergence is at least ``e^-26.4`` (one-outcome bound); the
-   thin-blanket, eps-next-to-eps0 regime is not covered by the argument as implemented. The library
-   therefore uses this module only to *find* epsilon's root and certifies every returned epsilon
-   with the exact evaluator of :mod:`~shuffle_accounting.shuffled_krr.blanket`; call it directly
-   only as a fast estimate with that caveat until the defect is fixed.
+.. note::
+   Fixed defect (issue 12; the regression test is ``tests/test_blanket_fast_adversarial.py``).
+   Up to version 0.2.0-dev this module returned ``-inf`` at ``k = 2, eps0 = 13.5, n = 1e6``,
+   ``eps = eps0 (1 - 1e-12)`` although the divergence is ``e^-26.4``. Root cause: ``c_t`` below
+   (a float close to 1) was rounded to ``1 + 2^-52`` while the true ``1 - c_t = 2 (1 - r)/(1 + E)``
+   was ``3.7e-17``, so every ``x = 2h - tD - c_t ttheta`` of the top terms came out negative; the
+   group boundaries were placed by those rounded signs and, for ``k = 2`` (``R = 0``), the group
+   below the window was dropped with no bound. Two further defects of the same kind: the tail
+   group's closed form was a difference of two terms that agree to ``1 - c_t`` (relative), and
+   absolute ``1e-300`` error floors in units scaled by ``(u/n)(1 + E)/2 ~ e^1048`` (``eps0 =
+   700``) gave ``log delta = +350``. Section 4 says how each is now avoided.
 
 This module computes a certified upper bound (and a certified lower bound, so the gap is known)
 on exactly the quantity that :func:`shuffle_accounting.shuffled_krr.blanket.certified_log_delta`
@@ -47,15 +50,25 @@ is ``P(T=t) ((1+E)/2) row(t, t, t)``. With ``h ~ Bin(tD, 1/2)`` (``D = 2h - tD``
 (``E[R; R <= b] = N q F_{N-1}(b-1)`` and ``F_N(b) = F_{N-1}(b-1) + (1-q) P(Bin(N-1,q) = b)``).
 The ``h`` are split at the ``R``-window ``[s_lo, s_hi] = Nq -+ z_R sd(R)``:
 
-* middle ``h`` (``beta_h`` in the window): (3) term by term (one incomplete beta, two pmfs);
-* tail ``h >= H`` (``beta_h >= s_hi``): ``E[(beta-R)_+] = beta - Nq + E[(R-beta)_+]``; the first
-  part sums in closed form, ``sum_{h>=H} b(h)(2h - tD - y) = (tD/2) b_{tD-1}(H-1) - y P(h >= H)``
-  for any ``y`` (``E[h; h >= H] = (tD/2) P(Bin(tD-1,1/2) >= H-1)``), and by (3)
-  ``E[(R-beta)_+] = (Nq - beta)(1 - F_N(b)) + Nq(1-q) P(Bin(N-1,q)=b) <= Nq(1-q) P(Bin(N-1,q)=b)``
-  for ``beta >= Nq``; that remainder (times ``P(h >= H)``) is added to the upper bound;
+* middle ``h`` (``beta_h`` in the window): (3) term by term (one incomplete beta, two pmfs),
+  written as ``(beta - b) F_N(b) + E[(b - R)_+]`` (the first part is ``>= 0``); the second part
+  is exactly ``0`` for ``b = 0``, the positive sum ``sum_{j<b} (b - j) P(R = j)`` for
+  ``1 <= b <= 16`` below ``Nq`` (where (3) would cancel by a factor of about ``Nq^2 / b``), and
+  ``(b - Nq) F_N(b) + Nq(1-q) P(Bin(N-1,q) = b)`` otherwise;
+* tail ``h >= H`` (``beta_h >= Nq + z_R sd(R) / 2``, checked on the computed ``x`` with three
+  times its rounding bound as margin): ``E[(beta-R)_+] = beta - Nq + E[(R-beta)_+]``; the first
+  part sums in closed form without cancellation, ``sum_{h>=H} b(h) c_r (beta_h - Nq) =
+  2 E[(h - H)_+] + c_H P(h >= H)`` with ``c_H = c_r (beta_H - Nq) >= 0`` (``beta_h = beta_H +
+  2 (h - H) / c_r``) and ``E[(h - H)_+]`` from :func:`_log_upper_partial` (two non-negative terms
+  below the mean of ``h``, a positive sum within 16 of ``tD``, the rearranged closed form
+  otherwise); by (3) ``E[(R-beta)_+] = (Nq - beta)(1 - F_N(b)) + Nq(1-q) P(Bin(N-1,q)=b) <=
+  Nq(1-q) P(Bin(N-1,q)=b)`` for ``beta >= Nq``; that remainder (times ``P(h >= H)``) is added to
+  the upper bound;
 * lower ``h < h_a`` (``beta_h < s_lo``): ``E[(beta - R)_+]`` is increasing in ``beta``, and by (3)
-  at most ``Nq(1-q) P(Bin(N-1,q) = floor(beta'))`` for ``beta' <= Nq``; this (times
-  ``P(h < h_a) <= 1``) is added to the upper bound.
+  at most ``Nq(1-q) P(Bin(N-1,q) = floor(beta'))`` for ``beta' <= Nq`` (else at most ``beta'_+``,
+  the only bound for ``k = 2`` where ``R = 0``), ``beta'`` the rounded-up ``beta_{h_a - 1}``; this
+  (times ``P(h < h_a) <= 1``) is added to the upper bound. Any placement of ``h_a`` and ``H`` is
+  valid for the middle and lower groups; only the tail group needs ``beta_H >= Nq``.
 
 **3. Blocks of T (the sub-linear step).** For ``t1 <= t <= t2``
 
@@ -76,17 +89,32 @@ a ``z``-standard-deviation threshold), so the number of rows is ``O(z^2 / (sqrt(
 (plus the exact central rows while that is below ``sqrt(n)``): it *falls* with ``n`` at fixed
 ``rtol`` once ``n`` is large; each row costs ``O(z)`` incomplete-beta values.
 
-A work cap (at most 4096 middle terms per row, i.e. a capped ``R``-window) binds only for deltas
-far below ``1e-100``; then the bounded remainders may dominate, the refinement stops, and the
-upper bound is still certified but the bracket can be wider than ``rtol`` (the returned lower
-bound shows the achieved gap).
+Every refinement pass yields a certified bracket; the tightest ends seen are returned, starting
+from the one-user curve ``pbar (e^eps0 - e^eps)`` (the divergence is non-increasing in ``n``: the
+extra users act as a common Markov kernel on both datasets). Work caps (at most 4096 middle
+terms per row, i.e. a capped ``R``-window; at most 3e5 rows plus middle terms per pass, checked
+before a row set of more than 6e5 middle terms is evaluated, and 1.2e6 in all; at most 2e4 blocks
+on either side of the mean of ``T``) bind only in large-deviation regimes (deltas far below
+``1e-100``, e.g. ``eps`` next to ``eps0`` at large ``n``, where the mass of ``E[Z_+]`` sits many
+standard deviations of ``T`` away from its mean); then the refinement stops, and the upper bound
+is still certified but the bracket can be much wider than ``rtol`` (the returned lower bound
+shows the achieved gap).
 
 **4. Rounding (outward).** Log-pmfs (Loader) and log-CDFs (incomplete beta) from
-:mod:`~shuffle_accounting.shuffled_krr.blanket` (relative error ~1e-13). Positive and negative
+:mod:`shuffle_accounting._binomial` (relative error ~1e-13). Positive and negative
 terms are summed separately in log space; ``1e-10`` times the sum of their magnitudes is added
-to the upper bound (and subtracted from the lower bound). ``beta`` is a floating-point number;
-(3) is exact for the float value, and the distance to the true ``beta`` (at most
-``1e-13 (|2h - tD| + y + c_r Nq + c_r |beta|) / c_r``) moves (3) by at most that distance times
+to the upper bound (and subtracted from the lower bound); the forms of section 2 keep those
+magnitudes close to the value where it matters. ``c_t`` is never used in a value: with
+``1 - r = expm1(eps - eps0) / expm1(-eps0)`` (no cancellation) and ``a_t = 1 - c_t =
+2 (1 - r) / (1 + E)``, every ``x = c_r beta_h = (2h - tD - ttheta) + a_t ttheta`` is an exact
+integer plus a non-negative product (``c_t`` only places the group boundaries). Values are
+computed in units of ``x S``, ``S = min((1+E)/2, 2^600)``, where ``S c_r = sigma r`` and
+``S a_t = sigma (1 - r)``, ``sigma = min(1, 2^601/(1+E))``: nothing is subnormal and no absolute
+error floor is needed (``log S`` is taken out of the prefactor). The computed ``x`` is within
+``1e-13 (S a_t ttheta + |x|)`` of the true one (one product and one sum, each 1 ulp, plus the
+few-ulp error of ``1 - r``, ``sigma`` and ``S``). ``beta`` is a floating-point number;
+(3) is exact for the float value, and the distance to the true ``beta`` (at most that bound
+over ``c_r``) moves (3) by at most that distance times
 ``F_N(b) + P(R = b+1)`` (``E[(beta-R)_+]`` has slope ``F_N``), which is added too;
 ``P_N(b+1) <= P_{N-1}(b)(1 + rho_+)`` with the pmf ratio ``rho_+``. Block masses are sums of
 pmfs (narrow blocks, by exact pmf-ratio recursion from a Loader anchor) or tail differences
@@ -122,6 +150,21 @@ _TAIL_FRACTION = 1e-11
 _LH = math.log(0.5)
 #: Work cap on the number of middle terms per row (see :meth:`_FastBlanket.bounds`).
 _MAX_MIDDLE = 4096.0
+#: Work budget (rows plus middle terms) of one refinement pass; four times that for all passes.
+_MAX_WORK = 300_000
+#: Largest number of blocks on either side of the mean of T in one partition.
+_MAX_ROWS = 20_000
+
+
+class _OverBudget(Exception):
+    """A partition would exceed :data:`_MAX_ROWS` blocks or a row set ``2 _MAX_WORK`` middle
+    terms (internal: ends the refinement; the tightest certified bracket so far is returned)."""
+
+
+#: Bound on the relative rounding error of ``x = (2h - tD - ttheta) + a_t ttheta`` (section 4).
+_X_ERR = 1e-13
+#: Partial expectations of a binomial this close to its end are summed term by term.
+_SMALL_B = 16.0
 
 
 def _lse(parts) -> float:
@@ -150,6 +193,7 @@ class _FastBlanket:
         self.trace: list | None = None  # diagnostics (tests and benchmarks only)
         self._last_bnd = -math.inf
         self._w_scale = 1.0  # block-width scale that the last evaluation needed (speed only)
+        self._work = 0  # rows plus middle terms evaluated (work budget of :meth:`bounds`)
 
     # -- blocks of T ---------------------------------------------------------------------
     def _window(self, zT: float) -> tuple[int, int]:
@@ -205,11 +249,15 @@ class _FastBlanket:
             t2 = min(t + width(t) - 1, t_hi)
             right.append((t, t2))
             t = t2 + 1
+            if len(right) > _MAX_ROWS:
+                raise _OverBudget
         t = c - 1
         while t >= t_lo:
             t1 = max(t - width(t) + 1, t_lo)
             left.append((t1, t))
             t = t1 - 1
+            if len(left) > _MAX_ROWS:
+                raise _OverBudget
         blocks = left[::-1] + right
         if t_lo > 0:
             blocks.insert(0, (0, t_lo - 1))
@@ -277,47 +325,69 @@ class _FastBlanket:
         Returns ``(pos, neg, err, bound)``: lists of ``(log-magnitudes, row indices)`` of the
         positive and negative exact terms, of the rounding-error allowances, and of the bounded
         (not computed) remainders (the latter two only count towards the upper bound).
+        Every ``x = c_r beta = 2h - tD - c_t ttheta`` is formed as the exact integer
+        ``2h - tD - ttheta`` plus ``a_t ttheta`` (``a_t = 1 - c_t`` computed directly), never
+        through a rounded ``c_t`` (module docstring, section 4).
         """
         lw = np.zeros(tD.shape)
         q = self.qB
-        c_r, c_t = ev["c_r"], ev["c_t"]
+        # placement of the groups in plain units; every value in units of x * S (section 4)
+        c_r0, a_t0 = ev["c_r"], ev["a_t"]
+        c_r, a_t, S = ev["c_r_s"], ev["a_t_s"], ev["S"]
         lcr = math.log(c_r) if c_r > 0 else -math.inf
         N = self.n - tR
         Nq = N * q
         sdR = np.sqrt(N * q * (1.0 - q))
-        y0 = c_t * tth
+        at_th = a_t * tth  # >= 0, relative error <= 1e-15
+        y0 = tth - a_t0 * tth  # c_t ttheta: only places the group boundaries (any placement is valid)
         pos, neg, err, bnd = [], [], [], []
         lq, l1q = (math.log(q), math.log1p(-q)) if q > 0 else (-math.inf, 0.0)
         with np.errstate(divide="ignore"):
             lNq1q = np.log(Nq * (1.0 - q))
+
+        def xval(h, rows=None):
+            """``x = c_r beta_h`` and a bound on its rounding error (both in units of ``x``)."""
+            if rows is None:
+                i_part, at = 2.0 * h - tD - tth, at_th
+            else:
+                i_part, at = 2.0 * h - tD[rows] - tth[rows], at_th[rows]
+            x = S * i_part + at
+            return x, _X_ERR * (at + np.abs(x))
+
         if c_r > 0:
             s_lo = Nq - zR * sdR
             s_hi = Nq + zR * sdR
-            h_a = np.clip(np.ceil((tD + y0 + c_r * s_lo) / 2.0), 0.0, tD + 1.0)
-            H = np.clip(np.ceil((tD + y0 + c_r * s_hi) / 2.0), h_a, tD + 1.0)
-            # H must satisfy beta_H >= Nq (margin z_R sd(R) >> rounding); push up if not
-            for _ in range(3):
-                with np.errstate(over="ignore"):
-                    bad = (H <= tD) & ((2.0 * H - tD - y0) / c_r < Nq + 0.5 * zR * sdR)
-                H = np.where(bad, H + 1.0, H)
-            H = np.where(bad, tD + 1.0, H)  # never expected: no closed-form tail group then
+            h_a = np.clip(np.ceil((tD + y0 + c_r0 * s_lo) / 2.0), 0.0, tD + 1.0)
+            H = np.clip(np.ceil((tD + y0 + c_r0 * s_hi) / 2.0), h_a, tD + 1.0)
         else:  # eps = 0: R does not enter; every h is in the closed-form tail group
             H = np.clip(np.ceil((tD + y0) / 2.0), 0.0, tD + 1.0)
             h_a = H
-        # middle group
+        # the tail group needs the true beta_H >= Nq (+ half the window): push H up past rounding
+        for _ in range(4):
+            xH, eH = xval(H)
+            with np.errstate(invalid="ignore"):
+                bad = (H <= tD) & (xH - c_r * Nq - 3.0 * eH < 0.5 * c_r * zR * sdR)
+            if not np.any(bad):
+                break
+            H = np.where(bad, H + 1.0, H)
+        H = np.where(bad, tD + 1.0, H)  # never expected: no closed-form tail group then
+        h_a = np.minimum(h_a, H)
+        # middle group, formula (3) split as c_r (beta - b) F(b) + c_r E[(b - R)_+]
         cnt = (H - h_a).astype(np.int64)
+        if int(cnt.sum()) > 2 * _MAX_WORK:
+            raise _OverBudget  # checked before the work, not after (ends the refinement)
+        self._work = getattr(self, "_work", 0) + int(cnt.sum()) + tD.size
         if c_r > 0 and cnt.sum() > 0:
             rows = np.repeat(np.arange(tD.size), cnt)
             starts = np.repeat(np.cumsum(cnt) - cnt, cnt)
             h = h_a[rows] + (np.arange(rows.size) - starts)
-            tDm, y0m, Nm, Nqm = tD[rows], y0[rows], N[rows], Nq[rows]
-            x = 2.0 * h - tDm - y0m  # = c_r beta
+            tDm, Nm, Nqm = tD[rows], N[rows], Nq[rows]
+            x, ex = xval(h, rows)
             with np.errstate(over="ignore"):
                 beta = x / c_r
             b = np.floor(beta)
             lF = _log_binom_cdf(b, Nm, q)
-            lbh = _log_binom_pmf(h, tDm, _LH, _LH)
-            lwm = lbh
+            lwm = _log_binom_pmf(h, tDm, _LH, _LH)
             if q > 0:
                 lpm = _log_binom_pmf(b, Nm - 1.0, lq, l1q)
                 # P(Bin(N, q) = b + 1) = P(Bin(N-1, q) = b) N q / (b + 1), for the slope bound
@@ -326,49 +396,74 @@ class _FastBlanket:
             else:
                 lpm = np.full(b.shape, -np.inf)
                 lpn1 = np.full(b.shape, -np.inf)
-            xm = x - c_r * Nqm  # = c_r (beta - Nq)
-            with np.errstate(divide="ignore"):
-                t1 = lwm + np.log(np.abs(xm)) + lF
-                t2 = lwm + lcr + lNq1q[rows] + lpm
-            pos.append((np.where(xm > 0, t1, -np.inf), rows))
-            neg.append((np.where(xm < 0, t1, -np.inf), rows))
-            pos.append((t2, rows))
-            ex = 2e-13 * (np.abs(2.0 * h - tDm) + y0m + c_r * Nqm + np.abs(x)) + 1e-300
+            live = b >= 0.0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                # c_r (beta - b) F(b) >= 0: beta - b is exact for the float beta
+                pos.append((np.where(live, lwm + lcr + np.log(beta - b) + lF, -np.inf), rows))
+                # c_r E[(b - R)_+] = c_r ((b - Nq) F(b) + Nq (1-q) P(Bin(N-1, q) = b)), exactly 0
+                # at b = 0; for 1 <= b <= _SMALL_B below Nq the positive sum of (b - j) P(R = j)
+                small = (b >= 1.0) & (b <= _SMALL_B) & (b < Nqm)
+                cf = live & (b >= 1.0) & ~small
+                dm = c_r * (b - Nqm)
+                t1 = lwm + np.log(np.abs(dm)) + lF
+                pos.append((np.where(cf & (dm > 0), t1, -np.inf), rows))
+                neg.append((np.where(cf & (dm < 0), t1, -np.inf), rows))
+                pos.append((np.where(cf, lwm + lcr + lNq1q[rows] + lpm, -np.inf), rows))
+            if np.any(small):
+                si = np.nonzero(small)[0]
+                j = np.arange(int(_SMALL_B), dtype=float)[None, :]
+                bs = b[si][:, None]
+                lpj = _log_binom_pmf(np.broadcast_to(j, (si.size, j.size)), Nm[si][:, None], lq, l1q)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    terms = np.where(j < bs, np.log(np.maximum(bs - j, 1.0)) + lpj, -np.inf)
+                    mx = np.max(terms, axis=1)
+                    lsum = mx + np.log(np.sum(np.exp(terms - mx[:, None]), axis=1))
+                pos.append((lwm[si] + lcr + lsum, rows[si]))
             with np.errstate(divide="ignore"):
                 err.append((lwm + np.log(ex) + np.logaddexp(lF, lpn1), rows))
         # lower group h < h_a: (P(h < h_a) <= 1) * c_r * E[(beta' - R)_+]
-        low = (h_a >= 1.0) & (c_r > 0) & (q > 0)
+        low = (h_a >= 1.0) & (c_r > 0)
         if np.any(low):
             hb = h_a[low] - 1.0
-            xb = 2.0 * hb - tD[low] - y0[low]
-            xb = xb + 2e-13 * (np.abs(2.0 * hb - tD[low]) + y0[low] + np.abs(xb)) + 1e-300
-            with np.errstate(over="ignore"):
-                beta_b = xb / c_r + 1e-9  # >= the true beta_{h_a - 1}; may be +-inf for tiny c_r
-            ok = beta_b <= Nq[low]
-            bb = np.floor(np.minimum(beta_b, Nq[low]))
-            lpb = _log_binom_pmf(bb, N[low] - 1.0, lq, l1q)
-            val = lw[low] + lcr + lNq1q[low] + lpb
-            # if rounding put beta' above Nq (never expected), use E[(beta'-R)_+] <= beta'
+            xb = S * (2.0 * hb - tD[low] - tth[low]) + at_th[low]
+            xb = xb + 2.0 * _X_ERR * (at_th[low] + np.abs(xb))
+            with np.errstate(over="ignore", invalid="ignore"):
+                beta_b = xb / c_r  # +-inf for a subnormal c_r (eps ~ 1e-308)
+                beta_b = np.where(np.isfinite(beta_b), beta_b + 1e-14 * np.abs(beta_b) + 1e-9, beta_b)
+            if q > 0:
+                ok = beta_b <= Nq[low]
+                bb = np.floor(np.minimum(beta_b, Nq[low]))
+                lpb = _log_binom_pmf(bb, N[low] - 1.0, lq, l1q)
+                val = lw[low] + lcr + lNq1q[low] + lpb
+            else:  # R = 0: E[(beta' - R)_+] = beta'_+
+                ok = np.zeros(beta_b.shape, dtype=bool)
+                val = np.full(beta_b.shape, -np.inf)
+            # if beta' lies above Nq (or R = 0), use E[(beta'-R)_+] <= beta'_+
             with np.errstate(divide="ignore", invalid="ignore"):
                 val = np.where(ok, val, lw[low] + lcr + np.log(np.maximum(beta_b, 0.0)))
             bnd.append((val, np.nonzero(low)[0]))
-        # tail group h >= H
+        # tail group h >= H: sum_h b(h) (x_h - c_r Nq) = 2 E[(h - H)_+] + c_H P(h >= H)
         m = (H <= tD) & (tD >= 1.0)
         if np.any(m):
-            tt, HH, yy = tD[m], H[m], y0[m] + c_r * Nq[m]
-            lbH = _log_binom_pmf(HH - 1.0, tt - 1.0, _LH, _LH)
-            lsf = _log_binom_sf(HH, tt, 0.5)
+            tt, HH = tD[m], H[m]
             im = np.nonzero(m)[0]
-            pos.append((lw[m] + np.log(tt / 2.0) + lbH, im))
+            xH, eH = xval(HH, im)
+            cH = xH - c_r * Nq[m]  # >= 3 eH by the choice of H
+            lsf = _log_binom_sf(HH, tt, 0.5)
             with np.errstate(divide="ignore"):
-                neg.append((lw[m] + np.log(yy) + lsf, im))
+                pos.append((lw[m] + np.log(cH) + lsf, im))
+                err.append((lw[m] + np.log(eH + 1e-13 * c_r * Nq[m]) + lsf, im))
+            for p_, n_, idx in _log_upper_partial(tt, HH):
+                pos.append((lw[m][idx] + math.log(2.0) + ev["log_S"] + p_, im[idx]))
+                neg.append((lw[m][idx] + math.log(2.0) + ev["log_S"] + n_, im[idx]))
             if c_r > 0 and q > 0:
-                with np.errstate(over="ignore"):
-                    betaH = (2.0 * HH - tt - y0[m]) / c_r
+                # E[(R - beta)_+] is non-increasing in beta: evaluate the bound at beta' = the
+                # rounded-down beta_H (still >= Nq by the margin of H), so that a floor that
+                # rounding moved up cannot pick a smaller pmf; factor 2 kept as slack
+                with np.errstate(over="ignore", invalid="ignore"):
+                    betaH = np.maximum((xH - eH) / c_r * (1.0 - 1e-15), Nq[m])
                 bH = np.floor(betaH)
                 lpH = _log_binom_pmf(bH, N[m] - 1.0, lq, l1q)
-                # factor 2: slack for the rounding of beta_H (E[(R - beta)_+] has slope <= 1 and
-                # beta_H's error is ~1e-13 beta_H, far below the pmf scale sd(R))
                 bnd.append((lw[m] + lsf + lcr + lNq1q[m] + lpH + math.log(2.0), im))
         # a row with tD = 0 is E[(-y - c_r R)_+] = 0
         return pos, neg, err, bnd
@@ -380,6 +475,15 @@ class _FastBlanket:
         r = v / self.u
         c_r = 2.0 * r / (1.0 + E)
         c_t = (v + 2.0 * r) / (1.0 + E)
+        # 1 - r = (e^eps0 - e^eps) / u = expm1(eps - eps0) / expm1(-eps0) (both factors negative),
+        # without cancellation; a_t = 1 - c_t = 2 (1 - r) / (1 + E) decides the sign of the top
+        # terms when eps is next to eps0, where the rounded c_t can be >= 1 (section 4)
+        one_r = math.expm1(eps - self.eps0) / math.expm1(-self.eps0)
+        # rows work in units of x * S, S = min((1 + E) / 2, 2^600): then S c_r = sigma r and
+        # S a_t = sigma (1 - r) with sigma = min(1, 2^601 / (1 + E)), never subnormal (section 4)
+        log_s = min(math.log1p(E) - math.log(2.0), 600.0 * math.log(2.0))
+        S = math.exp(log_s) if log_s < 600.0 * math.log(2.0) else 2.0**600
+        sigma = 1.0 if S < 2.0**600 else math.exp(601.0 * math.log(2.0) - math.log1p(E))
         # rough standardised threshold of D (only steers window sizes and block widths)
         t = max(self.mT, 1.0)
         kD = c_t * t + c_r * (self.n - t) * self.qB
@@ -389,8 +493,14 @@ class _FastBlanket:
             "v": v,
             "c_r": c_r,
             "c_t": c_t,
+            "a_t": 2.0 * one_r / (1.0 + E),
+            "one_r": one_r,
+            "S": S,
+            "log_S": log_s,
+            "c_r_s": sigma * r,
+            "a_t_s": sigma * one_r,
             "zD": zD,
-            "log_pref": math.log(self.u / self.n) + math.log1p(E) - math.log(2.0),
+            "log_pref": math.log(self.u / self.n) + math.log1p(E) - math.log(2.0) - log_s,
         }
 
     def _bounds_at(self, ev: dict, t_lo: int, t_hi: int, w0: float, zR: float):
@@ -475,11 +585,33 @@ class _FastBlanket:
         # 1e-100); past it the result stays certified but may be looser than rtol
         cap = max(8.0, _MAX_MIDDLE / max(ev["c_r"] * math.sqrt(self.n * self.qB * (1.0 - self.qB)), 1e-300))
         zR = min(zR, cap)
+        # every pass gives a certified bracket: keep the tightest ends seen; stop refining when the
+        # work (rows plus middle terms) of one pass or of all passes exceeds its budget (only in
+        # large-deviation regimes, deltas far below 1e-100): the bracket then shows the gap
+        # start from the certified bound of one user: the divergence is non-increasing in n (a
+        # common Markov kernel, see blanket.py's _within_budget), and for n = 1 it is the exact
+        # k-RR curve pbar (e^eps0 - e^eps) = pbar u (1 - r); inflated by 1e-10 for rounding
+        best_up = (
+            self.log_pbar + math.log(self.u) + math.log(ev["one_r"]) + math.log1p(1e-10) - ev["log_pref"]
+        )
+        best_lo = -math.inf
+        self._work = 0
+        total = 0
+        learnt = False
         for _ in range(60):
             t_lo, t_hi = self._window(zT)
-            up, lo, l_out = self._bounds_at(ev, t_lo, t_hi, w0, zR)
+            before = self._work
+            try:
+                up, lo, l_out = self._bounds_at(ev, t_lo, t_hi, w0, zR)
+            except _OverBudget:
+                break
+            best_up, best_lo = min(best_up, up), max(best_lo, lo)
+            step_work = self._work - before
+            total += step_work
             if self.trace is not None:
                 self.trace.append((eps, zT, zR, w0, len(self.partition(t_lo, t_hi, w0)[0]), up, lo, l_out))
+            if step_work > _MAX_WORK or total > 4 * _MAX_WORK:
+                break
             if l_out > math.log(_TAIL_FRACTION) + up and (t_lo > 0 or t_hi < self.n):
                 zT = 2.0 * math.ceil(0.65 * zT)  # the crude outer blocks matter: widen (x1.3)
                 continue
@@ -491,6 +623,7 @@ class _FastBlanket:
                 continue
             gap_ok = lo > -math.inf and up - lo <= math.log1p(rtol)
             if gap_ok or w0 == 0.0:
+                learnt = gap_ok
                 break
             if self._last_bnd > math.log(0.5 * rtol) + up:
                 break  # the bounded remainders (capped windows), not the blocks, dominate
@@ -501,12 +634,61 @@ class _FastBlanket:
                 w0 = w0 / max(2.0, 2.0 ** math.ceil(math.log2(1.2 * ratio)))
             if w0 < 2.0**-30:
                 w0 = 0.0
-        if w0 > 0.0:
+        if learnt and w0 > 0.0:  # only a converged evaluation teaches the next one its widths
             self._w_scale = w0 / w_model
-            if lo > -math.inf and up - lo < math.log1p(rtol / 16.0):
+            if up - lo < math.log1p(rtol / 16.0):
                 self._w_scale *= 4.0  # far inside the tolerance: try wider blocks next time
+        up, lo = best_up, best_lo
         lp = ev["log_pref"]
-        return up + lp, (lo + lp if lo > -math.inf else -math.inf)
+        # every delta is at most 1 (a difference of probabilities): cap both ends at log 1 = 0
+        return min(up + lp, 0.0), (min(lo + lp, 0.0) if lo > -math.inf else -math.inf)
+
+
+def _log_upper_partial(t: np.ndarray, H: np.ndarray) -> list:
+    """``log E[(h - H)_+]`` for ``h ~ Bin(t, 1/2)``, ``0 <= H <= t`` integers, without cancellation.
+
+    Returns a list of ``(log positive part, log negative part, indices)``; the value is
+    ``exp(pos) - exp(neg)`` and ``neg`` is ``-inf`` except in the closed form of case 3. With
+    ``B ~ Bin(t - 1, 1/2)`` (``E[h; h >= H] = (t/2) P(B >= H - 1)``, ``P(h >= H) = P(B >= H - 1) -
+    P(B = H - 1)/2``):
+
+    1. ``2H <= t``: ``(t/2 - H) P(B >= H - 1) + (H/2) P(B = H - 1)`` (two non-negative terms);
+    2. ``t - H <= _SMALL_B``: ``sum_{j=1}^{t-H} j P(h = H + j)`` (non-negative terms);
+    3. else ``((t-H)/2) P(B = H) - (H - t/2) P(B >= H + 1)`` (the same identity rearranged with
+       ``P(B = H - 1) = P(B = H) H / (t - H)``); it cancels by a factor of about
+       ``min(t - H, 2 z^2)`` (``z`` the standardised ``H``), covered by the relative inflation.
+    """
+    out = []
+    lh = _LH
+    t1 = t - 1.0
+    c1 = 2.0 * H <= t
+    if np.any(c1):
+        i = np.nonzero(c1)[0]
+        tt, hh = t[i], H[i]
+        with np.errstate(divide="ignore"):
+            a = np.log(tt / 2.0 - hh) + _log_binom_sf(hh - 1.0, t1[i], 0.5)
+            b = np.log(hh / 2.0) + _log_binom_pmf(hh - 1.0, t1[i], lh, lh)
+        out.append((np.logaddexp(a, b), np.full(i.size, -np.inf), i))
+    c2 = ~c1 & (t - H <= _SMALL_B)
+    if np.any(c2):
+        i = np.nonzero(c2)[0]
+        j = np.arange(1.0, _SMALL_B + 1.0)[None, :]
+        hj = H[i][:, None] + j
+        lp = _log_binom_pmf(hj, np.broadcast_to(t[i][:, None], hj.shape), lh, lh)
+        with np.errstate(divide="ignore"):
+            terms = np.where(hj <= t[i][:, None], np.log(j) + lp, -np.inf)
+        mx = np.max(terms, axis=1)
+        with np.errstate(invalid="ignore", under="ignore"):
+            val = np.where(np.isfinite(mx), mx + np.log(np.sum(np.exp(terms - mx[:, None]), axis=1)), -np.inf)
+        out.append((val, np.full(i.size, -np.inf), i))
+    c3 = ~c1 & ~c2
+    if np.any(c3):
+        i = np.nonzero(c3)[0]
+        tt, hh = t[i], H[i]
+        a = np.log((tt - hh) / 2.0) + _log_binom_pmf(hh, t1[i], lh, lh)
+        b = np.log(hh - tt / 2.0) + _log_binom_sf(hh + 1.0, t1[i], 0.5)
+        out.append((a, b, i))
+    return out
 
 
 def _model_w0(rtol: float, e1: float) -> float:

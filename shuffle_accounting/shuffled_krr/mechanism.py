@@ -5,8 +5,10 @@ followed by a uniformly random shuffle; neighbouring datasets differ in one user
 ``delta(eps)`` is a certified upper bound on ``sup_{D ~ D'} H_{e^eps}(P_D || P_D')``: the exact
 privacy-blanket divergence of Balle, Bell, Gascón, Nissim (*The Privacy Blanket of the Shuffle
 Model*, CRYPTO 2019), computed by :func:`shuffle_accounting.shuffled_krr.blanket.certified_log_delta`
-with every truncation bounded and every rounding outward, and for ``k = 2`` also the certified
-exact worst case (:mod:`~shuffle_accounting.shuffled_krr.worst_case`), for ``k = 3`` the certified
+with every truncation bounded and every rounding outward (from :data:`FAST_BLANKET_MIN_N` users on
+by the sub-linear certified evaluator :mod:`~shuffle_accounting.shuffled_krr.blanket_fast`, never
+below that sum and within ``1e-6`` relative of it), and for ``k = 2`` also the certified exact
+worst case (:mod:`~shuffle_accounting.shuffled_krr.worst_case`), for ``k = 3`` the certified
 worst case by branch and bound over boxes (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`),
 the smaller one returned.
 """
@@ -39,12 +41,14 @@ AUTO_WORST_CASE_MAX_N: int = 100_000
 #: 1 s per call at n = 50, 2-8 s at n = 100, minutes at n = 1000; benchmarks/README.md).
 AUTO_WORST_CASE_K_MAX_N: int = 50
 _METHODS = ("auto", "blanket", "worst-case")
-#: From this many users on, ``epsilon`` finds its root with the sub-linear evaluator
-#: :mod:`~shuffle_accounting.shuffled_krr.blanket_fast` and certifies the answer with one evaluation
-#: of the exact blanket sum (:mod:`~shuffle_accounting.shuffled_krr.blanket`), stepping up until
-#: that evaluation accepts it: the returned epsilon never rests on the fast evaluator alone (it was
-#: found below the truth for eps within 1e-12 of eps0 at eps0 = 13.5, n = 1e6), and the O(n) root
-#: search of the exact sum (minutes at n = 1e8) is replaced by a single exact evaluation.
+#: From this many users on, the blanket bound (``log_delta`` / ``delta`` with ``method="blanket"``,
+#: the blanket part of ``"auto"``, and ``epsilon``) is evaluated by the sub-linear certified
+#: evaluator :mod:`~shuffle_accounting.shuffled_krr.blanket_fast` (within
+#: :data:`~shuffle_accounting.shuffled_krr.blanket_fast.DEFAULT_RTOL` of the exact blanket sum, and
+#: never below it); below it, by the exact sum of :mod:`~shuffle_accounting.shuffled_krr.blanket`,
+#: which stays the reference path. Where the fast bracket is wider than its tolerance (its work
+#: caps, deltas far below 1e-100 only), the exact sum is evaluated too and the smaller certified
+#: value is returned.
 FAST_BLANKET_MIN_N: int = 100_000
 
 __all__ = ["ShuffledKRR", "AUTO_WORST_CASE_MAX_N", "AUTO_WORST_CASE_K_MAX_N", "FAST_BLANKET_MIN_N"]
@@ -90,6 +94,19 @@ def _gaussian_guess(mu: float, log_target: float) -> float:
     while logd(hi) > log_target and hi < 1e3:
         lo, hi = hi, hi * 2.0
     return bisect_bracket(lambda e: logd(e) > log_target, lo, hi)[1]
+
+
+def _log_target(delta: float) -> float:
+    """The largest float ``l <= log(delta)`` with ``exp(l) <= delta`` in floating point.
+
+    ``epsilon`` accepts ``eps`` when ``log_delta(eps) <= l``; ``delta(eps) = exp(log_delta(eps))``
+    then never exceeds ``delta``, not even by the one ulp of ``exp(log(delta))`` (found at
+    ``k = 6, eps0 = 6.25390625, n = 218, delta = 0.35317312596329503``).
+    """
+    lt = math.log(delta)
+    while math.exp(lt) > delta:
+        lt = math.nextafter(lt, -math.inf)
+    return lt
 
 
 def _checked(cert):
@@ -294,8 +311,19 @@ class ShuffledKRR:
         return "worst-case" if self._method("auto") == "auto" else "blanket"
 
     def _blanket_log_delta(self, arr: np.ndarray) -> np.ndarray:
-        """Certified blanket log delta: the exact blanket sum with every truncation bounded."""
-        return np.asarray(certified_log_delta(arr, self.k, self.eps0, self.n), dtype=float)
+        """Certified blanket log delta: the exact blanket sum with every truncation bounded, or
+        from :data:`FAST_BLANKET_MIN_N` users on the sub-linear certified bracket's upper end
+        (with the exact sum where that bracket is wider than its tolerance; the smaller is taken).
+        """
+        if self.n < FAST_BLANKET_MIN_N:
+            return np.asarray(certified_log_delta(arr, self.k, self.eps0, self.n), dtype=float)
+        up, lo = _fast.certified_log_delta_bounds(arr, self.k, self.eps0, self.n)
+        up = np.array(up, dtype=float)
+        wide = ~(up - lo <= math.log1p(_fast.DEFAULT_RTOL)) & np.isfinite(up)
+        if np.any(wide):
+            ex = certified_log_delta(arr[wide], self.k, self.eps0, self.n)
+            up[wide] = np.minimum(up[wide], ex)
+        return up
 
     def _method(self, method: str) -> str:
         """Resolve ``method`` to ``"blanket"``, ``"worst-case"`` or ``"auto"`` (both, min)."""
@@ -445,24 +473,25 @@ class ShuffledKRR:
                     return bl  # delta(bl) <= delta_blanket(bl) <= delta: the round trip holds
             # round trip: the delta-query certificate at the returned eps must be <= delta too
             # (both are certified, but they stop at different covers); step up until it is
-            lt = math.log(delta)
+            lt = _log_target(delta)
             step = 1e-7
             while wc < self.eps0 and self.log_delta(wc, method=use) > lt:
                 wc = min(self.eps0, wc * (1.0 + step) + 1e-300)
                 step *= 2.0
             return self._checked_epsilon(wc, delta)
-        lt = math.log(delta)
+        lt = _log_target(delta)
         if self.n >= FAST_BLANKET_MIN_N:
-            # root by the sub-linear evaluator, certified by one exact blanket evaluation (the
-            # public one); step up until it accepts (eps0 itself is always valid)
-            # (any failure of the fast path falls back to the exact root search below)
+            # root by the sub-linear evaluator, whose answer is certified by its own certified
+            # upper bound; re-checked through the public blanket path (the same evaluator, plus
+            # the exact sum where its bracket is wide) and stepped up until that accepts it
+            # (eps0 itself is always valid); any failure falls back to the exact root search
             try:
                 e = _fast.certified_epsilon(delta, self.k, self.eps0, self.n)
             except (ValueError, ArithmeticError):
                 e = math.nan
             if 0.0 <= e <= self.eps0:
                 step = 1e-9
-                while e < self.eps0 and self.log_delta(e, method="blanket") > lt:
+                while e < self.eps0 and float(self._blanket_log_delta(np.asarray(e))) > lt:
                     e = min(self.eps0, e * (1.0 + step) + 1e-300)
                     step *= 2.0
                 return self._checked_epsilon(e, delta)
