@@ -142,6 +142,24 @@ class KRR:
         return math.expm1(self.eps0) * self.pbar if self.eps0 < 700 else 1.0 - self.gamma
 
     @property
+    def other_given_not_pair(self) -> float:
+        """``(k - 2) pbar / (1 - 2 pbar) = (k - 2) / (e^eps0 - 1 + k - 2)``, never above 1.
+
+        For the blanket counts of two values ``x0, x1``: the probability that a user whose report
+        is not a blanket draw of ``x0`` or ``x1`` reports a third value by a blanket draw. Under the i.i.d. model of
+        the blanket (each user reports ``x0`` or ``x1`` w.p. ``pbar`` each by a blanket draw, a third
+        value w.p. ``(k - 2) pbar``, or its own value w.p. ``1 - gamma``), the conditional
+        probability of "a third value" given "not a blanket draw of ``x0`` or ``x1``". Written with
+        ``expm1`` so that it never rounds above 1 (at ``k = 3, eps0 = 1e-250`` the quotient form gave
+        ``1 + 2^-52`` and a domain error downstream).
+
+        Example:
+            >>> KRR(3, 1e-250).other_given_not_pair <= 1.0
+            True
+        """
+        return (self.k - 2) / (math.expm1(self.eps0) + (self.k - 2)) if self.k > 2 else 0.0
+
+    @property
     def gamma(self) -> float:
         """Blanket mass ``k * pbar = k / (e^eps0 + k - 1)`` (Balle et al. 2019, Sec. 4.1)."""
         return self.k * self.pbar

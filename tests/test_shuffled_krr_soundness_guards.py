@@ -145,3 +145,18 @@ def test_large_n_epsilon_is_certified_and_survives_a_failing_fast_path(monkeypat
     monkeypatch.setattr(blanket_fast, "certified_epsilon", boom)
     exact = m.epsilon(1e-9)
     assert exact == pytest.approx(fast, rel=1e-7)
+
+
+@pytest.mark.parametrize("n", [5, 10**6])
+def test_tiny_eps0_with_third_values_is_answered_not_a_domain_error(n):
+    """k = 3, eps0 = 1e-250: the blanket's third-value fraction rounds to 1 (it raised a math domain
+    error); the local k-RR curve is returned instead, which bounds every n by post-processing."""
+    from shuffle_accounting.shuffled_krr.blanket import certified_log_delta
+
+    m = ShuffledKRR(3, 1e-250, n)
+    local = float(certified_log_delta(5e-251, 3, 1e-250, 1))
+    for method in ("auto", "blanket"):
+        got = m.log_delta(5e-251, method=method)
+        assert math.isfinite(got) and got == local
+    assert 0.0 < m.epsilon(1e-300) <= 1e-250
+    assert m.delta(1e-250) == 0.0

@@ -305,3 +305,19 @@ def test_extreme_eps0_worst_case_and_the_standing_invariant():
     with pytest.raises(RuntimeError, match="internal error"):
         no_certified_below_exhibited(31.5, 299.9, "epsilon(1e-06)")
     no_certified_below_exhibited(0.33, 0.32, "epsilon(1e-06)")
+
+
+def test_auto_policy_keeps_slow_worst_cases_out_of_the_default():
+    from shuffle_accounting.shuffled_krr import mechanism as M
+
+    assert M.auto_uses_worst_case(2, 1.0, M.AUTO_WORST_CASE_MAX_N)
+    assert not M.auto_uses_worst_case(2, 1.0, M.AUTO_WORST_CASE_MAX_N + 1)
+    small = M.AUTO_WORST_CASE_SMALL_EPS0 / 2
+    assert M.auto_uses_worst_case(2, small, M.AUTO_WORST_CASE_SMALL_EPS0_MAX_N)
+    assert not M.auto_uses_worst_case(2, small, M.AUTO_WORST_CASE_SMALL_EPS0_MAX_N + 1)
+    assert M.auto_uses_worst_case(3, 1.0, M.AUTO_WORST_CASE_K_MAX_N)
+    assert not M.auto_uses_worst_case(3, 1.0, M.AUTO_WORST_CASE_K_MAX_N + 1)
+    assert not M.auto_uses_worst_case(4, 1.0, 10)
+    assert not M.auto_uses_worst_case(2, 1.0, 1)
+    assert ShuffledKRR(2, small, 50_000).auto_method == "blanket"
+    assert ShuffledKRR(2, 1.0, 50_000).auto_method == "worst-case"

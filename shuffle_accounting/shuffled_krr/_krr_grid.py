@@ -289,7 +289,9 @@ TAIL_REL = 1e-10
 MAX_TAIL_WORK = 20_000_000
 
 
-def _log_upper_excess(M: np.ndarray, log_pi: float, log_1mpi: float, t: np.ndarray) -> np.ndarray:
+def _log_upper_excess(
+    M: np.ndarray, log_pi: float, log_1mpi: float, t: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """``log E[(X - t)_+]``, ``X ~ Bin(M, pi)``, with the tails rounded up/down as ``sign`` asks.
 
     Returns a pair ``(log upper, log lower)`` of arrays. ``E[(X - t)_+] = M pi P(Bin(M - 1, pi) >=

@@ -58,7 +58,7 @@ pessimistically (truncated tails go to infinity, <= 1e-15 each). Hence every ``g
 relative ``1e-9`` to cover dp_accounting's floating-point summation.
 
 **k = 2: the certified worst case (issue 11, item 4).** For ``k = 2`` and
-``2 <= n <= AUTO_WORST_CASE_MAX_N`` the curve is the pointwise minimum of ``delta_c`` and the
+``2 <= n <= 10 000`` the curve is the pointwise minimum of ``delta_c`` and the
 certified exact worst case ``delta*(eps) = sup_{D ~ D'} H_{e^eps}(P_D || P_D')`` of
 :mod:`~shuffle_accounting.shuffled_krr.worst_case` (smaller by factors 2-31 in delta). Composition
 may use it, although ``delta*`` is a supremum over *many* pairs, not the curve of one pair: let
@@ -143,6 +143,7 @@ _MAX_STEP_FRACTION = 1.0 / 256.0  # max grid gap as a fraction of eps0
 _GRID_CHUNK = 16  # grid points per progress-bar step (large n only)
 _FAST_RTOL = 1e-4  # blanket_fast: certified within 1e-4 (relative) of the exact blanket curve
 _PROGRESS_MIN_N = 10**6  # curve builds from this many users on show a progress bar on a terminal
+_WC_GRID_MAX_N = 10_000  # k = 2: the PLD uses the worst-case grid up to this many users (cost)
 _WC_TOL = 1e-4  # k = 2 worst case: relative gap certified/exhibited per point (the hull's chords are coarser)
 _WC_MAX_EVALS = 400  # ... and the work budget of the one-pass cover (past it the blanket value is used)
 
@@ -317,7 +318,7 @@ def _certified_log_delta(
     epsilon, and the curve stays a pointwise upper bound. Such a point is located first
     (:func:`_floor_index`, a few single evaluations, most of them a cheap Chernoff bound), then
     every grid point before it is evaluated in one pass (:func:`_blanket_points`). For ``k = 2``
-    and ``2 <= n <=`` :data:`~shuffle_accounting.shuffled_krr.mechanism.AUTO_WORST_CASE_MAX_N`
+    and ``2 <= n <= 10 000`` (``_WC_GRID_MAX_N``: the one-pass cover's cost)
     the value is the pointwise minimum with the certified worst case
     (:func:`_worst_case_log_delta_grid`; the module docstring says why composition may use it),
     unless ``worst_case=False`` (the privacy-blanket curve alone). ``blanket`` (a
@@ -326,7 +327,7 @@ def _certified_log_delta(
     (``SoundnessError`` if below: a bug).
     """
     from .blanket import BlanketEvaluator as _Blanket
-    from .mechanism import AUTO_WORST_CASE_MAX_N, ShuffledKRR
+    from .mechanism import ShuffledKRR
 
     e = np.asarray(eps, dtype=float)
     if e.ndim != 1 or np.any(np.diff(e) < 0):
@@ -354,7 +355,7 @@ def _certified_log_delta(
                 )
             out[idx] = val
             bar.update(idx.size)
-    if worst_case and k == 2 and 2 <= n <= AUTO_WORST_CASE_MAX_N:
+    if worst_case and k == 2 and 2 <= n <= _WC_GRID_MAX_N:
         sel = live[: j + 1] if j < x.size else live
         out[sel] = np.minimum(out[sel], _worst_case_log_delta_grid(e[sel], eps0, n))
     # delta <= 1 always holds, so capping an upper bound at 1 keeps it an upper bound.

@@ -186,7 +186,7 @@ class _Blanket:
         self.em1 = math.expm1(eps0)  # c / pbar
         self.log_2pbar = math.log(2.0) + self.log_pbar
         self.log_1m2pbar = math.log1p(-2.0 * self.pbar)
-        self.qB = (k - 2) * self.pbar / (1.0 - 2.0 * self.pbar)
+        self.qB = krr.other_given_not_pair
         self.log_km2pbar = math.log(k - 2) + self.log_pbar if k > 2 else -math.inf
         self.gamma = k * self.pbar
         self._cache: dict[float, dict] = {}
@@ -877,7 +877,7 @@ class _Blanket:
         if np.any(full):  # the full (exact) sum, nothing dropped
             idx = np.nonzero(full)[0]
             core, bud = self._many_batched(eps[idx], self.window(1e6))
-            for j, i in enumerate(idx):
+            for j, i in enumerate(idx.tolist()):
                 out[i] = float(logsumexp([core[j], bud[j]]))
         rest = np.nonzero(~alone & ~full)[0]
         tol = math.log(_TAIL_FRACTION)
@@ -908,7 +908,7 @@ class _Blanket:
                     out[i] = total
                 else:
                     alone[i] = True
-        for i in np.nonzero(alone)[0]:
+        for i in np.nonzero(alone)[0].tolist():
             out[i] = self.certified(float(eps[i]), log_floor)[0]
         if np.any(np.isnan(out)):
             raise SoundnessError(

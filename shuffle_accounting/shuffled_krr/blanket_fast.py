@@ -186,7 +186,7 @@ class _FastBlanket:
         self.pbar = math.exp(self.log_pbar)
         self.u = math.expm1(eps0)
         self.qT = 2.0 * self.pbar
-        self.qB = (k - 2) * self.pbar / (1.0 - 2.0 * self.pbar)
+        self.qB = krr.other_given_not_pair
         self.mT = n * self.qT
         self.sT = math.sqrt(n * self.qT * (1.0 - self.qT))
         self._parts: dict = {}

@@ -32,10 +32,16 @@ from .blanket import BlanketEvaluator as _Blanket
 from .blanket import SoundnessError, certified_log_delta, check_krr_parameters
 from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
 
-#: ``method="auto"`` uses the certified worst case (k = 2) up to this many users; above it the
-#: branch and bound costs seconds per call and ``auto`` returns the blanket bound (pass
-#: ``method="worst-case"`` to force it).
+#: ``method="auto"`` uses the certified worst case (k = 2) up to this many users when
+#: ``eps0 >= AUTO_WORST_CASE_SMALL_EPS0`` (measured 0.25-2.5 s per epsilon at n = 1e5), and up to
+#: :data:`AUTO_WORST_CASE_SMALL_EPS0_MAX_N` users below that eps0 (at eps0 ~ 0.05 and n = 1e5 the
+#: branch and bound needs thousands of interval bounds, tens of seconds); above it ``auto`` returns
+#: the blanket bound (pass ``method="worst-case"`` to force it). See :func:`auto_uses_worst_case`.
 AUTO_WORST_CASE_MAX_N: int = 100_000
+#: The eps0 below which ``auto`` keeps the k = 2 worst case to smaller deployments.
+AUTO_WORST_CASE_SMALL_EPS0: float = 0.5
+#: The largest n at which ``auto`` uses the k = 2 worst case for ``eps0 < AUTO_WORST_CASE_SMALL_EPS0``.
+AUTO_WORST_CASE_SMALL_EPS0_MAX_N: int = 10_000
 #: ``method="auto"`` uses the certified worst case for ``k = 3``
 #: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`) up to this many users (measured: about
 #: 1 s per call at n = 50, 2-8 s at n = 100, minutes at n = 1000; benchmarks/README.md).
@@ -51,7 +57,15 @@ _METHODS = ("auto", "blanket", "worst-case")
 #: value is returned.
 FAST_BLANKET_MIN_N: int = 100_000
 
-__all__ = ["ShuffledKRR", "AUTO_WORST_CASE_MAX_N", "AUTO_WORST_CASE_K_MAX_N", "FAST_BLANKET_MIN_N"]
+__all__ = [
+    "ShuffledKRR",
+    "auto_uses_worst_case",
+    "AUTO_WORST_CASE_MAX_N",
+    "AUTO_WORST_CASE_SMALL_EPS0",
+    "AUTO_WORST_CASE_SMALL_EPS0_MAX_N",
+    "AUTO_WORST_CASE_K_MAX_N",
+    "FAST_BLANKET_MIN_N",
+]
 
 #: Answers kept by the memo of :meth:`ShuffledKRR.epsilon` / :meth:`ShuffledKRR.log_delta` (each).
 MEMO_SIZE: int = 256
@@ -127,6 +141,28 @@ def _no_certified_below_exhibited(certified: float, exhibited: float, what: str)
             f"internal error: the certified blanket {what} = {certified!r} is below the value "
             f"{exhibited!r} exhibited by a concrete dataset; refusing to return it"
         )
+
+
+def auto_uses_worst_case(k: int, eps0: float, n: int) -> bool:
+    """Whether ``method="auto"`` also runs the certified worst case (else the blanket bound alone).
+
+    k = 2: ``2 <= n <=`` :data:`AUTO_WORST_CASE_MAX_N` when ``eps0 >=``
+    :data:`AUTO_WORST_CASE_SMALL_EPS0`, else ``n <=`` :data:`AUTO_WORST_CASE_SMALL_EPS0_MAX_N`;
+    k = 3: ``2 <= n <=`` :data:`AUTO_WORST_CASE_K_MAX_N`; never for ``k >= 4``. A choice of cost
+    only: both answers are certified, and ``auto`` returns the smaller.
+
+    Example:
+        >>> auto_uses_worst_case(2, 1.0, 50_000), auto_uses_worst_case(2, 0.1, 50_000)
+        (True, False)
+    """
+    if n < 2:
+        return False
+    if k == 2:
+        cap = (
+            AUTO_WORST_CASE_MAX_N if eps0 >= AUTO_WORST_CASE_SMALL_EPS0 else AUTO_WORST_CASE_SMALL_EPS0_MAX_N
+        )
+        return n <= cap
+    return k == 3 and n <= AUTO_WORST_CASE_K_MAX_N
 
 
 @dataclass(frozen=True)
@@ -315,6 +351,10 @@ class ShuffledKRR:
         from :data:`FAST_BLANKET_MIN_N` users on the sub-linear certified bracket's upper end
         (with the exact sum where that bracket is wider than its tolerance; the smaller is taken).
         """
+        if self._degenerate_blanket:
+            # the local k-RR curve (n = 1): shuffling the other reports is post-processing of the
+            # target's report and independent data, so it bounds every n (sound, not tight)
+            return np.asarray(certified_log_delta(arr, self.k, self.eps0, 1), dtype=float)
         if self.n < FAST_BLANKET_MIN_N:
             return np.asarray(certified_log_delta(arr, self.k, self.eps0, self.n), dtype=float)
         up, lo = _fast.certified_log_delta_bounds(arr, self.k, self.eps0, self.n)
@@ -324,6 +364,17 @@ class ShuffledKRR:
             ex = certified_log_delta(arr[wide], self.k, self.eps0, self.n)
             up[wide] = np.minimum(up[wide], ex)
         return up
+
+    @property
+    def _degenerate_blanket(self) -> bool:
+        """``True`` when ``e^eps0 - 1`` is below the rounding of ``k - 2`` (``k >= 3``, eps0 ~< 1e-16 k).
+
+        Then the blanket's third-value fraction ``(k - 2) / (e^eps0 - 1 + k - 2)`` rounds to 1 and
+        the blanket sum cannot be evaluated in floating point (it raised a domain error at
+        ``k = 3, eps0 = 1e-250``); the local k-RR curve is used instead (sound by post-processing;
+        every delta here is below ``e^eps0 - 1``, i.e. ~1e-16 or less).
+        """
+        return self.k >= 3 and self.krr.other_given_not_pair >= 1.0
 
     def _method(self, method: str) -> str:
         """Resolve ``method`` to ``"blanket"``, ``"worst-case"`` or ``"auto"`` (both, min)."""
@@ -336,8 +387,7 @@ class ShuffledKRR:
                     f"k = {self.k}, n = {self.n}; use method='blanket' or 'auto'"
                 )
             return method
-        cap = AUTO_WORST_CASE_MAX_N if self.k == 2 else AUTO_WORST_CASE_K_MAX_N
-        if method == "auto" and implemented and self.n <= cap:
+        if method == "auto" and implemented and auto_uses_worst_case(self.k, self.eps0, self.n):
             return "auto"
         return "blanket"
 
@@ -480,7 +530,7 @@ class ShuffledKRR:
                 step *= 2.0
             return self._checked_epsilon(wc, delta)
         lt = _log_target(delta)
-        if self.n >= FAST_BLANKET_MIN_N:
+        if self.n >= FAST_BLANKET_MIN_N and not self._degenerate_blanket:
             # root by the sub-linear evaluator, whose answer is certified by its own certified
             # upper bound; re-checked through the public blanket path (the same evaluator, plus
             # the exact sum where its bracket is wide) and stepped up until that accepts it
@@ -495,7 +545,7 @@ class ShuffledKRR:
                     e = min(self.eps0, e * (1.0 + step) + 1e-300)
                     step *= 2.0
                 return self._checked_epsilon(e, delta)
-        if self.n == 1:
+        if self.n == 1 or self._degenerate_blanket:
             evaluate = self._eval_n1
         else:
             engine = _Blanket(self.k, self.eps0, self.n)
@@ -648,9 +698,11 @@ class ShuffledKRR:
 
     def _initial_guess(self, log_target: float) -> float:
         r = self.krr
-        c = r.p - r.pbar
+        c = r.p_minus_pbar  # p - pbar without cancellation
         var = max(self.n - 1, 1) * r.pbar * (1.0 - r.pbar)
         mu = c * math.sqrt(2.0 / var)
+        if not mu > 0.0:  # eps0 so small that p - pbar underflows: any point in (0, eps0) will do
+            return 0.5 * self.eps0
         g = _gaussian_guess(mu, log_target)
         return min(max(g, 1e-12 * self.eps0), 0.9 * self.eps0)
 

@@ -230,6 +230,8 @@ class _Problem:
             for u, c in hidden:
                 g = self._class(v, u, c)
                 grid = g if grid is None else G.conv2d(grid, g)
+            if grid is None:  # pragma: no cover - callers pass at least one hidden class
+                raise RuntimeError("internal: no hidden class to convolve")
             self._small_cache[key] = grid
         return self._small_cache[key]
 
@@ -479,14 +481,14 @@ def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
         if box[0] == box[1] and box[2] == box[3]:  # a single dataset: nothing left to split
             if not pr.is_exact(box):
                 converged = False
-            done.append(CoverBox(*box, eps, -neg))
+            done.append(CoverBox(box[0], box[1], box[2], box[3], eps, -neg))
             continue
         for kid in _split(box, pr.n):
             u, lo = pr.bound(kid, eps)
             if lo > best:
                 best, best_box = lo, kid
             heapq.heappush(heap, (-u, kid))
-    done.extend(CoverBox(*box, eps, -neg) for neg, box in heap)
+    done.extend(CoverBox(box[0], box[1], box[2], box[3], eps, -neg) for neg, box in heap)
     top = max(c.log_bound for c in done)
     if top > best + ltol:
         converged = False
@@ -525,7 +527,7 @@ def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int)
         else:
             u = -neg
         if u <= log_delta:
-            done.append(CoverBox(*box, e_at, u))
+            done.append(CoverBox(box[0], box[1], box[2], box[3], e_at, u))
             continue
         if box[0] == box[1] and box[2] == box[3]:
             if pr.is_exact(box):
@@ -541,7 +543,7 @@ def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int)
                 u, _ = pr.bound(box, eps_up)
             if u > log_delta:  # pragma: no cover - eps0 itself always certifies (H = 0)
                 eps_up, u = pr.eps0, -math.inf
-            done.append(CoverBox(*box, eps_up, u))
+            done.append(CoverBox(box[0], box[1], box[2], box[3], eps_up, u))
             continue
         for kid in _split(box, pr.n):
             ua, _ = pr.bound(kid, eps_up)
@@ -555,7 +557,7 @@ def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int)
         if above(eps_up):
             _, eps_up = bisect_bracket(above, eps_up, pr.eps0, rtol=1e-9, max_iter=80)
         for b in rest:
-            done.append(CoverBox(*b, eps_up, pr.bound(b, eps_up)[0]))
+            done.append(CoverBox(b[0], b[1], b[2], b[3], eps_up, pr.bound(b, eps_up)[0]))
     if not converged:  # the root box alone (the blanket) may certify a smaller eps
         e_root = pr.leaf_epsilon(root, log_delta, upper=True) if pr.n > 1 else pr.eps0
         if e_root < eps_up:
@@ -658,7 +660,7 @@ def _partition_ok(cover: tuple[CoverBox, ...], n: int) -> bool:
         return False
     if np.any(b0 > n - 1) or np.any(b1 > n - 1):
         return False
-    total = sum(_count(tuple(int(x) for x in row), n) for row in arr)
+    total = sum(_count((int(r[0]), int(r[1]), int(r[2]), int(r[3])), n) for r in arr.tolist())
     if total != n * (n + 1) // 2:
         return False
     for i in range(0, len(arr), 512):  # pairwise disjointness (as rectangles), in blocks
