@@ -29,8 +29,7 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ._lazy import lazy_attributes
 
 __all__ = [
     "ParameterError",
@@ -65,17 +64,4 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name on first access (PEP 562) and cache it in the module namespace."""
-    try:
-        module_name, attr = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'shuffle_accounting' has no attribute {name!r}") from None
-    module = importlib.import_module(module_name, __name__)
-    value = module if attr is None else getattr(module, attr)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals(), __all__)

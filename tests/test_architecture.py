@@ -43,6 +43,7 @@ LAYERS: dict[str, int] = {
     "shuffle_accounting._rng": 1,
     "shuffle_accounting._deprecation": 1,
     "shuffle_accounting.curves": 1,
+    "shuffle_accounting._lazy": 1,
     # 2. randomizers and each paper's mathematics
     "shuffle_accounting.randomizers": 2,
     "shuffle_accounting.literature": 2,

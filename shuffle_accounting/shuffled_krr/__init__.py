@@ -19,18 +19,33 @@
 * :func:`calibrate_eps0`, :func:`min_users` (``calibration``).
 """
 
-from .accountant import (
-    ShuffleAccountant,
-    ShuffledKRRDpEvent,
-    UnsupportedShuffleEventError,
-    shuffled_krr_pld,
-)
-from .blanket import certified_log_delta
-from .calibration import calibrate_eps0, min_users
-from .exact import dataset_delta, dataset_log_delta, dataset_log_delta_bounds, histogram_bins
-from .lower import WorstDataset, lower_delta, lower_epsilon, lower_log_delta, worst_dataset
-from .mechanism import ShuffledKRR
-from .worst_case import WorstCaseCertificate, verify
+from __future__ import annotations
+
+from .._lazy import lazy_attributes
+
+#: Where each public name lives (imported on first use, PEP 562: ``import shuffle_accounting.
+#: shuffled_krr`` does not import dp_accounting until the accountant or calibration is used).
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "ShuffledKRR": (".mechanism", "ShuffledKRR"),
+    "WorstCaseCertificate": (".worst_case", "WorstCaseCertificate"),
+    "verify": (".worst_case", "verify"),
+    "certified_log_delta": (".blanket", "certified_log_delta"),
+    "dataset_delta": (".exact", "dataset_delta"),
+    "dataset_log_delta": (".exact", "dataset_log_delta"),
+    "dataset_log_delta_bounds": (".exact", "dataset_log_delta_bounds"),
+    "histogram_bins": (".exact", "histogram_bins"),
+    "WorstDataset": (".lower", "WorstDataset"),
+    "worst_dataset": (".lower", "worst_dataset"),
+    "lower_log_delta": (".lower", "lower_log_delta"),
+    "lower_delta": (".lower", "lower_delta"),
+    "lower_epsilon": (".lower", "lower_epsilon"),
+    "ShuffleAccountant": (".accountant", "ShuffleAccountant"),
+    "ShuffledKRRDpEvent": (".accountant", "ShuffledKRRDpEvent"),
+    "UnsupportedShuffleEventError": (".accountant", "UnsupportedShuffleEventError"),
+    "shuffled_krr_pld": (".accountant", "shuffled_krr_pld"),
+    "calibrate_eps0": (".calibration", "calibrate_eps0"),
+    "min_users": (".calibration", "min_users"),
+}
 
 __all__ = [
     "ShuffledKRR",
@@ -53,3 +68,5 @@ __all__ = [
     "calibrate_eps0",
     "min_users",
 ]
+
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals(), __all__)
