@@ -44,6 +44,7 @@ import numpy as np
 from scipy.signal import convolve2d
 
 from .._binomial import log_binom_cdf, log_binom_pmf, log_binom_sf, logsumexp
+from .._logmath import UNIT_ROUNDOFF
 
 __all__ = [
     "Law1D",
@@ -61,7 +62,7 @@ __all__ = [
     "MAX_DATASET_WORK",
 ]
 
-_U = 2.0**-52
+_U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52 (the budgets below are in units of 2u)
 #: Relative error counted for each Loader log-pmf (measured ~1e-13).
 REL_PMF = 1e-10
 #: Bound on one product that fell below the normal range.

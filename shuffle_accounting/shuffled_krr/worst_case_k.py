@@ -101,22 +101,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._binomial import log_binom_cdf, log_binom_pmf, log_binom_sf, logsumexp
-from .._logmath import bisect_bracket
+from .._logmath import UNIT_ROUNDOFF, bisect_bracket
 from .._validation import ParameterError, check_delta, check_int, check_real
 from . import _krr_grid as G
-from .worst_case import WorkBudgetExceeded
 
 __all__ = [
     "CoverBox",
     "WorstCaseKCertificate",
-    "WorkBudgetExceeded",
     "certify_k",
     "verify",
     "box_log_bound",
     "MAX_GRID_WORK",
 ]
 
-_U = 2.0**-52
+_U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52 (the budgets below are in units of 2u)
 #: Windows are widened until the dropped mass is below ``e^-_DROP_MARGIN`` times the level.
 _DROP_MARGIN = 25.0
 #: Up to this many free users, every value of ``B`` is its own cell (exact expectation).
