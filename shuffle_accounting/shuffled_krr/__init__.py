@@ -10,7 +10,7 @@
   :class:`WorstCaseCertificate` (:func:`verify`); ``ShuffledKRR(..., method="auto")`` uses it.
 * :func:`~shuffle_accounting.shuffled_krr.worst_case_k.certify_k` (``worst_case_k``) — the
   certified worst case for ``k = 3`` by branch and bound over boxes of datasets (re-check with
-  ``worst_case_k.verify``); ``method="auto"`` uses it up to 50 users.
+  ``worst_case_k.verify``); ``method="auto"`` uses it up to 30 users.
 * :func:`dataset_delta` (``exact``) — the exact delta(eps) of one concrete neighbouring pair,
   for the shuffled histogram or the count-only release of Biswas, Jung, Palamidessi.
 * ``lower`` — the search over concrete datasets that exhibits a lower bound.

@@ -43,9 +43,11 @@ AUTO_WORST_CASE_SMALL_EPS0: float = 0.5
 #: The largest n at which ``auto`` uses the k = 2 worst case for ``eps0 < AUTO_WORST_CASE_SMALL_EPS0``.
 AUTO_WORST_CASE_SMALL_EPS0_MAX_N: int = 10_000
 #: ``method="auto"`` uses the certified worst case for ``k = 3``
-#: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`) up to this many users (measured: about
-#: 1 s per call at n = 50, 2-8 s at n = 100, minutes at n = 1000; benchmarks/README.md).
-AUTO_WORST_CASE_K_MAX_N: int = 50
+#: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`) up to this many users (measured on this
+#: 2-core machine: 0.1-0.4 s per epsilon up to n = 30, about 1 s at n = 50, 2-8 s at n = 100,
+#: minutes at n = 1000; benchmarks/README.md). ``auto`` is called in loops (OpenDP's parameter
+#: search, calibration), so the default stays at sub-second calls; ``method="worst-case"`` goes further.
+AUTO_WORST_CASE_K_MAX_N: int = 30
 _METHODS = ("auto", "blanket", "worst-case")
 #: From this many users on, the blanket bound (``log_delta`` / ``delta`` with ``method="blanket"``,
 #: the blanket part of ``"auto"``, and ``epsilon``) is evaluated by the sub-linear certified
