@@ -7,7 +7,6 @@ import math
 
 from .._validation import ParameterError
 from ..shuffled_krr import calibration
-from ..shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent
 from ..shuffled_krr.calibration import calibrate_eps0, min_users
 from ..shuffled_krr.lower import lower_epsilon
 from ..shuffled_krr.mechanism import ShuffledKRR
@@ -73,6 +72,9 @@ def report_section(dep: Deployment, *, lower: bool = True) -> ReportSection:
         ("no shuffling", f"{dep.eps0:.6f}", "local eps0 per round, delta = 0", ReportValue(dep.eps0, "upper"))
     )
     if dep.rounds > 1:
+        # dp_accounting (about a second to import) only where something is composed
+        from ..shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent  # noqa: PLC0415
+
         acc = ShuffleAccountant().compose(ShuffledKRRDpEvent(k=dep.k, eps0=dep.eps0, n=dep.n), dep.rounds)
         composed = acc.get_epsilon(dep.delta)
         rows.append(
