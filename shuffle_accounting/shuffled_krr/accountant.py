@@ -125,9 +125,10 @@ __all__ = [
     "ShuffleAccountant",
     "UnsupportedShuffleEventError",
     "shuffled_krr_pld",
-    "DEFAULT_VALUE_DISCRETIZATION_INTERVAL",
     "MAX_LOSS_GRID",
 ]
+# DEFAULT_VALUE_DISCRETIZATION_INTERVAL is importable from here too; it is defined (and documented,
+# once) in curve_grid.
 
 NeighboringRelation = privacy_accountant.NeighboringRelation
 
