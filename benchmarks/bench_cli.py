@@ -8,6 +8,10 @@ different load can be compared.
     python benchmarks/bench_cli.py              # --help, import, report (defaults), report --format json, planner
     python benchmarks/bench_cli.py --repeat 5
     python benchmarks/bench_cli.py --repeat 1 --slow   # + report --target-eps 0.5 --rounds 4 (minutes)
+    python benchmarks/bench_cli.py --no-scale          # only the start-up and default-report commands
+
+The commands import ``shuffle_accounting`` from the current directory first (``python -m`` puts
+it on the path), so running the script from an unpacked older tree times that version.
 
 Besides the start-up and default-report commands it times the issue 12 (item 5) cases: the
 report at k = 1e5 (the CLI refuses k > 1e5), at n = 1e6, the exhibited lower-bound search at
@@ -91,8 +95,11 @@ def main() -> None:
         "--smoke", action="store_true", help="one run of the two fastest commands (CI: the script runs)"
     )
     ap.add_argument("--slow", action="store_true", help="also the minutes-long report --rounds case")
+    ap.add_argument("--no-scale", action="store_true", help="leave out the issue 12 scale cases")
     args = ap.parse_args()
     commands = dict(list(COMMANDS.items())[:2]) if args.smoke else {**COMMANDS, **SCALE_COMMANDS}
+    if args.no_scale:
+        commands = {name: cmd for name, cmd in commands.items() if name in COMMANDS}
     if args.slow and not args.smoke:
         commands.update(SLOW_COMMANDS)
     if args.smoke:

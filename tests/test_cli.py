@@ -157,6 +157,22 @@ def test_help_imports_nothing_heavy():
     assert "simulate" in proc.stdout and "serve" in proc.stdout and "dsigma" in proc.stdout
 
 
+def test_single_round_report_does_not_import_dp_accounting():
+    """rounds = 1 composes nothing: the report (calibration included) runs without dp_accounting;
+    rounds > 1 imports it where it composes."""
+    code = (
+        "import sys\n"
+        "from shuffle_accounting.presentation.cli import main\n"
+        "main(['report', '--k', '3', '--n', '100', '--eps0', '1', '--skip', 'literature,qif,reidentification'])\n"
+        "print('DPA', 'dp_accounting' in sys.modules)\n"
+        "main(['report', '--k', '3', '--n', '100', '--eps0', '1', '--rounds', '2',"
+        " '--skip', 'lower,literature,qif,reidentification,accuracy'])\n"
+        "print('DPA', 'dp_accounting' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert [line for line in proc.stdout.splitlines() if line.startswith("DPA")] == ["DPA False", "DPA True"]
+
+
 def test_lazy_package_keeps_every_public_name():
     code = (
         "import shuffle_accounting as s, sys\n"

@@ -19,6 +19,11 @@ from shuffle_accounting.presentation.report import (
     render,
     to_json,
 )
+from shuffle_accounting.presentation.shuffled_krr_report import (
+    accuracy_section,
+    certified_epsilon,
+    report_section,
+)
 from shuffle_accounting.presentation.whatif import default_eps0s, default_ns, whatif_grid
 
 DEP = Deployment(k=3, eps0=1.0, n=100)
@@ -48,6 +53,9 @@ SEC = [ReportSection("A", (("x", "1", "note"),), (ReportValue(1.0, "upper"),), "
         (lambda: default_eps0s(0.0), "eps0"),
         (lambda: check_plot_path(3), "plot"),
         (lambda: check_plot_path("figure.pdf"), "plot"),
+        (lambda: report_section(DEP, lower=False, epsilon=float("nan")), "epsilon"),
+        (lambda: accuracy_section(DEP, epsilon=-1.0), "epsilon"),
+        (lambda: accuracy_section(DEP, epsilon=True), "epsilon"),
     ],
 )
 def test_bad_inputs_name_the_parameter(call, name):
@@ -90,3 +98,23 @@ def test_whatif_grid_renders_in_every_format():
         assert "certified epsilon" in out
     doc = json.loads(render("json", DEP, SEC, whatif=grid))
     assert doc["whatif"]["ns"] == [50, 100] and doc["whatif"]["series"][0]["bound"] == "upper"
+
+
+def test_report_certifies_epsilon_once_and_passes_it_on(monkeypatch):
+    """build_report computes the certified single-round epsilon once; both sections show it, and
+    the values equal those of the sections computed on their own."""
+    from shuffle_accounting.presentation import shuffled_krr_report as skr
+
+    calls = []
+    real = skr.certified_epsilon
+    monkeypatch.setattr(skr, "certified_epsilon", lambda dep: calls.append(dep) or real(dep))
+    secs = {
+        s.key: s for s in build_report(DEP, skip=["literature", "qif", "reidentification", "calibration"])
+    }
+    assert len(calls) == 1
+    alone_shuffled = report_section(DEP)
+    alone_accuracy = accuracy_section(DEP)
+    assert len(calls) == 3  # each section alone computes it itself
+    assert secs["shuffled"].rows == alone_shuffled.rows
+    assert secs["accuracy"].rows == alone_accuracy.rows
+    assert secs["shuffled"].values[0].value == certified_epsilon(DEP)

@@ -268,45 +268,56 @@ def _local_section(dep: Deployment) -> ReportSection:
     )
 
 
-def _shuffled(dep: Deployment, skip: frozenset[str]) -> ReportSection:
+def _certified_epsilon(dep: Deployment, memo: dict[str, Any]) -> float:
+    """The certified single-round epsilon of ``dep``, computed once per report (``memo``)."""
+    if "epsilon" not in memo:
+        from .shuffled_krr_report import certified_epsilon  # noqa: PLC0415
+
+        memo["epsilon"] = certified_epsilon(dep)
+    return memo["epsilon"]
+
+
+def _shuffled(dep: Deployment, skip: frozenset[str], memo: dict[str, Any]) -> ReportSection:
     from .shuffled_krr_report import report_section  # noqa: PLC0415
 
-    return report_section(dep, lower="lower" not in skip)
+    return report_section(dep, lower="lower" not in skip, epsilon=_certified_epsilon(dep, memo))
 
 
-def _calibration(dep: Deployment, skip: frozenset[str]) -> ReportSection:
+def _calibration(dep: Deployment, skip: frozenset[str], memo: dict[str, Any]) -> ReportSection:
     from .shuffled_krr_report import calibration_section  # noqa: PLC0415
 
     return calibration_section(dep)
 
 
-def _accuracy(dep: Deployment, skip: frozenset[str]) -> ReportSection:
+def _accuracy(dep: Deployment, skip: frozenset[str], memo: dict[str, Any]) -> ReportSection:
     from .shuffled_krr_report import accuracy_section  # noqa: PLC0415
 
-    return accuracy_section(dep)
+    return accuracy_section(dep, epsilon=_certified_epsilon(dep, memo))
 
 
-def _literature(dep: Deployment, skip: frozenset[str]) -> ReportSection:
+def _literature(dep: Deployment, skip: frozenset[str], memo: dict[str, Any]) -> ReportSection:
     from .literature_report import report_section  # noqa: PLC0415
 
     return report_section(dep)
 
 
-def _reidentification(dep: Deployment, skip: frozenset[str]) -> ReportSection:
+def _reidentification(dep: Deployment, skip: frozenset[str], memo: dict[str, Any]) -> ReportSection:
     from .reidentification_report import report_section  # noqa: PLC0415
 
     return report_section(dep)  # each row annotated with its bound direction
 
 
-def _qif(dep: Deployment, skip: frozenset[str]) -> ReportSection:
+def _qif(dep: Deployment, skip: frozenset[str], memo: dict[str, Any]) -> ReportSection:
     from .qif_report import report_section  # noqa: PLC0415
 
     return report_section(dep)  # carries its values: prior and p exact, the rest upper ends
 
 
-#: Registered sections in print order: key -> builder. ``lower`` is not a section but the
-#: exhibited lower bound inside ``shuffled`` (the slowest single computation), skippable alone.
-_SECTIONS: dict[str, Callable[[Deployment, frozenset[str]], ReportSection]] = {
+#: Registered sections in print order: key -> builder(dep, skip, memo); ``memo`` is one dict per
+#: :func:`build_report` call, so a quantity two sections show is computed once. ``lower`` is not a
+#: section but the exhibited lower bound inside ``shuffled`` (the slowest single computation),
+#: skippable alone.
+_SECTIONS: dict[str, Callable[[Deployment, frozenset[str], dict[str, Any]], ReportSection]] = {
     "shuffled": _shuffled,
     "calibration": _calibration,
     "accuracy": _accuracy,
@@ -356,9 +367,10 @@ def build_report(dep: Deployment, *, skip: Any = ()) -> list[ReportSection]:
         raise ParameterError(f"dep must be a Deployment, got {type(dep).__name__}")
     skip = check_skip(skip)
     sections = [_local_section(dep)]
+    memo: dict[str, Any] = {}  # this report's shared values (the certified epsilon)
     for key, builder in _SECTIONS.items():
         if key not in skip:
-            sections.append(builder(dep, skip))
+            sections.append(builder(dep, skip, memo))
     return sections
 
 

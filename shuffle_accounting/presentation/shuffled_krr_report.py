@@ -5,27 +5,58 @@ from __future__ import annotations
 
 import math
 
-from .._validation import ParameterError
+from .._validation import ParameterError, check_real
 from ..shuffled_krr import calibration
-from ..shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent
 from ..shuffled_krr.calibration import calibrate_eps0, min_users
 from ..shuffled_krr.lower import lower_epsilon
 from ..shuffled_krr.mechanism import ShuffledKRR
 from .report import Deployment, ReportSection, ReportValue, format_bound
 
-__all__ = ["report_section", "calibration_section", "accuracy_section"]
+__all__ = ["report_section", "calibration_section", "accuracy_section", "certified_epsilon"]
 
 
 def _section(title: str, key: str, rows: list[tuple[str, str, str, ReportValue]]) -> ReportSection:
     return ReportSection(title, tuple(r[:3] for r in rows), tuple(r[3] for r in rows), key)
 
 
-def report_section(dep: Deployment, *, lower: bool = True) -> ReportSection:
+def certified_epsilon(dep: Deployment) -> float:
+    """The certified single-round epsilon of ``dep`` at ``dep.delta`` (upper bound, rounded up).
+
+    ``ShuffledKRR(dep.k, dep.eps0, dep.n).epsilon(dep.delta)`` (method ``"auto"``); the value the
+    sections below show and use. :func:`~shuffle_accounting.presentation.report.build_report`
+    computes it once per report and hands it to :func:`report_section` and
+    :func:`accuracy_section`.
+
+    Args:
+        dep: The planned deployment.
+
+    Returns:
+        The certified epsilon.
+
+    Example:
+        >>> certified_epsilon(Deployment(k=10, eps0=2.0, n=10_000)) == report_section(
+        ...     Deployment(k=10, eps0=2.0, n=10_000), lower=False
+        ... ).values[0].value
+        True
+    """
+    return ShuffledKRR(dep.k, dep.eps0, dep.n).epsilon(dep.delta)
+
+
+def _check_epsilon(dep: Deployment, epsilon: float | None) -> float:
+    """``epsilon`` (validated: finite, ``>= 0``) or, if ``None``, :func:`certified_epsilon` of ``dep``."""
+    if epsilon is None:
+        return certified_epsilon(dep)
+    return check_real("epsilon", epsilon, low=0.0)
+
+
+def report_section(dep: Deployment, *, lower: bool = True, epsilon: float | None = None) -> ReportSection:
     """Certified epsilon (upper bound), exhibited lower bound, their gap, and R-round composition.
 
     Args:
         dep: The planned deployment.
         lower: Compute the exhibited lower bound and the gap (the slowest part; ``False`` skips it).
+        epsilon: :func:`certified_epsilon` of ``dep`` if the caller already has it (one report
+            certifies it once); ``None`` computes it. Finite, ``>= 0``.
 
     Returns:
         A :class:`~shuffle_accounting.presentation.report.ReportSection` (key ``"shuffled"``).
@@ -38,7 +69,7 @@ def report_section(dep: Deployment, *, lower: bool = True) -> ReportSection:
         ['upper', 'lower', 'estimate']
     """
     mech = ShuffledKRR(dep.k, dep.eps0, dep.n)
-    upper = mech.epsilon(dep.delta)
+    upper = _check_epsilon(dep, epsilon)
     wc = mech.auto_method == "worst-case"
     how = "exact worst case (branch-and-bound certificate)" if wc else "privacy blanket, exact"
     who = "witness dataset of the certificate" if wc else "worst of the searched concrete datasets"
@@ -73,6 +104,9 @@ def report_section(dep: Deployment, *, lower: bool = True) -> ReportSection:
         ("no shuffling", f"{dep.eps0:.6f}", "local eps0 per round, delta = 0", ReportValue(dep.eps0, "upper"))
     )
     if dep.rounds > 1:
+        # dp_accounting (about a second to import) only where something is composed
+        from ..shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent  # noqa: PLC0415
+
         acc = ShuffleAccountant().compose(ShuffledKRRDpEvent(k=dep.k, eps0=dep.eps0, n=dep.n), dep.rounds)
         composed = acc.get_epsilon(dep.delta)
         rows.append(
@@ -153,7 +187,9 @@ def calibration_section(dep: Deployment) -> ReportSection:
     )
 
 
-def accuracy_section(dep: Deployment, *, confidence: float = 0.95) -> ReportSection:
+def accuracy_section(
+    dep: Deployment, *, confidence: float = 0.95, epsilon: float | None = None
+) -> ReportSection:
     """Accuracy of one round's debiased frequencies (shuffle+INV) next to the central Gaussian baseline.
 
     The shuffle+INV numbers are exact (:mod:`shuffle_accounting.accuracy`); the baseline adds
@@ -164,6 +200,8 @@ def accuracy_section(dep: Deployment, *, confidence: float = 0.95) -> ReportSect
     Args:
         dep: The planned deployment.
         confidence: Confidence level of the intervals, in ``(0, 1)``.
+        epsilon: :func:`certified_epsilon` of ``dep`` if the caller already has it (one report
+            certifies it once); ``None`` computes it. Finite, ``>= 0``.
 
     Returns:
         A :class:`~shuffle_accounting.presentation.report.ReportSection` (key ``"accuracy"``).
@@ -199,7 +237,7 @@ def accuracy_section(dep: Deployment, *, confidence: float = 0.95) -> ReportSect
             ReportValue(worst.guaranteed_half_width, "upper"),
         ),
     ]
-    eps = ShuffledKRR(dep.k, dep.eps0, dep.n).epsilon(dep.delta)
+    eps = _check_epsilon(dep, epsilon)
     try:
         g = gaussian_frequency_accuracy(eps, dep.delta, dep.n, confidence=confidence)
     except ImportError:

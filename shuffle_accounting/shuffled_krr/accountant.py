@@ -101,7 +101,6 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -114,38 +113,36 @@ from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 
 from .._validation import ParameterError, check_delta, check_int, check_real
 from .blanket import check_krr_parameters
+from .curve_grid import (
+    DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
+    WINDOW_LOG_FLOOR,
+    certified_grid_log_delta,
+)
+from .curve_grid import progress_bar as progress_bar  # re-exported: calibration and tests use it from here
 
 __all__ = [
     "ShuffledKRRDpEvent",
     "ShuffleAccountant",
     "UnsupportedShuffleEventError",
     "shuffled_krr_pld",
-    "DEFAULT_VALUE_DISCRETIZATION_INTERVAL",
     "MAX_LOSS_GRID",
 ]
+# DEFAULT_VALUE_DISCRETIZATION_INTERVAL is importable from here too; it is defined (and documented,
+# once) in curve_grid.
 
 NeighboringRelation = privacy_accountant.NeighboringRelation
 
-#: dp_accounting's default loss-grid step.
-DEFAULT_VALUE_DISCRETIZATION_INTERVAL: float = 1e-4
 #: Largest number of loss-grid steps ``eps0 / value_discretization_interval`` of one release's PLD
 #: (its dense PMF has twice as many entries, 32 MB; composition works on arrays of that size).
 MAX_LOSS_GRID: int = 2**21
 
 _RELATIVE_INFLATION = 1e-9  # outward rounding of delta_c before the hull, and of returned eps/delta
 _LOG_FLOOR = -700.0  # log(delta_c) below this is clamped UP to it (keeps exp() representable)
-_WINDOW_LOG_FLOOR = -120.0  # certified_log_delta resolves values down to about e^-120 exactly
 _COARSE_POINTS = 129
 _LOG_STEP_FINE = 0.2  # max change of log(delta_c) between grid neighbours while delta_c >= 1e-30
 _LOG_STEP_TAIL = 6.0  # ... and below 1e-30 (that region hardly matters at practical deltas)
 _LOG_FINE_LIMIT = math.log(1e-30)
 _MAX_STEP_FRACTION = 1.0 / 256.0  # max grid gap as a fraction of eps0
-_GRID_CHUNK = 16  # grid points per progress-bar step (large n only)
-_FAST_RTOL = 1e-4  # blanket_fast: certified within 1e-4 (relative) of the exact blanket curve
-_PROGRESS_MIN_N = 10**6  # curve builds from this many users on show a progress bar on a terminal
-_WC_GRID_MAX_N = 10_000  # k = 2: the PLD uses the worst-case grid up to this many users (cost)
-_WC_TOL = 1e-4  # k = 2 worst case: relative gap certified/exhibited per point (the hull's chords are coarser)
-_WC_MAX_EVALS = 400  # ... and the work budget of the one-pass cover (past it the blanket value is used)
 
 
 # --------------------------------------------------------------------------------------------
@@ -201,169 +198,6 @@ class ShuffledKRRDpEvent(dp_event.DpEvent):
 # --------------------------------------------------------------------------------------------
 
 
-def _progress_bar(total: int, desc: str, enabled: bool | None):
-    """A tqdm bar on stderr when ``enabled`` (``None``: only when stderr is a terminal); else inert."""
-    from tqdm.auto import tqdm
-
-    if enabled is None:
-        enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
-    return tqdm(total=total, desc=desc, disable=not enabled, leave=False, file=sys.stderr)
-
-
-def _worst_case_log_delta_grid(eps: np.ndarray, eps0: float, n: int) -> np.ndarray:
-    """Certified worst-case log delta of shuffled binary RR (k = 2) on a grid (``+inf``: unknown).
-
-    One branch-and-bound cover certifies the whole grid
-    (:func:`~shuffle_accounting.shuffled_krr.worst_case.certified_log_delta_grid`): every value is
-    ``>= sup_D log delta_D(eps)`` at its point. ``+inf`` (no information: the caller keeps the
-    blanket value) where the branch and bound exceeds its work budget.
-    """
-    from .worst_case import WorkBudgetExceeded, certified_log_delta_grid
-
-    try:
-        return np.asarray(certified_log_delta_grid(eps, eps0, n, max_evals=_WC_MAX_EVALS), dtype=float)
-    except WorkBudgetExceeded:
-        return np.full(eps.shape, np.inf)
-
-
-def _blanket_points(x: np.ndarray, mech: Any, bl: Any) -> np.ndarray:
-    """Certified blanket log delta on an ascending array of eps < eps0 (one pass).
-
-    Below :data:`~shuffle_accounting.shuffled_krr.mechanism.FAST_BLANKET_MIN_N` users: the exact
-    one-pass grid evaluator (:func:`~shuffle_accounting.shuffled_krr.blanket.certified_log_delta_grid`).
-    From there on: the sub-linear :func:`~shuffle_accounting.shuffled_krr.blanket_fast.certified_log_delta_grid`,
-    (certified, and within ``_FAST_RTOL`` = 1e-4 of the exact curve, relatively: far below the
-    hull's 0.5 % chords), every value of which is checked against the closed-form one-outcome
-    exhibited lower bound
-    (``ShuffledKRR._one_outcome_log_delta``); where it is below it (a known defect of that module
-    near ``eps0``), NaN, or the module fails, the exact evaluator recomputes that point.
-    """
-    from . import blanket_fast
-    from .blanket import certified_log_delta, certified_log_delta_grid
-    from .mechanism import FAST_BLANKET_MIN_N
-
-    k, eps0, n = mech.k, mech.eps0, mech.n
-    if x.size == 0:
-        return np.zeros(0)
-    if n < FAST_BLANKET_MIN_N:
-        if bl is None:  # n = 1: the closed form
-            return certified_log_delta_grid(x, k, eps0, n, log_delta_floor=_WINDOW_LOG_FLOOR)
-        return bl.certified_many(x, _WINDOW_LOG_FLOOR)  # x ascending, < eps0: the grid's core
-    try:
-        v = np.asarray(blanket_fast.certified_log_delta_grid(x, k, eps0, n, rtol=_FAST_RTOL), dtype=float)
-    except (ValueError, ArithmeticError):
-        v = np.full(x.shape, np.nan)
-    bad = ~(v >= mech._one_outcome_log_delta(x))  # NaN included
-    if np.any(bad):
-        v = v.copy()
-        v[bad] = certified_log_delta(x[bad], k, eps0, n, log_delta_floor=_WINDOW_LOG_FLOOR)
-    return v
-
-
-def _probe(x: float, mech: Any, bl: Any) -> float:
-    """Certified log delta at one eps; a cheap Chernoff bound when that already shows it is tiny.
-
-    ``delta(eps) = sum (P - e^eps Q)_+ <= P(L > e^eps)`` (every positive term is at most its
-    ``P`` mass), and the blanket's joint Chernoff bound with an always-true side constraint
-    (``T >= 0``) bounds ``P(L > e^eps)``: when it is below ``e^_WINDOW_LOG_FLOOR`` it is returned
-    (a certified upper bound, as good as any below the floor), else the full evaluation.
-    """
-    cb = bl._log_joint_chernoff(x, "T>", 0.0) if bl is not None else math.inf
-    if cb < _WINDOW_LOG_FLOOR:
-        return float(cb)
-    return float(_blanket_points(np.array([x]), mech, bl)[0])
-
-
-def _floor_index(x: np.ndarray, mech: Any, bl: Any) -> tuple[int, float]:
-    """``(j, value)``: a point of the ascending ``x`` whose certified value is below the floor, the
-    points before it not (as far as probed); ``(x.size, nan)`` if none.
-
-    Exponential then binary search over the indices (the certified curve is non-increasing up
-    to rounding; any index found serves, see :func:`_certified_log_delta`).
-    """
-    vals: dict[int, float] = {}
-
-    def below(i: int) -> bool:
-        if i not in vals:
-            vals[i] = _probe(float(x[i]), mech, bl)
-        return vals[i] < _WINDOW_LOG_FLOOR
-
-    lo, hi, step = -1, None, 1
-    while True:
-        i = min(lo + step, x.size - 1)
-        if below(i):
-            hi = i
-            break
-        lo = i
-        if i == x.size - 1:
-            return x.size, math.nan
-        step *= 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if below(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi, vals[hi]
-
-
-def _certified_log_delta(
-    eps: np.ndarray, k: int, eps0: float, n: int, *, worst_case: bool = True, blanket: Any = None
-) -> np.ndarray:
-    """Certified log delta on an ascending grid, stopping once it is below e^_WINDOW_LOG_FLOOR.
-
-    ``delta`` is non-increasing in ``eps``, so once ``delta_c(e) <= e^_WINDOW_LOG_FLOOR`` that value
-    is an upper bound at every larger grid point below ``eps0`` (where delta is exactly 0): such
-    points are filled with it instead of being evaluated. Masses this small move no practical
-    epsilon, and the curve stays a pointwise upper bound. Such a point is located first
-    (:func:`_floor_index`, a few single evaluations, most of them a cheap Chernoff bound), then
-    every grid point before it is evaluated in one pass (:func:`_blanket_points`). For ``k = 2``
-    and ``2 <= n <= 10 000`` (``_WC_GRID_MAX_N``: the one-pass cover's cost)
-    the value is the pointwise minimum with the certified worst case
-    (:func:`_worst_case_log_delta_grid`; the module docstring says why composition may use it),
-    unless ``worst_case=False`` (the privacy-blanket curve alone). ``blanket`` (a
-    ``blanket._Blanket`` of the same ``(k, eps0, n)``) lets successive calls share its windows.
-    Every returned value is checked against the one-outcome exhibited lower bound
-    (``SoundnessError`` if below: a bug).
-    """
-    from .blanket import BlanketEvaluator as _Blanket
-    from .mechanism import ShuffledKRR
-
-    e = np.asarray(eps, dtype=float)
-    if e.ndim != 1 or np.any(np.diff(e) < 0):
-        raise RuntimeError("internal: the grid must be one-dimensional and ascending")  # pragma: no cover
-    out = np.full(e.shape, -np.inf)
-    live = np.nonzero(e < eps0)[0]  # delta is exactly 0 from eps0 on
-    if live.size == 0:
-        return out
-    mech = ShuffledKRR(k, eps0, n)
-    bl = (blanket if blanket is not None else _Blanket(k, eps0, n)) if n > 1 else None
-    x = e[live]
-    j, val_j = _floor_index(x, mech, bl)
-    if j < x.size:
-        out[live[j:]] = val_j
-    todo = live[:j]
-    show = None if n >= _PROGRESS_MIN_N else False
-    with _progress_bar(todo.size, f"shuffled k-RR curve (n={n})", show) as bar:
-        step = _GRID_CHUNK if n >= _PROGRESS_MIN_N else max(todo.size, 1)
-        for start in range(0, todo.size, step):
-            idx = todo[start : start + step]
-            val = _blanket_points(e[idx], mech, bl)
-            if np.any(np.isnan(val)) or np.any(val == np.inf):
-                raise RuntimeError(  # pragma: no cover - guards the dependency's contract
-                    f"certified blanket log delta is NaN or +inf for k={k}, eps0={eps0}, n={n}"
-                )
-            out[idx] = val
-            bar.update(idx.size)
-    if worst_case and k == 2 and 2 <= n <= _WC_GRID_MAX_N:
-        sel = live[: j + 1] if j < x.size else live
-        out[sel] = np.minimum(out[sel], _worst_case_log_delta_grid(e[sel], eps0, n))
-    # delta <= 1 always holds, so capping an upper bound at 1 keeps it an upper bound.
-    out = np.minimum(out, 0.0)
-    mech._check_log_delta(e[live], out[live])
-    return out
-
-
 def _top_index(eps0: float, h: float) -> int:
     """Smallest integer i with i * h >= eps0 (checked in floating point)."""
     i = int(math.ceil(eps0 / h))
@@ -379,12 +213,12 @@ def _grid_indices(k: int, eps0: float, n: int, h: float) -> tuple[np.ndarray, np
     from .blanket import BlanketEvaluator as _Blanket
 
     bl = _Blanket(k, eps0, n) if n > 1 else None  # shared by both passes (windows, CDF table)
-    lc = _certified_log_delta(coarse * h, k, eps0, n, blanket=bl)
+    lc = certified_grid_log_delta(coarse * h, k, eps0, n, blanket=bl)
     max_gap = max(1, int(math.floor(eps0 * _MAX_STEP_FRACTION / h)))
     pieces = [coarse]
     for j in range(coarse.size - 1):
         a, b = int(coarse[j]), int(coarse[j + 1])
-        if b - a <= 1 or lc[j] < _WINDOW_LOG_FLOOR:
+        if b - a <= 1 or lc[j] < WINDOW_LOG_FLOOR:
             continue
         parts = math.ceil((b - a) / max_gap)
         if np.isfinite(lc[j + 1]):
@@ -400,7 +234,7 @@ def _grid_indices(k: int, eps0: float, n: int, h: float) -> tuple[np.ndarray, np
     log_delta = np.empty(grid.size)
     log_delta[np.searchsorted(grid, coarse)] = lc
     if extra.size:
-        log_delta[np.searchsorted(grid, extra)] = _certified_log_delta(extra * h, k, eps0, n, blanket=bl)
+        log_delta[np.searchsorted(grid, extra)] = certified_grid_log_delta(extra * h, k, eps0, n, blanket=bl)
     return grid, log_delta
 
 
@@ -877,6 +711,5 @@ _HANDLERS[dp_event.DiscreteLaplaceDpEvent] = _doubled_sensitivity(_discrete_lapl
 
 # Shared with other modules and the tests under public names (issue 13: no module imports
 # another module's private name). Internal: not in __all__.
-certified_grid_log_delta = _certified_log_delta  # certified log delta on an ascending grid (calibration)
+# certified_grid_log_delta and progress_bar (from curve_grid) stay importable from here too.
 certified_grid = _certified_grid  # the memoised certified grid (benchmarks)
-progress_bar = _progress_bar  # the tqdm bar shown only on a terminal (calibration)

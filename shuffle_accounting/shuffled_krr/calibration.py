@@ -32,10 +32,10 @@ import math
 import numpy as np
 
 from .._validation import ParameterError, check_delta, check_int, check_real
-from .accountant import DEFAULT_VALUE_DISCRETIZATION_INTERVAL, ShuffleAccountant, ShuffledKRRDpEvent
-from .accountant import certified_grid_log_delta as _certified_log_delta
-from .accountant import progress_bar as _progress_bar
 from .blanket import EPS0_MIN, K_MAX, N_MAX, certified_log_delta, check_krr_parameters
+from .curve_grid import DEFAULT_VALUE_DISCRETIZATION_INTERVAL
+from .curve_grid import certified_grid_log_delta as _certified_log_delta
+from .curve_grid import progress_bar as _progress_bar
 
 __all__ = ["calibrate_eps0", "min_users", "EPS0_CAP", "N_CAP"]
 
@@ -82,8 +82,11 @@ def _composed_epsilon(k: int, eps0: float, n: int, delta: float, rounds: int, h:
 
     A pure function of its arguments (the PLD of each release is itself memoised by the
     accountant), kept in a bounded cache so that the searches below, and repeated planning
-    questions, never compose the same release twice.
+    questions, never compose the same release twice. The accountant (and with it dp_accounting,
+    about a second to import) is imported here, only when ``rounds > 1`` needs it.
     """
+    from .accountant import ShuffleAccountant, ShuffledKRRDpEvent  # noqa: PLC0415 - dp_accounting is slow to import
+
     acc = ShuffleAccountant(value_discretization_interval=h)
     acc.compose(ShuffledKRRDpEvent(k=k, eps0=eps0, n=n), count=rounds)
     return acc.get_epsilon(delta)
