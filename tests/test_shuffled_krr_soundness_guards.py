@@ -160,3 +160,17 @@ def test_tiny_eps0_with_third_values_is_answered_not_a_domain_error(n):
         assert math.isfinite(got) and got == local
     assert 0.0 < m.epsilon(1e-300) <= 1e-250
     assert m.delta(1e-250) == 0.0
+
+
+@pytest.mark.parametrize("n", [2, 5, 10**6])
+def test_degenerate_blanket_gives_the_local_curve_everywhere(n):
+    """The blanket module itself (public functions, grid, accountant) answers eps0 = 1e-250, k = 3."""
+    eps = np.array([0.0, 2.5e-251, 5e-251, 1e-250])
+    local = certified_log_delta(eps, 3, 1e-250, 1)
+    assert blanket.blanket_degenerate(3, 1e-250) and not blanket.blanket_degenerate(3, 1e-10)
+    assert np.array_equal(certified_log_delta(eps, 3, 1e-250, n), local)
+    assert np.array_equal(blanket.certified_log_delta_grid(eps, 3, 1e-250, n), local)
+    assert local[-1] == -np.inf and np.all(np.isfinite(local[:-1]))
+    pld = shuffled_krr_pld(3, 1e-250, n)
+    assert pld.get_epsilon_for_delta(1e-300) <= 2e-4  # eps0 rounded up to the 1e-4 loss grid (+ inflation)
+

@@ -211,8 +211,10 @@ def _grid_indices(k: int, eps0: float, n: int, h: float) -> tuple[np.ndarray, np
     i_top = _top_index(eps0, h)
     coarse = np.unique(np.rint(np.linspace(0, i_top, _COARSE_POINTS)).astype(np.int64))
     from .blanket import BlanketEvaluator as _Blanket
+    from .blanket import blanket_degenerate
 
-    bl = _Blanket(k, eps0, n) if n > 1 else None  # shared by both passes (windows, CDF table)
+    # shared by both passes (windows, CDF table); None: the closed form (n = 1, degenerate blanket)
+    bl = _Blanket(k, eps0, n) if n > 1 and not blanket_degenerate(k, eps0) else None
     lc = certified_grid_log_delta(coarse * h, k, eps0, n, blanket=bl)
     max_gap = max(1, int(math.floor(eps0 * _MAX_STEP_FRACTION / h)))
     pieces = [coarse]

@@ -87,6 +87,7 @@ __all__ = [
     "check_krr_parameters",
     "certified_log_delta",
     "certified_log_delta_grid",
+    "blanket_degenerate",
     "blanket_log_delta_bruteforce",
 ]
 
@@ -985,6 +986,21 @@ class _Blanket:
             z = round(min(max(z_next, z * 1.05), z_cap), 2)
 
 
+def blanket_degenerate(k: int, eps0: float) -> bool:
+    """Whether the blanket sum of k-RR cannot be evaluated in floating point.
+
+    ``True`` for ``k >= 3`` when the third-value fraction ``(k - 2) / (e^eps0 - 1 + k - 2)``
+    (:attr:`~shuffle_accounting.randomizers.KRR.other_given_not_pair`) rounds to 1, i.e.
+    ``e^eps0 - 1`` is below the rounding of ``k - 2`` (it raised a math domain error at ``k = 3``,
+    ``eps0 = 1e-250``). Callers then use the local k-RR curve (see :func:`certified_log_delta`).
+
+    Example:
+        >>> blanket_degenerate(3, 1e-250), blanket_degenerate(3, 1e-10), blanket_degenerate(2, 1e-250)
+        (True, False, False)
+    """
+    return k >= 3 and KRR(k, eps0).other_given_not_pair >= 1.0
+
+
 def certified_log_delta(
     eps, k, eps0, n, *, log_delta_floor: float = -math.inf, max_pairs: float | None = None
 ) -> np.ndarray:
@@ -995,6 +1011,11 @@ def certified_log_delta(
     who drew from the blanket), evaluated exactly on the sufficient statistic ``(h0, h1, S)`` with
     every truncation bounded and added, and rounded outward (see the module docstring). For
     ``n = 1`` it is the exact k-RR curve ``(p - e^eps pbar)_+``; for ``eps >= eps0`` it is exactly 0.
+    Where the blanket sum cannot be evaluated in floating point (:func:`blanket_degenerate`:
+    ``k >= 3`` and ``e^eps0 - 1`` below the rounding of ``k - 2``, e.g. ``eps0 = 1e-250``) the same
+    local k-RR curve is returned for every ``n``: shuffling the others' reports is post-processing
+    of the target's report and of data independent of it, so it is a certified upper bound (every
+    such delta is below ``e^eps0 - 1 < 1e-15``).
 
     Args:
         eps: Scalar or array of ``eps >= 0`` (finite).
@@ -1031,8 +1052,8 @@ def certified_log_delta(
     flat = e.ravel()
     out = np.full(flat.shape, -np.inf)
     live = flat < eps0
-    if n == 1:
-        # exact k-RR: delta = p - e^eps pbar = pbar (e^eps0 - e^eps)
+    if n == 1 or blanket_degenerate(k, eps0):
+        # exact k-RR: delta = p - e^eps pbar = pbar (e^eps0 - e^eps) (an upper bound for every n)
         log_pbar = KRR(k, eps0).log_pbar
         x = flat[live]
         val = log_pbar + eps0 + np.log(-np.expm1(x - eps0))
@@ -1080,7 +1101,7 @@ def certified_log_delta_grid(eps, k, eps0, n, *, log_delta_floor: float = -math.
     e = check_real_array("eps", eps, low=0.0)
     k, eps0, n = check_krr_parameters(k, eps0, n)
     floor = check_real("log_delta_floor", log_delta_floor, high=0.0, allow_inf=True)
-    if n == 1:
+    if n == 1 or blanket_degenerate(k, eps0):
         return certified_log_delta(e, k, eps0, n, log_delta_floor=floor)
     flat = e.ravel()
     out = np.full(flat.shape, -np.inf)

@@ -90,9 +90,9 @@ def _blanket_points(x: np.ndarray, mech: Any, bl: Any) -> np.ndarray:
     k, eps0, n = mech.k, mech.eps0, mech.n
     if x.size == 0:
         return np.zeros(0)
+    if bl is None:  # n = 1 or a degenerate blanket (blanket.blanket_degenerate): the closed form
+        return certified_log_delta_grid(x, k, eps0, n, log_delta_floor=WINDOW_LOG_FLOOR)
     if n < FAST_BLANKET_MIN_N:
-        if bl is None:  # n = 1: the closed form
-            return certified_log_delta_grid(x, k, eps0, n, log_delta_floor=WINDOW_LOG_FLOOR)
         return bl.certified_many(x, WINDOW_LOG_FLOOR)  # x ascending, < eps0: the grid's core
     try:
         v = np.asarray(blanket_fast.certified_log_delta_grid(x, k, eps0, n, rtol=_FAST_RTOL), dtype=float)
@@ -172,6 +172,7 @@ def certified_grid_log_delta(
     (``SoundnessError`` if below: a bug).
     """
     from .blanket import BlanketEvaluator as _Blanket
+    from .blanket import blanket_degenerate
     from .mechanism import ShuffledKRR
 
     e = np.asarray(eps, dtype=float)
@@ -182,7 +183,8 @@ def certified_grid_log_delta(
     if live.size == 0:
         return out
     mech = ShuffledKRR(k, eps0, n)
-    bl = (blanket if blanket is not None else _Blanket(k, eps0, n)) if n > 1 else None
+    exact_sum = n > 1 and not blanket_degenerate(k, eps0)
+    bl = (blanket if blanket is not None else _Blanket(k, eps0, n)) if exact_sum else None
     x = e[live]
     j, val_j = _floor_index(x, mech, bl)
     if j < x.size:

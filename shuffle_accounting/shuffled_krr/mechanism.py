@@ -29,7 +29,7 @@ from . import blanket_fast as _fast
 from . import worst_case as _wc
 from . import worst_case_k as _wck
 from .blanket import BlanketEvaluator as _Blanket
-from .blanket import SoundnessError, certified_log_delta, check_krr_parameters
+from .blanket import SoundnessError, blanket_degenerate, certified_log_delta, check_krr_parameters
 from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
 
 #: ``method="auto"`` uses the certified worst case (k = 2) up to this many users when
@@ -353,11 +353,7 @@ class ShuffledKRR:
         from :data:`FAST_BLANKET_MIN_N` users on the sub-linear certified bracket's upper end
         (with the exact sum where that bracket is wider than its tolerance; the smaller is taken).
         """
-        if self._degenerate_blanket:
-            # the local k-RR curve (n = 1): shuffling the other reports is post-processing of the
-            # target's report and independent data, so it bounds every n (sound, not tight)
-            return np.asarray(certified_log_delta(arr, self.k, self.eps0, 1), dtype=float)
-        if self.n < FAST_BLANKET_MIN_N:
+        if self.n < FAST_BLANKET_MIN_N or self._degenerate_blanket:  # the latter: local k-RR curve
             return np.asarray(certified_log_delta(arr, self.k, self.eps0, self.n), dtype=float)
         up, lo = _fast.certified_log_delta_bounds(arr, self.k, self.eps0, self.n)
         up = np.array(up, dtype=float)
@@ -369,14 +365,9 @@ class ShuffledKRR:
 
     @property
     def _degenerate_blanket(self) -> bool:
-        """``True`` when ``e^eps0 - 1`` is below the rounding of ``k - 2`` (``k >= 3``, eps0 ~< 1e-16 k).
-
-        Then the blanket's third-value fraction ``(k - 2) / (e^eps0 - 1 + k - 2)`` rounds to 1 and
-        the blanket sum cannot be evaluated in floating point (it raised a domain error at
-        ``k = 3, eps0 = 1e-250``); the local k-RR curve is used instead (sound by post-processing;
-        every delta here is below ``e^eps0 - 1``, i.e. ~1e-16 or less).
-        """
-        return self.k >= 3 and self.krr.other_given_not_pair >= 1.0
+        """:func:`~shuffle_accounting.shuffled_krr.blanket.blanket_degenerate`: the blanket curve is
+        the local k-RR curve here, so the fast evaluator and the root search use that closed form."""
+        return blanket_degenerate(self.k, self.eps0)
 
     def _method(self, method: str) -> str:
         """Resolve ``method`` to ``"blanket"``, ``"worst-case"`` or ``"auto"`` (both, min)."""
