@@ -173,4 +173,3 @@ def test_degenerate_blanket_gives_the_local_curve_everywhere(n):
     assert local[-1] == -np.inf and np.all(np.isfinite(local[:-1]))
     pld = shuffled_krr_pld(3, 1e-250, n)
     assert pld.get_epsilon_for_delta(1e-300) <= 2e-4  # eps0 rounded up to the 1e-4 loss grid (+ inflation)
-
