@@ -72,7 +72,7 @@ def test_vectorised_bfs_matches_the_plain_rule(seed, small, monkeypatch):
 def test_symmetric_groups_skip_the_reverse_adjacency_with_the_same_order():
     pts = np.random.default_rng(1).uniform(0, 1, (300, 2))
     sym = groups_from_points(pts, 0.08)
-    assert isinstance(sym, groups_mod._SymmetricGroups)
+    assert isinstance(sym, groups_mod.SymmetricGroups)
     plain = [g.tolist() for g in sym]  # same groups, not marked: the reverse lists are built
     assert (
         reference_permutation(sym).tolist() == reference_permutation(plain).tolist() == _bfs_reference(plain)

@@ -58,7 +58,7 @@ class _ValidGroups(tuple):
     __slots__ = ()
 
 
-class _SymmetricGroups(_ValidGroups):
+class SymmetricGroups(_ValidGroups):
     """Marker: valid groups with ``j in G_i <=> i in G_j`` (distance thresholds), so the reverse
     adjacency equals the groups and the BFS of :mod:`.reference` need not build it."""
 
@@ -249,7 +249,7 @@ def _flat_groups(tree: cKDTree, arr: np.ndarray, radius: float) -> _ValidGroups:
         counts[lo : lo + len(lists)] = c
         parts.append(np.fromiter(itertools.chain.from_iterable(lists), dtype=np.int64, count=int(c.sum())))
     flat = np.concatenate(parts) if len(parts) > 1 else parts[0]
-    return _SymmetricGroups(np.split(flat, np.cumsum(counts)[:-1]))
+    return SymmetricGroups(np.split(flat, np.cumsum(counts)[:-1]))
 
 
 def groups_from_points(
@@ -295,7 +295,7 @@ def groups_from_points(
     xyz = _unit_vectors(arr)
     angle = r / EARTH_RADIUS_KM
     if angle >= math.pi:
-        return _SymmetricGroups(np.arange(arr.shape[0], dtype=np.int64) for _ in range(arr.shape[0]))
+        return SymmetricGroups(np.arange(arr.shape[0], dtype=np.int64) for _ in range(arr.shape[0]))
     chord = 2.0 * math.sin(angle / 2.0)
     tree = cKDTree(xyz)
     _check_members(
@@ -314,7 +314,7 @@ def groups_from_points(
     keep = (d <= r) | (cand == owner)
     kept_counts = np.bincount(owner[keep], minlength=len(lists))
     parts = np.split(cand[keep], np.cumsum(kept_counts)[:-1])
-    return _SymmetricGroups(np.sort(p) for p in parts)
+    return SymmetricGroups(np.sort(p) for p in parts)
 
 
 def nearest_groups(points: Any, size: int, metric: str = "euclidean") -> tuple[np.ndarray, ...]:
@@ -454,8 +454,3 @@ def groups_from_graph(graph: Any, r: float, n: int | None = None) -> tuple[np.nd
         for row in np.atleast_2d(dist):
             out.append(np.flatnonzero(row <= r).astype(np.int64))
     return _ValidGroups(out)
-
-
-# Shared with other modules under a public name (issue 13: no module imports another module's
-# private name). Internal: not in __all__.
-SymmetricGroups = _SymmetricGroups  # marker of symmetric valid groups (reference)

@@ -73,7 +73,7 @@ _TWO64 = float(2.0**64)
 # --------------------------------------------------------------------------------------------
 # random bits
 # --------------------------------------------------------------------------------------------
-class _Bits:
+class RandomBits:
     """Source of uniform 64-bit words: secrets (rng=None) or a numpy Generator (simulation)."""
 
     def __init__(self, rng: Any) -> None:
@@ -95,7 +95,7 @@ class _Bits:
         return int(self.u64(1)[0])
 
 
-def _uniform_permutation(n: int, bits: _Bits) -> np.ndarray:
+def _uniform_permutation(n: int, bits: RandomBits) -> np.ndarray:
     """Exactly uniform permutation of range(n): argsort of distinct 64-bit keys (redraw on a tie)."""
     return _uniform_permutation_rows(1, n, bits)[0]
 
@@ -116,8 +116,8 @@ def _threshold_bounds(F: np.ndarray, S: np.ndarray, tol: float) -> tuple[np.ndar
     return lo, hi
 
 
-def _resolve_lazy(
-    u: int, nbits: int, kmax: int, cdf_hp: Callable[[int], Callable[[int], Any]], bits: _Bits
+def resolve_lazy(
+    u: int, nbits: int, kmax: int, cdf_hp: Callable[[int], Callable[[int], Any]], bits: RandomBits
 ) -> int:
     """Decide X = min{k : U < F(k)} exactly by extending U's random bits and mpmath precision.
 
@@ -147,7 +147,7 @@ def _resolve_lazy(
         nbits += 64
 
 
-def _truncated_geometric(m: np.ndarray, theta: float, bits: _Bits) -> np.ndarray:
+def truncated_geometric(m: np.ndarray, theta: float, bits: RandomBits) -> np.ndarray:
     """Exact draws X_i with P(X_i = k) = e^{-theta k}(1 - e^{-theta}) / (1 - e^{-theta m_i}), k < m_i.
 
     Requires theta > 0 finite and m_i >= 1.
@@ -181,12 +181,12 @@ def _truncated_geometric(m: np.ndarray, theta: float, bits: _Bits) -> np.ndarray
             d = mpmath.expm1(-th * mi)
             return lambda j: mpmath.mpf(1) if j >= mi - 1 else mpmath.expm1(-th * (j + 1)) / d
 
-        k[i] = _resolve_lazy(int(u[i]), 64, mi - 1, cdf_hp, bits)
+        k[i] = resolve_lazy(int(u[i]), 64, mi - 1, cdf_hp, bits)
     return k
 
 
-def _discrete_from_log_weights(
-    log_w: np.ndarray, bits: _Bits, tol: float, hp_weights: Callable[[int], list], count: int = 1
+def discrete_from_log_weights(
+    log_w: np.ndarray, bits: RandomBits, tol: float, hp_weights: Callable[[int], list], count: int = 1
 ) -> np.ndarray:
     """Exact draws of ``count`` indices with probability proportional to exp(log_w).
 
@@ -218,11 +218,11 @@ def _discrete_from_log_weights(
             return lambda j: mpmath.mpf(1) if j >= kmax else cum[j] / total
 
         for i in bad.tolist():
-            k[i] = _resolve_lazy(int(u[i]), 64, kmax, cdf_hp, bits)
+            k[i] = resolve_lazy(int(u[i]), 64, kmax, cdf_hp, bits)
     return k.astype(np.int64)
 
 
-def _uniform_permutation_rows(rows: int, n: int, bits: _Bits) -> np.ndarray:
+def _uniform_permutation_rows(rows: int, n: int, bits: RandomBits) -> np.ndarray:
     """``rows`` independent exactly uniform permutations of range(n) (argsort of 64-bit keys)."""
     out = np.empty((rows, n), dtype=np.int64)
     todo = np.arange(rows)
@@ -319,7 +319,7 @@ def _decode_rows(codes: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # samplers
 # --------------------------------------------------------------------------------------------
-def _sample_kendall_rows(n: int, theta: float, bits: _Bits, rows: int) -> np.ndarray:
+def sample_kendall_rows(n: int, theta: float, bits: RandomBits, rows: int) -> np.ndarray:
     if theta == 0.0:
         return _uniform_permutation_rows(rows, n, bits)
     if math.isinf(theta) or n == 1:
@@ -327,12 +327,12 @@ def _sample_kendall_rows(n: int, theta: float, bits: _Bits, rows: int) -> np.nda
     # insertion time t has m = t + 1 choices; time t inserts position p = n - 1 - t and its
     # final list index is delta[p]
     m = np.tile(np.arange(1, n + 1, dtype=np.int64), rows)
-    idx = _truncated_geometric(m, theta, bits).reshape(rows, n)
+    idx = truncated_geometric(m, theta, bits).reshape(rows, n)
     return _decode_rows(idx)[:, ::-1].copy()
 
 
-def _sample_kendall(n: int, theta: float, bits: _Bits) -> np.ndarray:
-    return _sample_kendall_rows(n, theta, bits, 1)[0]
+def _sample_kendall(n: int, theta: float, bits: RandomBits) -> np.ndarray:
+    return sample_kendall_rows(n, theta, bits, 1)[0]
 
 
 def _small_derangement_logs() -> np.ndarray:
@@ -379,16 +379,16 @@ def hamming_distance_pmf(n: int, theta: float) -> np.ndarray:
         out = np.zeros(n + 1)
         out[0] = 1.0
         return out
-    lw = _hamming_log_weights(n, theta)
+    lw = hamming_log_weights(n, theta)
     return np.exp(lw - logsumexp(lw))
 
 
-def _hamming_log_weights(n: int, theta: float) -> np.ndarray:
+def hamming_log_weights(n: int, theta: float) -> np.ndarray:
     h = np.arange(n + 1, dtype=np.int64)
     return gammaln(n + 1.0) - gammaln(n - h + 1.0) + _log_derangement_fraction(h) - theta * h
 
 
-def _hamming_hp_weights(n: int, theta: float) -> Callable[[int], list]:
+def hamming_hp_weights(n: int, theta: float) -> Callable[[int], list]:
     def weights(prec: int) -> list:
         q = mpmath.exp(-mpmath.mpf(theta))
         out = []
@@ -406,17 +406,17 @@ def _hamming_hp_weights(n: int, theta: float) -> Callable[[int], list]:
     return weights
 
 
-def _sample_hamming_rows(n: int, theta: float, bits: _Bits, rows: int) -> np.ndarray:
+def _sample_hamming_rows(n: int, theta: float, bits: RandomBits, rows: int) -> np.ndarray:
     out = np.tile(np.arange(n, dtype=np.int64), (rows, 1))
     if theta == 0.0:
         return _uniform_permutation_rows(rows, n, bits)
     if math.isinf(theta) or n == 1:
         return out
-    lw = _hamming_log_weights(n, theta)
+    lw = hamming_log_weights(n, theta)
     # gammaln(n + 1) ~ n log n carries an absolute error of a few ulps of that magnitude, the
     # cumulative sums a relative n * eps: the float CDF is trusted to this (generous) margin.
     tol = 1e-9 + 1e-14 * (n + 1) * (math.log(n + 2) + 1)
-    hs = _discrete_from_log_weights(lw, bits, tol, _hamming_hp_weights(n, theta), count=rows)
+    hs = discrete_from_log_weights(lw, bits, tol, hamming_hp_weights(n, theta), count=rows)
     for h in np.unique(hs).tolist():
         if h == 0:
             continue
@@ -435,16 +435,16 @@ def _sample_hamming_rows(n: int, theta: float, bits: _Bits, rows: int) -> np.nda
     return out
 
 
-def _sample_hamming(n: int, theta: float, bits: _Bits) -> np.ndarray:
+def _sample_hamming(n: int, theta: float, bits: RandomBits) -> np.ndarray:
     return _sample_hamming_rows(n, theta, bits, 1)[0]
 
 
-_ROW_SAMPLERS: dict[str, Callable[[int, float, _Bits, int], np.ndarray]] = {
-    "kendall": _sample_kendall_rows,
+_ROW_SAMPLERS: dict[str, Callable[[int, float, RandomBits, int], np.ndarray]] = {
+    "kendall": sample_kendall_rows,
     "hamming": _sample_hamming_rows,
 }
 
-_SAMPLERS: dict[str, Callable[[int, float, _Bits], np.ndarray]] = {
+SAMPLERS: dict[str, Callable[[int, float, RandomBits], np.ndarray]] = {
     "kendall": _sample_kendall,
     "hamming": _sample_hamming,
 }
@@ -501,8 +501,8 @@ def sample_mallows(
         max_work=max_work,
         alternative="draw fewer permutations per call",
     )
-    bits = _Bits(rng)
-    fn = _SAMPLERS[distance]
+    bits = RandomBits(rng)
+    fn = SAMPLERS[distance]
     if size is None:
         return fn(n, theta, bits)
     size = check_int("size", size, minimum=1)
@@ -601,7 +601,7 @@ def hamming_log_normalizer(n: int, theta: float) -> float:
     theta = check_real("theta", theta, low=0.0, allow_inf=True)
     if math.isinf(theta):
         return 0.0
-    return float(logsumexp(_hamming_log_weights(n, theta)))
+    return float(logsumexp(hamming_log_weights(n, theta)))
 
 
 def mallows_log_pmf(perm: Any, theta: float, distance: str = "kendall") -> float:
@@ -716,15 +716,3 @@ def kendall_distance_variance(n: int, theta: float) -> float:
         return 0.0
     j = np.arange(1, n + 1, dtype=np.float64)
     return float(n * _h(np.array([theta]))[0] - np.sum(j**2 * _h(j * theta)))
-
-
-# Shared with other modules and the tests under public names (issue 13: no module imports
-# another module's private name). Internal: not in __all__.
-SAMPLERS = _SAMPLERS  # the exact samplers by metric (mechanism)
-RandomBits = _Bits  # the CSPRNG / simulation bit source (mechanism, utility, tests)
-sample_kendall_rows = _sample_kendall_rows  # Kendall-Mallows rows (utility)
-truncated_geometric = _truncated_geometric  # exact truncated geometric (tests)
-hamming_log_weights = _hamming_log_weights  # Hamming-Mallows log weights (tests)
-discrete_from_log_weights = _discrete_from_log_weights  # exact discrete sampler (tests)
-resolve_lazy = _resolve_lazy  # lazy-precision inversion (tests)
-hamming_hp_weights = _hamming_hp_weights  # high-precision Hamming weights (tests)

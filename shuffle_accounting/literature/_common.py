@@ -31,11 +31,13 @@ class BoundNotApplicable(ParameterError):
     """
 
 
-def _eps0(value: object) -> float:
+def eps0_arg(value: object) -> float:
+    """``eps0`` validated: finite and > 0 (``ParameterError`` naming ``eps0`` otherwise)."""
     return check_real("eps0", value, low=0.0, low_open=True)
 
 
-def _eps(value: object) -> float:
+def eps_arg(value: object) -> float:
+    """``eps`` validated: finite and >= 0."""
     return check_real("eps", value, low=0.0)
 
 
@@ -43,15 +45,18 @@ def _eps(value: object) -> float:
 MAX_N = 2**53
 
 
-def _n(value: object, minimum: int = 2) -> int:
+def n_arg(value: object, minimum: int = 2) -> int:
+    """``n`` validated: an integer in ``[minimum, MAX_N]``."""
     return check_int("n", value, minimum=minimum, maximum=MAX_N)
 
 
-def _k(value: object) -> int:
+def k_arg(value: object) -> int:
+    """``k`` validated: an integer in ``[2, MAX_N]``."""
     return check_int("k", value, minimum=2, maximum=MAX_N)
 
 
-def _delta(value: object) -> float:
+def delta_arg(value: object) -> float:
+    """``delta`` validated: finite and in the open interval ``(0, 1)``."""
     return check_delta("delta", value)
 
 
@@ -69,7 +74,7 @@ class LiteratureCurve(CurveBase):
     eps); ``bound`` says which way its numbers are sound (``"upper"`` for a theorem's bound,
     ``"as-printed"`` for a reproduction of a published formula). ``eps_max`` is ``eps0``: shuffled
     ``eps0``-LDP reports are ``eps0``-DP, so ``epsilon`` never exceeds it. The public functions of
-    this subpackage (``*_delta``, ``*_log_delta``, ``*_epsilon``) are thin aliases of these classes.
+    this subpackage (``*delta_arg``, ``*_log_delta``, ``*_epsilon``) are thin aliases of these classes.
     """
 
     #: Short label of the bound.
@@ -84,12 +89,3 @@ class LiteratureCurve(CurveBase):
     def eps_max(self) -> float:  # type: ignore[override]
         """``eps0`` (the local guarantee is a valid epsilon on its own)."""
         return float(self.eps0)  # type: ignore[attr-defined]
-
-
-# Shared with other modules and the tests under public names (issue 13: no module imports
-# another module's private name). Internal: not in __all__.
-eps0_arg = _eps0  # validated eps0 (every literature module)
-eps_arg = _eps  # validated eps
-n_arg = _n  # validated n
-k_arg = _k  # validated k
-delta_arg = _delta  # validated delta

@@ -311,7 +311,7 @@ def _one_minus_gamma(k: int, eps0: float) -> float:
     return math.expm1(eps0) / _scale(k, eps0)
 
 
-def _krr_l_stats(eps: float, k: int, eps0: float) -> tuple[float, float, float, float, float]:
+def krr_l_stats(eps: float, k: int, eps0: float) -> tuple[float, float, float, float, float]:
     """gamma, a = e^eps - 1 (= -E L), max L, range of L, E[L^2] for k-RR (uniform blanket)."""
     s = _scale(k, eps0)
     gamma = k / s
@@ -327,7 +327,7 @@ def _krr_l_stats(eps: float, k: int, eps0: float) -> tuple[float, float, float, 
 
 
 def _hoeffding(eps: float, k: int, eps0: float, n: int) -> float:
-    gamma, a, _, rng, _ = _krr_l_stats(eps, k, eps0)
+    gamma, a, _, rng, _ = krr_l_stats(eps, k, eps0)
     om = _one_minus_gamma(k, eps0)
     ratio = a / rng
     x = 2.0 * ratio * ratio  # an underflow to 0 only enlarges the bound (it decreases in x)
@@ -351,7 +351,7 @@ def _bennett_phi_lower(u: float) -> float:
 
 
 def _bennett(eps: float, k: int, eps0: float, n: int) -> float:
-    gamma, a, b, _, v = _krr_l_stats(eps, k, eps0)
+    gamma, a, b, _, v = krr_l_stats(eps, k, eps0)
     om = _one_minus_gamma(k, eps0)
     if b <= 0.0:  # max L <= 0 (eps >= eps0): the privacy loss never exceeds eps, delta = 0
         return -math.inf
@@ -498,8 +498,3 @@ def balle2019_bennett_epsilon(k: int, eps0: float, n: int, delta: float) -> floa
     """
     k, eps0, n, delta = _k(k), _eps0(eps0), _n(n), _delta(delta)
     return Balle2019BennettCurve(k, eps0, n).epsilon(delta)
-
-
-# Shared with other modules and the tests under public names (issue 13: no module imports
-# another module's private name). Internal: not in __all__.
-krr_l_stats = _krr_l_stats  # the privacy-loss statistics of k-RR (tests)
