@@ -219,6 +219,20 @@ def private_uses(module: str, is_package: bool, tree: ast.AST, known: frozenset[
                     bound_modules[a.asname or a.name] = sub
                 elif _is_private(a.name) and base != module and base.split(".")[0] in FIRST_PARTY:
                     found.append(f"line {node.lineno}: from {base} import {a.name}")
+        elif (  # m = importlib.import_module("shuffle_accounting.x")
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and (
+                (isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "import_module")
+                or (isinstance(node.value.func, ast.Name) and node.value.func.id == "import_module")
+            )
+            and node.value.args
+            and isinstance(node.value.args[0], ast.Constant)
+            and isinstance(node.value.args[0].value, str)
+        ):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    bound_modules[t.id] = node.value.args[0].value
     first_party = {k: v for k, v in bound_modules.items() if v.split(".")[0] in FIRST_PARTY}
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and _is_private(node.attr):
@@ -358,6 +372,7 @@ def test_deprecation_forwarder_and_docstrings_are_not_violations():
         "import shuffle_accounting\nshuffle_accounting._validation._check\n",
         "def t(monkeypatch):\n    from shuffle_accounting.literature import _clones as e\n"
         "    monkeypatch.setattr(e, '_EXACT_MAX', 1)\n",
+        "import importlib\ng = importlib.import_module('shuffle_accounting.dsigma.groups')\ng._ValidGroups\n",
     ],
 )
 def test_planted_private_import_is_caught(code):

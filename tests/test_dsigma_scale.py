@@ -60,7 +60,7 @@ def _random_groups(rng, n):
 @pytest.mark.parametrize("small", [0, 2, 24])  # vectorised, mixed, Python-loop enqueueing
 @pytest.mark.parametrize("seed", range(6))
 def test_vectorised_bfs_matches_the_plain_rule(seed, small, monkeypatch):
-    monkeypatch.setattr(ref_mod, "_SMALL", small)
+    monkeypatch.setattr(ref_mod, "SMALL_GROUP_LOOP", small)
     rng = np.random.default_rng(seed)
     groups = _random_groups(rng, 40)
     assert reference_permutation(groups).tolist() == _bfs_reference(groups)
@@ -82,7 +82,7 @@ def test_symmetric_groups_skip_the_reverse_adjacency_with_the_same_order():
 def test_chunked_groups_equal_the_direct_query(monkeypatch):
     pts = np.random.default_rng(2).uniform(0, 1, (500, 2))
     direct = cKDTree(pts).query_ball_point(pts, 0.07, return_sorted=True)
-    monkeypatch.setattr(groups_mod, "_QUERY_CHUNK", 37)
+    monkeypatch.setattr(groups_mod, "QUERY_CHUNK", 37)
     got = groups_from_points(pts, 0.07)
     assert [g.tolist() for g in got] == [list(x) for x in direct]
 
@@ -92,7 +92,7 @@ def test_blocked_sensitivities_equal_one_block(monkeypatch):
     groups = _random_groups(rng, 60)
     order = rng.permutation(60)
     whole = group_sensitivities(groups, order)
-    monkeypatch.setattr(sens_mod, "_CHUNK_MEMBERS", 5)
+    monkeypatch.setattr(sens_mod, "CHUNK_MEMBERS", 5)
     assert group_sensitivities(groups, order).tolist() == whole.tolist()
 
 

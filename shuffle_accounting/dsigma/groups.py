@@ -217,7 +217,7 @@ def _ragged_to_groups(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, ...]:
 
 #: Points per ``query_ball_point`` call: bounds the Python lists alive at once (each member is a
 #: Python int while it is a list; the groups themselves are int64 views into one flat array).
-_QUERY_CHUNK: int = 4096
+QUERY_CHUNK: int = 4096
 
 
 def _check_members(tree: cKDTree, radius: float, n: int, what: str, max_work: Any) -> None:
@@ -243,8 +243,8 @@ def _flat_groups(tree: cKDTree, arr: np.ndarray, radius: float) -> _ValidGroups:
     n = arr.shape[0]
     counts = np.empty(n, dtype=np.int64)
     parts = []
-    for lo in range(0, n, _QUERY_CHUNK):
-        lists = tree.query_ball_point(arr[lo : lo + _QUERY_CHUNK], radius, return_sorted=True)
+    for lo in range(0, n, QUERY_CHUNK):
+        lists = tree.query_ball_point(arr[lo : lo + QUERY_CHUNK], radius, return_sorted=True)
         c = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
         counts[lo : lo + len(lists)] = c
         parts.append(np.fromiter(itertools.chain.from_iterable(lists), dtype=np.int64, count=int(c.sum())))

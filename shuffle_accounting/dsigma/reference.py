@@ -41,7 +41,7 @@ def _given_order(groups: Any, i: int) -> list[int]:
 
 
 #: Groups up to this size are enqueued by a Python loop in :func:`reference_permutation`.
-_SMALL: int = 24
+SMALL_GROUP_LOOP: int = 24
 
 
 def reference_permutation(groups: Any) -> np.ndarray:
@@ -96,7 +96,7 @@ def reference_permutation(groups: Any) -> np.ndarray:
 
     def enqueue(cand: np.ndarray, tail: int) -> int:
         # small lists: a Python loop is cheaper than the numpy calls; large: vectorised
-        if cand.size <= _SMALL:
+        if cand.size <= SMALL_GROUP_LOOP:
             for w in cand.tolist():
                 if not visited[w]:
                     visited[w] = True

@@ -63,19 +63,19 @@ def group_sensitivities(groups: Any, order: Any) -> np.ndarray:
     pos = inverse_order(validate_order(order, n))
     sizes = np.array([g.size for g in checked], dtype=np.int64)
     out = np.empty(n, dtype=np.int64)
-    # Consecutive blocks of groups with at most _CHUNK_MEMBERS members: bounded temporaries.
+    # Consecutive blocks of groups with at most CHUNK_MEMBERS members: bounded temporaries.
     ends = np.cumsum(sizes)
     lo = 0
     while lo < n:
         base = int(ends[lo - 1]) if lo else 0
-        hi = max(lo + 1, int(np.searchsorted(ends, base + _CHUNK_MEMBERS, side="right")))
+        hi = max(lo + 1, int(np.searchsorted(ends, base + CHUNK_MEMBERS, side="right")))
         out[lo:hi] = _group_sensitivities_block(checked[lo:hi], sizes[lo:hi], pos)
         lo = hi
     return out
 
 
 #: Members per block of :func:`group_sensitivities` (bounds its temporaries to ~100 MB).
-_CHUNK_MEMBERS: int = 2_000_000
+CHUNK_MEMBERS: int = 2_000_000
 
 
 def _group_sensitivities_block(groups: tuple, sizes: np.ndarray, pos: np.ndarray) -> np.ndarray:
