@@ -101,17 +101,22 @@ def test_whatif_grid_renders_in_every_format():
 
 
 def test_report_certifies_epsilon_once_and_passes_it_on(monkeypatch):
-    """build_report computes the certified single-round epsilon once; both sections show it, and
-    the values equal those of the sections computed on their own."""
-    from shuffle_accounting.presentation import shuffled_krr_report as skr
+    """build_report computes the certified single-round epsilon once (its cached curves); both
+    sections show it, and the values equal those of the sections computed on their own."""
+    from shuffle_accounting.shuffled_krr.mechanism import ShuffledKRR
 
     calls = []
-    real = skr.certified_epsilon
-    monkeypatch.setattr(skr, "certified_epsilon", lambda dep: calls.append(dep) or real(dep))
+    real = ShuffledKRR.epsilon
+
+    def counting(self, delta, *args, **kwargs):
+        calls.append(delta)
+        return real(self, delta, *args, **kwargs)
+
+    monkeypatch.setattr(ShuffledKRR, "epsilon", counting)
     secs = {
         s.key: s for s in build_report(DEP, skip=["literature", "qif", "reidentification", "calibration"])
     }
-    assert len(calls) == 1
+    assert calls == [DEP.delta]
     alone_shuffled = report_section(DEP)
     alone_accuracy = accuracy_section(DEP)
     assert len(calls) == 3  # each section alone computes it itself
