@@ -104,12 +104,15 @@ def _cmd_report(args: argparse.Namespace) -> int:
         check_plot_path(args.plot)
         _require("matplotlib", "plot", "--plot")
     skip = args.skip or frozenset()
-    sections = build_report(dep, skip=skip)
+    from .curve_rows import DeploymentCurves  # noqa: PLC0415
+
+    curves = DeploymentCurves(dep)  # one set of cached curves for the report, the grid and the figures
+    sections = build_report(dep, skip=skip, curves=curves)
     grid = None
     if args.whatif or args.plot:
         from .whatif import whatif_grid  # noqa: PLC0415
 
-        grid = whatif_grid(dep)
+        grid = whatif_grid(dep, curves=curves)
     text = render(args.format, dep, sections, skip=skip, whatif=grid if args.whatif else None)
     if args.output and args.output != "-":
         with open(args.output, "w", encoding="utf-8", newline="") as fh:
@@ -120,7 +123,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.plot:
         from .plotting import plot_delta_curves, plot_whatif  # noqa: PLC0415 - optional matplotlib
 
-        plot_delta_curves(dep, args.plot)
+        plot_delta_curves(dep, args.plot, curves=curves)
         plot_whatif(grid, whatif_path(args.plot))
         stream = sys.stdout if args.format == "text" else sys.stderr
         print(f"\nwrote {args.plot}", file=stream)

@@ -168,7 +168,9 @@ class CurveRow:
     text: str
     note: str
 
-    def report_row(self, *, label: str | None = None, note: str | None = None) -> tuple[str, str, str, ReportValue]:
+    def report_row(
+        self, *, label: str | None = None, note: str | None = None
+    ) -> tuple[str, str, str, ReportValue]:
         """``(label, text, note, ReportValue)``, a row of :func:`curve_section` (label/note overridable
         for a number that is valid)."""
         ok = self.value is not None
@@ -470,7 +472,9 @@ class DeploymentCurves:
             d = self.deployment
             out = []
             for name, factory in LITERATURE_CURVES.items():
-                nc = named_curve(name, lambda f=factory: f(d.k, d.eps0, d.n), citation=LITERATURE_BOUNDS[name][0])
+                nc = named_curve(
+                    name, lambda f=factory: f(d.k, d.eps0, d.n), citation=LITERATURE_BOUNDS[name][0]
+                )
                 if nc.curve is not None:
                     nc = NamedCurve(name, CachedCurve(nc.curve), citation=nc.citation)
                 out.append(nc)

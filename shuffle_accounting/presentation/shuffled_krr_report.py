@@ -91,7 +91,9 @@ def report_section(
     wc = curves.certified.curve.auto_method == "worst-case"
     how = "exact worst case (branch-and-bound certificate)" if wc else "privacy blanket, exact"
     who = "witness dataset of the certificate" if wc else "worst of the searched concrete datasets"
-    cert = NamedCurve("certified eps (upper bound)", curves.certified, citation=f"{how}, rounded up; one round")
+    cert = NamedCurve(
+        "certified eps (upper bound)", curves.certified, citation=f"{how}, rounded up; one round"
+    )
     if epsilon is None:
         (cert_row,) = curve_rows([cert], delta=dep.delta)
     else:
