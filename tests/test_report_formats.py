@@ -123,3 +123,13 @@ def test_report_certifies_epsilon_once_and_passes_it_on(monkeypatch):
     assert secs["shuffled"].rows == alone_shuffled.rows
     assert secs["accuracy"].rows == alone_accuracy.rows
     assert secs["shuffled"].values[0].value == certified_epsilon(DEP)
+
+
+def test_accuracy_section_when_the_certified_epsilon_is_zero():
+    """Huge delta, tiny local eps0: the certified curve meets delta at eps = 0, where no analytic
+    Gaussian exists; the baseline row says so instead of failing the whole report."""
+    dep = Deployment(k=1000, eps0=0.1, n=100, delta=0.5)
+    sec = accuracy_section(dep, epsilon=0.0)
+    assert sec.rows[-1][:2] == ("central Gaussian baseline", "n/a")
+    assert sec.values[-1].bound == "none"
+    assert accuracy_section(dep).rows == sec.rows  # the certified epsilon is 0 here

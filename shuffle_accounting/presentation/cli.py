@@ -78,6 +78,20 @@ def _check_output(path: str | None) -> None:
         raise ParameterError(f"output folder is not writable: {folder!r}")
 
 
+def _check_k(args: argparse.Namespace) -> None:
+    """Refuse ``--k`` above the report's :data:`~.report.K_MAX` up front, naming the cheaper
+    certified alternative (the certified epsilon alone; its cost does not grow with ``k``)."""
+    from .._validation import ParameterError  # noqa: PLC0415 - light module
+    from .report import K_MAX  # noqa: PLC0415 - light module
+
+    if isinstance(args.k, int) and args.k > K_MAX:
+        raise ParameterError(
+            f"k must be an integer in [2, {K_MAX}] for the report, got {args.k}. The certified epsilon "
+            f'alone (its cost does not grow with k): python -c "from shuffle_accounting import ShuffledKRR; '
+            f'print(ShuffledKRR(k={args.k}, eps0={args.eps0!r}, n={args.n}).epsilon({args.delta!r}))"'
+        )
+
+
 def _require(module: str, extra: str, what: str) -> None:
     import importlib.util  # noqa: PLC0415
 
@@ -90,6 +104,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .report import Deployment, build_report, render  # noqa: PLC0415
 
     # Every check before any computation: parameters, output paths, optional packages.
+    _check_k(args)
     dep = Deployment(
         k=args.k,
         eps0=args.eps0,

@@ -273,7 +273,10 @@ def whatif_grid(
     )
     if baseline:
         try:
-            vals_g = tuple(gaussian_frequency_accuracy(e, dep.delta, n).std for e, n in zip(eps_at_dep, ns_t))
+            vals_g = tuple(
+                gaussian_frequency_accuracy(e, dep.delta, n).std if e > 0.0 else None  # eps = 0: no Gaussian
+                for e, n in zip(eps_at_dep, ns_t)
+            )
         except ImportError:
             pass
         else:
