@@ -42,7 +42,9 @@ DEP = Deployment(k=4, eps0=1.0, n=200, delta=1e-6)
 
 
 def test_rows_round_outward_for_each_direction():
-    rows = curve_rows([NamedCurve(b, _Exp(b), citation="c") for b in ("upper", "lower", "estimate")], delta=0.3)
+    rows = curve_rows(
+        [NamedCurve(b, _Exp(b), citation="c") for b in ("upper", "lower", "estimate")], delta=0.3
+    )
     exact = -math.log(0.3)
     up, low, est = rows
     assert (up.bound, low.bound, est.bound) == ("upper", "lower", "estimate")

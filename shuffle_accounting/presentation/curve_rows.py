@@ -472,9 +472,11 @@ class DeploymentCurves:
             d = self.deployment
             out = []
             for name, factory in LITERATURE_CURVES.items():
-                nc = named_curve(
-                    name, lambda f=factory: f(d.k, d.eps0, d.n), citation=LITERATURE_BOUNDS[name][0]
-                )
+
+                def build(f: Callable[[int, float, int], Any] = factory) -> Any:
+                    return f(d.k, d.eps0, d.n)
+
+                nc = named_curve(name, build, citation=LITERATURE_BOUNDS[name][0])
                 if nc.curve is not None:
                     nc = NamedCurve(name, CachedCurve(nc.curve), citation=nc.citation)
                 out.append(nc)

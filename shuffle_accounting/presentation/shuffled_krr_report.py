@@ -99,11 +99,15 @@ def report_section(
     else:
         cert_row = value_row(cert, "epsilon", dep.delta, check_real("epsilon", epsilon, low=0.0))
     upper = cert_row.value
+    if upper is None:  # the certified curve is defined for every valid deployment
+        raise ParameterError(f"no certified epsilon at this deployment: {cert_row.note}")
     rows = [cert_row.report_row()]
     if lower:
         exh = NamedCurve("exhibited eps (lower bound)", curves.exhibited, citation=f"{who}, rounded down")
         (low_row,) = curve_rows([exh], delta=dep.delta)
         low = low_row.value
+        if low is None:  # the exhibited curve is defined for every valid deployment
+            raise ParameterError(f"no exhibited epsilon at this deployment: {low_row.note}")
         gap = upper / low if low > 0 else math.inf
         rows += [
             low_row.report_row(),

@@ -14,10 +14,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._validation import ParameterError, check_int, check_real
 from .report import EPS0_MAX, N_MAX, Deployment, format_bound
+
+if TYPE_CHECKING:  # imported lazily at run time (the curve path imports the mathematics)
+    from .curve_rows import DeploymentCurves
 
 __all__ = ["WhatIfSeries", "WhatIfGrid", "default_ns", "default_eps0s", "whatif_grid"]
 
@@ -173,7 +176,7 @@ def whatif_grid(
     rounds: bool = True,
     calibration: bool = True,
     baseline: bool = True,
-    curves: Any = None,
+    curves: DeploymentCurves | None = None,
 ) -> WhatIfGrid:
     """Compute the what-if grid of ``dep`` over ``ns`` (default :func:`default_ns`).
 
