@@ -9,6 +9,7 @@ different load can be compared.
     python benchmarks/bench_cli.py --repeat 5
     python benchmarks/bench_cli.py --repeat 1 --slow   # + report --target-eps 0.5 --rounds 4 (minutes)
     python benchmarks/bench_cli.py --no-scale          # only the start-up and default-report commands
+    python benchmarks/bench_cli.py --profile           # + where the default report's time goes (one process)
 
 The commands import ``shuffle_accounting`` from the current directory first (``python -m`` puts
 it on the path), so running the script from an unpacked older tree times that version.
@@ -62,7 +63,7 @@ COMMANDS = {
 }
 
 
-_CLI = [sys.executable, "-m", "shuffle_accounting.cli"]
+_CLI = [sys.executable, "-m", "shuffle_accounting.presentation.cli"]
 #: Issue 12 cases (item 5): run after COMMANDS; the last one only with --slow (minutes).
 SCALE_COMMANDS = {
     "report --k 100000": _CLI + ["report", "--k", "100000"],
@@ -88,6 +89,37 @@ def _reference() -> float:
     return time.perf_counter() - t
 
 
+#: Run in a fresh process by ``--profile``: the default report's imports and sections, timed apart.
+_PROFILE = r"""
+import time
+t0 = time.perf_counter()
+from shuffle_accounting.presentation import report as R
+from shuffle_accounting.presentation.curve_rows import DeploymentCurves
+t1 = time.perf_counter()
+import shuffle_accounting.presentation.shuffled_krr_report, shuffle_accounting.presentation.literature_report
+import shuffle_accounting.presentation.qif_report, shuffle_accounting.presentation.reidentification_report
+t2 = time.perf_counter()
+try:
+    import diffprivlib.mechanisms  # the accuracy section's central Gaussian baseline
+except ImportError:
+    pass
+t3 = time.perf_counter()
+print(f"  import report + curve path            {t1 - t0:7.3f}")
+print(f"  import the section modules (scipy)    {t2 - t1:7.3f}")
+print(f"  import diffprivlib (Gaussian baseline){t3 - t2:7.3f}")
+dep = R.Deployment()
+memo = {"curves": DeploymentCurves(dep)}
+c = memo["curves"]
+t = time.perf_counter(); c.certified.epsilon(dep.delta); print(f"  certified epsilon (once per report)   {time.perf_counter() - t:7.3f}")
+t = time.perf_counter(); c.exhibited.epsilon(dep.delta); print(f"  exhibited epsilon (lower-bound search){time.perf_counter() - t:7.3f}")
+for key, build in R._SECTIONS.items():
+    t = time.perf_counter()
+    build(dep, frozenset(), memo)
+    print(f"  section {key:30s}{time.perf_counter() - t:7.3f}")
+print(f"  total in process                      {time.perf_counter() - t0:7.3f}")
+"""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -96,6 +128,9 @@ def main() -> None:
     )
     ap.add_argument("--slow", action="store_true", help="also the minutes-long report --rounds case")
     ap.add_argument("--no-scale", action="store_true", help="leave out the issue 12 scale cases")
+    ap.add_argument(
+        "--profile", action="store_true", help="also time the default report's imports and sections apart"
+    )
     args = ap.parse_args()
     commands = dict(list(COMMANDS.items())[:2]) if args.smoke else {**COMMANDS, **SCALE_COMMANDS}
     if args.no_scale:
@@ -118,6 +153,9 @@ def main() -> None:
             times.append(time.perf_counter() - t)
         med = statistics.median(times)
         print(f"{name:55s} {med:9.3f} {med / ref:7.2f}")
+    if args.profile and not args.smoke:
+        print("default report, one process (s; the two epsilons are then cached for the sections):")
+        subprocess.run([sys.executable, "-c", _PROFILE], check=True)
 
 
 if __name__ == "__main__":

@@ -357,3 +357,10 @@ def test_missing_extras_fail_before_computing(monkeypatch, tmp_path, capsys):
     assert "pip install 'shuffle-accounting[diffprivlib]'" in capsys.readouterr().err
     assert main(["serve"]) == 2
     assert "pip install 'shuffle-accounting[web]'" in capsys.readouterr().err
+
+
+def test_large_k_refusal_names_the_cheaper_certified_alternative(capsys):
+    assert main(["report", "--k", "1e6", "--n", "500"]) == 2
+    err = capsys.readouterr().err
+    assert "k must be an integer in [2, 100000] for the report, got 1000000" in err
+    assert "ShuffledKRR(k=1000000, eps0=2.0, n=500).epsilon(1e-06)" in err

@@ -101,20 +101,35 @@ def test_whatif_grid_renders_in_every_format():
 
 
 def test_report_certifies_epsilon_once_and_passes_it_on(monkeypatch):
-    """build_report computes the certified single-round epsilon once; both sections show it, and
-    the values equal those of the sections computed on their own."""
-    from shuffle_accounting.presentation import shuffled_krr_report as skr
+    """build_report computes the certified single-round epsilon once (its cached curves); both
+    sections show it, and the values equal those of the sections computed on their own."""
+    from shuffle_accounting.shuffled_krr.mechanism import ShuffledKRR
 
     calls = []
-    real = skr.certified_epsilon
-    monkeypatch.setattr(skr, "certified_epsilon", lambda dep: calls.append(dep) or real(dep))
+    real = ShuffledKRR.epsilon
+
+    def counting(self, delta, *args, **kwargs):
+        calls.append(delta)
+        return real(self, delta, *args, **kwargs)
+
+    monkeypatch.setattr(ShuffledKRR, "epsilon", counting)
     secs = {
         s.key: s for s in build_report(DEP, skip=["literature", "qif", "reidentification", "calibration"])
     }
-    assert len(calls) == 1
+    assert calls == [DEP.delta]
     alone_shuffled = report_section(DEP)
     alone_accuracy = accuracy_section(DEP)
     assert len(calls) == 3  # each section alone computes it itself
     assert secs["shuffled"].rows == alone_shuffled.rows
     assert secs["accuracy"].rows == alone_accuracy.rows
     assert secs["shuffled"].values[0].value == certified_epsilon(DEP)
+
+
+def test_accuracy_section_when_the_certified_epsilon_is_zero():
+    """Huge delta, tiny local eps0: the certified curve meets delta at eps = 0, where no analytic
+    Gaussian exists; the baseline row says so instead of failing the whole report."""
+    dep = Deployment(k=1000, eps0=0.1, n=100, delta=0.5)
+    sec = accuracy_section(dep, epsilon=0.0)
+    assert sec.rows[-1][:2] == ("central Gaussian baseline", "n/a")
+    assert sec.values[-1].bound == "none"
+    assert accuracy_section(dep).rows == sec.rows  # the certified epsilon is 0 here

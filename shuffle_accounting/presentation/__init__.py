@@ -8,8 +8,13 @@ The mathematics (layers 1-4) never imports this package; this package imports th
   epsilon, composition, calibration, accuracy), :mod:`.literature_report` (published bounds),
   :mod:`.reidentification_report` (Su, Cheng, Wang), :mod:`.qif_report` (Jurado et al.:
   :class:`~.qif_report.LeakageReport`).
+* :mod:`.curve_rows` — the one path from privacy curves
+  (:class:`~shuffle_accounting.curves.PrivacyCurve`) to report rows: :func:`~.curve_rows.curve_rows`
+  (value, bound direction, citation), :class:`~.curve_rows.DeploymentCurves` (one report's cached
+  curves, shared by its sections, the what-if grid, the planner and the figures).
 * :mod:`.whatif` — the what-if grid over ``n`` (orchestration of public APIs, no new mathematics).
-* Figures (matplotlib, extra ``plot``, imported lazily): :mod:`.plotting` (report figures),
+* Figures (matplotlib, extra ``plot``, imported lazily): :mod:`.plotting` (report figures;
+  :func:`~.plotting.plot_curves` draws any privacy curves),
   :mod:`.qif_plot` (vulnerability curves), :mod:`.simulation_plot` (utility of a simulation).
 * The command line: :mod:`.cli` (``shuffle-accounting``) with the subcommands of
   :mod:`.simulate_command` and :mod:`.dsigma_command`; :mod:`.planner` (``shuffle-accounting

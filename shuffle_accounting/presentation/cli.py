@@ -78,6 +78,20 @@ def _check_output(path: str | None) -> None:
         raise ParameterError(f"output folder is not writable: {folder!r}")
 
 
+def _check_k(args: argparse.Namespace) -> None:
+    """Refuse ``--k`` above the report's :data:`~.report.K_MAX` up front, naming the cheaper
+    certified alternative (the certified epsilon alone; its cost does not grow with ``k``)."""
+    from .._validation import ParameterError  # noqa: PLC0415 - light module
+    from .report import K_MAX  # noqa: PLC0415 - light module
+
+    if isinstance(args.k, int) and args.k > K_MAX:
+        raise ParameterError(
+            f"k must be an integer in [2, {K_MAX}] for the report, got {args.k}. The certified epsilon "
+            f'alone (its cost does not grow with k): python -c "from shuffle_accounting import ShuffledKRR; '
+            f'print(ShuffledKRR(k={args.k}, eps0={args.eps0!r}, n={args.n}).epsilon({args.delta!r}))"'
+        )
+
+
 def _require(module: str, extra: str, what: str) -> None:
     import importlib.util  # noqa: PLC0415
 
@@ -90,6 +104,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .report import Deployment, build_report, render  # noqa: PLC0415
 
     # Every check before any computation: parameters, output paths, optional packages.
+    _check_k(args)
     dep = Deployment(
         k=args.k,
         eps0=args.eps0,
@@ -104,12 +119,15 @@ def _cmd_report(args: argparse.Namespace) -> int:
         check_plot_path(args.plot)
         _require("matplotlib", "plot", "--plot")
     skip = args.skip or frozenset()
-    sections = build_report(dep, skip=skip)
+    from .curve_rows import DeploymentCurves  # noqa: PLC0415
+
+    curves = DeploymentCurves(dep)  # one set of cached curves for the report, the grid and the figures
+    sections = build_report(dep, skip=skip, curves=curves)
     grid = None
     if args.whatif or args.plot:
         from .whatif import whatif_grid  # noqa: PLC0415
 
-        grid = whatif_grid(dep)
+        grid = whatif_grid(dep, curves=curves)
     text = render(args.format, dep, sections, skip=skip, whatif=grid if args.whatif else None)
     if args.output and args.output != "-":
         with open(args.output, "w", encoding="utf-8", newline="") as fh:
@@ -120,7 +138,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.plot:
         from .plotting import plot_delta_curves, plot_whatif  # noqa: PLC0415 - optional matplotlib
 
-        plot_delta_curves(dep, args.plot)
+        plot_delta_curves(dep, args.plot, curves=curves)
         plot_whatif(grid, whatif_path(args.plot))
         stream = sys.stdout if args.format == "text" else sys.stderr
         print(f"\nwrote {args.plot}", file=stream)

@@ -8,59 +8,175 @@ The delta(eps) figure shows the range that matters for the deployment: delta fro
 there) and eps from 0 to where the certified curve has fallen to that floor; the target delta is a
 horizontal line, the certified (upper bound) and exhibited (lower bound) epsilon at the target
 are marked and annotated, and the ``rounds``-fold composition is drawn when ``rounds > 1``.
-Every curve has its own colour and line style.
+
+Every line is a :class:`~shuffle_accounting.curves.PrivacyCurve` drawn by :func:`plot_curves`
+(any list of curves on any eps grid, into any matplotlib ``Axes``): the line style and the legend
+say which way each curve is sound. The report's figure reads the report's own cached curves
+(:class:`~shuffle_accounting.presentation.curve_rows.DeploymentCurves`), so ``--plot`` recomputes
+nothing the report printed. :func:`delta_curves` (arrays) is a thin wrapper of the same path.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .._validation import ParameterError
+from .curve_rows import DeploymentCurves, NamedCurve, curve_values
 from .report import Deployment
 
-__all__ = ["delta_curves", "plot_delta_curves", "plot_whatif", "whatif_path", "PLOT_SUFFIXES"]
+__all__ = [
+    "plot_curves",
+    "deployment_plot_curves",
+    "delta_curves",
+    "plot_delta_curves",
+    "plot_whatif",
+    "whatif_path",
+    "PLOT_SUFFIXES",
+]
 
 #: Image formats ``--plot`` accepts.
 PLOT_SUFFIXES = (".png", ".svg")
 
 _STYLES = ["-", "--", "-.", ":"]
 _MARKERS = ["o", "s", "^", "v", "D", "x", "+", "*", "P"]
+#: A curve's ``bound`` -> its line style and legend suffix in :func:`plot_curves`.
+_BOUND_STYLE = {
+    "upper": ("-", "upper bound"),
+    "lower": ("--", "lower bound (exhibited)"),
+    "estimate": (":", "estimate, no guarantee"),
+    "as-printed": ("-.", "as printed, no guarantee"),
+}
+#: Colours of the emphasised curves (:func:`plot_curves` ``primary``), by bound.
+_PRIMARY_COLOUR = {"upper": "black", "lower": "tab:red", "estimate": "tab:cyan", "as-printed": "tab:grey"}
 
 
-def _literature_delta_functions(dep: Deployment) -> dict[str, Callable[[float], float]]:
-    from .. import literature as lit  # noqa: PLC0415
-
-    k, e0, n = dep.k, dep.eps0, dep.n
-    return {
-        "Erlingsson et al. 2019": lambda e: lit.erlingsson2019_delta(e, e0, n),
-        "Balle et al. 2019 (k-RR thm)": lambda e: lit.balle2019_krr_delta(e, k, e0, n),
-        "Balle et al. 2019 (Hoeffding)": lambda e: lit.balle2019_hoeffding_delta(e, k, e0, n),
-        "Balle et al. 2019 (Bennett)": lambda e: lit.balle2019_bennett_delta(e, k, e0, n),
-        "FMT 2021 (closed form)": lambda e: lit.fmt2021_closed_form_delta(e, e0, n),
-        "FMT 2021 (clones, exact)": lambda e: lit.fmt2021_clone_delta(e, e0, n),
-        "FMT 2023 (k-RR clones, exact)": lambda e: lit.fmt2023_krr_clone_delta(e, e0, n),
-    }
+def _named(curves: Sequence[Any]) -> list[NamedCurve]:
+    out = []
+    for c in curves:
+        if isinstance(c, NamedCurve):
+            out.append(c)
+        else:
+            out.append(NamedCurve(str(getattr(c, "name", "") or type(c).__name__), c))
+    return out
 
 
-def _eps_range(dep: Deployment) -> float:
+def plot_curves(
+    curves: Sequence[Any],
+    eps_grid: Any,
+    *,
+    ax: Any,
+    floor: float | None = None,
+    primary: int = 0,
+) -> dict[str, np.ndarray]:
+    """Draw ``delta(eps)`` of each privacy curve on ``ax`` (log scale), the bound direction in the style.
+
+    Each curve is evaluated on ``eps_grid`` by
+    :func:`~shuffle_accounting.presentation.curve_rows.curve_values` (NaN where it is not valid,
+    capped at 1). The line style says which way it is sound (upper: solid, lower: dashed, estimate:
+    dotted, as printed: dash-dot) and the legend entry ends with it ("— upper bound", "— lower
+    bound (exhibited)", ...). The first ``primary`` curves are drawn thick (black for an upper
+    curve, red for a lower one); the others in the colour cycle with markers. Values below
+    ``floor / 1000`` are left out (a log axis).
+
+    Args:
+        curves: :class:`~shuffle_accounting.presentation.curve_rows.NamedCurve` entries or bare
+            :class:`~shuffle_accounting.curves.PrivacyCurve` objects (labelled by their ``name``
+            attribute or class name). Curve-less entries are skipped.
+        eps_grid: The eps values (finite, ``>= 0``).
+        ax: A matplotlib ``Axes``.
+        floor: Smallest delta of interest (default: none).
+        primary: How many leading curves to emphasise.
+
+    Returns:
+        ``{label: delta values}`` as drawn (before the floor).
+
+    Raises:
+        ParameterError: If a curve does not follow the protocol.
+
+    Example:
+        >>> from matplotlib.figure import Figure
+        >>> from shuffle_accounting.shuffled_krr import ShuffledKRR
+        >>> from shuffle_accounting.shuffled_krr.curves import ExhibitedKRRCurve
+        >>> ax = Figure().add_subplot()
+        >>> vals = plot_curves([NamedCurve("certified", ShuffledKRR(3, 1.0, 100)),
+        ...                     NamedCurve("exhibited", ExhibitedKRRCurve(3, 1.0, 100))],
+        ...                    np.linspace(0.1, 0.9, 5), ax=ax, primary=2)
+        >>> ax.get_legend_handles_labels()[1]
+        ['certified — upper bound', 'exhibited — lower bound (exhibited)']
+    """
+    named = _named(curves)
+    eps = np.asarray(eps_grid, dtype=float)
+    values = curve_values(named, eps)
+    cut = -np.inf if floor is None else float(floor) * 1e-3
+    j = 0
+    for i, nc in enumerate(named):
+        if nc.curve is None:
+            continue
+        vals = values[nc.label]
+        shown = np.where(vals >= cut, vals, np.nan)
+        if not np.any(np.isfinite(shown) & (shown > 0)):
+            continue
+        style, suffix = _BOUND_STYLE[nc.bound]
+        label = f"{nc.label} — {suffix}"
+        if i < primary:
+            ax.semilogy(eps, shown, style, color=_PRIMARY_COLOUR[nc.bound], lw=2.4, label=label, zorder=5)
+        else:
+            ax.semilogy(
+                eps,
+                shown,
+                style,
+                color=f"C{j % 10}",
+                lw=1.4,
+                marker=_MARKERS[j % len(_MARKERS)],
+                markevery=max(1, len(eps) // 8),
+                ms=5,
+                label=label,
+            )
+            j += 1
+    return values
+
+
+def _eps_range(dep: Deployment, curves: DeploymentCurves | None = None) -> float:
     """Right end of the eps axis: where the certified curve reaches ``delta / 1e6`` (at most eps0)."""
-    from ..shuffled_krr.mechanism import ShuffledKRR  # noqa: PLC0415
-
     floor = max(dep.delta * 1e-6, 1e-300)
-    return min(dep.eps0, 1.15 * ShuffledKRR(dep.k, dep.eps0, dep.n).epsilon(floor))
+    cert = (curves or DeploymentCurves(dep)).certified
+    return min(dep.eps0, 1.15 * cert.epsilon(floor))
+
+
+def deployment_plot_curves(dep: Deployment, *, curves: DeploymentCurves | None = None) -> list[NamedCurve]:
+    """The one-round curves of the delta(eps) figure of ``dep``: certified, exhibited, every literature bound.
+
+    The certified curve is ``ShuffledKRR`` (method ``"auto"``; labelled "exact worst case" where
+    that is what it certifies with, else "privacy blanket"), the exhibited one the searched
+    concrete datasets (:attr:`~shuffle_accounting.presentation.curve_rows.DeploymentCurves.searched_lower`,
+    cheap on a grid), then :meth:`~shuffle_accounting.presentation.curve_rows.DeploymentCurves.literature`.
+
+    Example:
+        >>> [c.label for c in deployment_plot_curves(Deployment(k=3, eps0=1.0, n=100))][:2]
+        ['certified (privacy blanket)', 'exhibited (concrete datasets)']
+    """
+    dc = curves if curves is not None and curves.deployment == dep else DeploymentCurves(dep)
+    wc = dc.certified.curve.auto_method == "worst-case"
+    return [
+        NamedCurve("certified (exact worst case)" if wc else "certified (privacy blanket)", dc.certified),
+        NamedCurve("exhibited (concrete datasets)", dc.searched_lower),
+        *dc.literature(),
+    ]
 
 
 def delta_curves(
     dep: Deployment, num: int = 40, *, eps_max: float | None = None
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Evaluate every curve on a common eps grid in ``(0, eps_max)`` (default: the useful range).
+    """Evaluate every curve of :func:`deployment_plot_curves` on a common eps grid in ``(0, eps_max)``.
 
-    Points where a literature bound is not valid are NaN in its array (the plot leaves a gap);
-    literature deltas are capped at 1; the certified and lower curves are defined everywhere.
+    Thin wrapper of :func:`~shuffle_accounting.presentation.curve_rows.curve_values`: points where a
+    literature bound is not valid are NaN in its array (the plot leaves a gap); deltas are capped at
+    1; the certified and lower curves are defined everywhere. Literature curves are keyed by their
+    registry names (:data:`~shuffle_accounting.literature.registry.LITERATURE_CURVES`).
 
     Args:
         dep: The deployment.
@@ -73,27 +189,13 @@ def delta_curves(
 
     Example:
         >>> eps, curves = delta_curves(Deployment(k=3, eps0=1.0, n=100), num=5)
-        >>> bool(np.all(curves["lower bound (concrete datasets)"] <= curves["certified (privacy blanket)"]))
+        >>> bool(np.all(curves["exhibited (concrete datasets)"] <= curves["certified (privacy blanket)"]))
         True
     """
-    from ..shuffled_krr.lower import lower_log_delta  # noqa: PLC0415
-    from ..shuffled_krr.mechanism import ShuffledKRR  # noqa: PLC0415
-
-    top = _eps_range(dep) if eps_max is None else float(eps_max)
+    dc = DeploymentCurves(dep)
+    top = _eps_range(dep, dc) if eps_max is None else float(eps_max)
     eps = np.linspace(0.0, top, num + 1)[1:-1] if num > 1 else np.array([top / 2])
-    curves = {
-        "certified (privacy blanket)": np.exp(ShuffledKRR(dep.k, dep.eps0, dep.n).log_delta(eps)),
-        "lower bound (concrete datasets)": np.exp(lower_log_delta(eps, dep.k, dep.eps0, dep.n)),
-    }
-    for label, fn in _literature_delta_functions(dep).items():
-        vals = np.full(eps.shape, np.nan)
-        for i, e in enumerate(eps):
-            try:
-                vals[i] = min(float(fn(float(e))), 1.0)
-            except ParameterError:
-                continue
-        curves[label] = vals
-    return eps, curves
+    return eps, curve_values(deployment_plot_curves(dep, curves=dc), eps)
 
 
 def _figure_class() -> Any:
@@ -141,68 +243,54 @@ def whatif_path(path: str) -> str:
     return f"{root}-whatif{ext}"
 
 
-def plot_delta_curves(dep: Deployment, path: str, num: int = 60) -> None:
-    """Write the delta(eps) curves of :func:`delta_curves` (log scale) to ``path`` (.png or .svg).
+def plot_delta_curves(
+    dep: Deployment, path: str, num: int = 60, *, curves: DeploymentCurves | None = None
+) -> None:
+    """Write the delta(eps) figure of ``dep`` (log scale) to ``path`` (.png or .svg).
 
-    The target delta, the certified and exhibited epsilon at it, and (``rounds > 1``) the composed
-    curve of :class:`~shuffle_accounting.shuffled_krr.accountant.ShuffleAccountant` are drawn.
+    The curves of :func:`deployment_plot_curves` drawn by :func:`plot_curves`, the target delta, the
+    certified and exhibited epsilon at it (the report's rows: the same cached curves when ``curves``
+    is the report's), and (``rounds > 1``) the composed curve.
+
+    Args:
+        dep: The deployment.
+        path: Output image path.
+        num: Number of grid points.
+        curves: The report's :class:`~shuffle_accounting.presentation.curve_rows.DeploymentCurves`
+            of ``dep`` (nothing the report computed is computed again), or ``None``.
 
     Raises:
         ImportError: If matplotlib is missing (install ``shuffle-accounting[plot]``).
         ParameterError: If ``path`` is not a writable .png/.svg path.
     """
-    from ..shuffled_krr.lower import lower_epsilon  # noqa: PLC0415
-    from ..shuffled_krr.mechanism import ShuffledKRR  # noqa: PLC0415
-
     path = check_plot_path(path)
     figure = _figure_class()
-    eps_cert = ShuffledKRR(dep.k, dep.eps0, dep.n).epsilon(dep.delta)
-    eps_low = lower_epsilon(dep.delta, dep.k, dep.eps0, dep.n)
-    top = _eps_range(dep)
+    dc = curves if curves is not None and curves.deployment == dep else DeploymentCurves(dep)
+    eps_cert = dc.certified.epsilon(dep.delta)
+    eps_low = dc.exhibited.epsilon(dep.delta)
+    top = _eps_range(dep, dc)
     composed = None
     if dep.rounds > 1:
-        from ..shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent  # noqa: PLC0415
-
-        acc = ShuffleAccountant().compose(ShuffledKRRDpEvent(k=dep.k, eps0=dep.eps0, n=dep.n), dep.rounds)
-        eps_comp = acc.get_epsilon(dep.delta)
+        comp = dc.composed()
+        eps_comp = comp.epsilon(dep.delta)
         top = max(top, min(1.3 * eps_comp, dep.rounds * dep.eps0))
-        composed = (acc, eps_comp)
-    eps, curves = delta_curves(dep, num, eps_max=top)
+        composed = (comp, eps_comp)
+    eps = np.linspace(0.0, top, num + 1)[1:-1] if num > 1 else np.array([top / 2])
     floor = max(dep.delta * 1e-6, 1e-300)
 
     fig = figure(figsize=(12, 5.5), layout="constrained")
     ax = fig.add_subplot()
-    for i, (label, vals) in enumerate(curves.items()):
-        shown = np.where(vals >= floor * 1e-3, vals, np.nan)
-        if not np.any(np.isfinite(shown)):
-            continue
-        if "certified" in label:
-            ax.semilogy(eps, shown, "-", color="black", lw=2.6, label=label + " — upper bound", zorder=5)
-        elif "lower" in label:
-            ax.semilogy(eps, shown, "--", color="tab:red", lw=2.2, label=label + " — lower bound", zorder=5)
-        else:
-            j = i - 2
-            ax.semilogy(
-                eps,
-                shown,
-                _STYLES[j % 4],
-                color=f"C{j % 10}",
-                lw=1.4,
-                marker=_MARKERS[j % len(_MARKERS)],
-                markevery=max(1, num // 8),
-                ms=5,
-                label=label + " (published upper bound)",
-            )
+    plot_curves(deployment_plot_curves(dep, curves=dc), eps, ax=ax, floor=floor, primary=2)
     if composed is not None:
-        acc, eps_comp = composed
-        vals = np.array([acc.get_delta(float(e)) for e in eps])
+        comp, eps_comp = composed
+        vals = np.asarray(comp.delta(eps), dtype=float)
         ax.semilogy(
             eps,
             np.where(vals >= floor * 1e-3, vals, np.nan),
             "-",
             color="tab:cyan",
             lw=2.2,
-            label=f"certified, {dep.rounds} rounds composed (PLD)",
+            label=f"certified, {dep.rounds} rounds composed (PLD) — upper bound",
         )
         ax.axvline(eps_comp, color="tab:cyan", lw=1, ls=":")
         ax.annotate(

@@ -268,19 +268,21 @@ def _local_section(dep: Deployment) -> ReportSection:
     )
 
 
-def _certified_epsilon(dep: Deployment, memo: dict[str, Any]) -> float:
-    """The certified single-round epsilon of ``dep``, computed once per report (``memo``)."""
-    if "epsilon" not in memo:
-        from .shuffled_krr_report import certified_epsilon  # noqa: PLC0415
+def _curves(dep: Deployment, memo: dict[str, Any]) -> Any:
+    """The report's :class:`~shuffle_accounting.presentation.curve_rows.DeploymentCurves` (one per
+    :func:`build_report` call, in ``memo``): every section and figure reads the same cached curves,
+    so the certified epsilon is computed once per report."""
+    if "curves" not in memo:
+        from .curve_rows import DeploymentCurves  # noqa: PLC0415
 
-        memo["epsilon"] = certified_epsilon(dep)
-    return memo["epsilon"]
+        memo["curves"] = DeploymentCurves(dep)
+    return memo["curves"]
 
 
 def _shuffled(dep: Deployment, skip: frozenset[str], memo: dict[str, Any]) -> ReportSection:
     from .shuffled_krr_report import report_section  # noqa: PLC0415
 
-    return report_section(dep, lower="lower" not in skip, epsilon=_certified_epsilon(dep, memo))
+    return report_section(dep, lower="lower" not in skip, curves=_curves(dep, memo))
 
 
 def _calibration(dep: Deployment, skip: frozenset[str], memo: dict[str, Any]) -> ReportSection:
@@ -292,13 +294,13 @@ def _calibration(dep: Deployment, skip: frozenset[str], memo: dict[str, Any]) ->
 def _accuracy(dep: Deployment, skip: frozenset[str], memo: dict[str, Any]) -> ReportSection:
     from .shuffled_krr_report import accuracy_section  # noqa: PLC0415
 
-    return accuracy_section(dep, epsilon=_certified_epsilon(dep, memo))
+    return accuracy_section(dep, epsilon=_curves(dep, memo).certified.epsilon(dep.delta))
 
 
 def _literature(dep: Deployment, skip: frozenset[str], memo: dict[str, Any]) -> ReportSection:
     from .literature_report import report_section  # noqa: PLC0415
 
-    return report_section(dep)
+    return report_section(dep, curves=_curves(dep, memo))
 
 
 def _reidentification(dep: Deployment, skip: frozenset[str], memo: dict[str, Any]) -> ReportSection:
@@ -345,18 +347,21 @@ def check_skip(skip: Any) -> frozenset[str]:
     return out
 
 
-def build_report(dep: Deployment, *, skip: Any = ()) -> list[ReportSection]:
+def build_report(dep: Deployment, *, skip: Any = (), curves: Any = None) -> list[ReportSection]:
     """Compute the report's sections for ``dep`` in print order, leaving out ``skip``.
 
     Args:
         dep: The deployment.
         skip: Section keys (from :data:`SECTION_KEYS`) not to compute.
+        curves: A :class:`~shuffle_accounting.presentation.curve_rows.DeploymentCurves` of ``dep``
+            to read the curves from (and fill), e.g. to draw the figures from the same cached
+            curves afterwards; ``None`` for new ones.
 
     Returns:
         The sections, the deployment block first.
 
     Raises:
-        ParameterError: On an invalid ``dep`` or ``skip``.
+        ParameterError: On an invalid ``dep``, ``skip`` or ``curves`` (of another deployment).
 
     Example:
         >>> secs = build_report(Deployment(k=3, eps0=1.0, n=100), skip=["literature", "qif", "reidentification"])
@@ -367,7 +372,11 @@ def build_report(dep: Deployment, *, skip: Any = ()) -> list[ReportSection]:
         raise ParameterError(f"dep must be a Deployment, got {type(dep).__name__}")
     skip = check_skip(skip)
     sections = [_local_section(dep)]
-    memo: dict[str, Any] = {}  # this report's shared values (the certified epsilon)
+    memo: dict[str, Any] = {}  # this report's shared values: its curves (the certified epsilon)
+    if curves is not None:
+        if getattr(curves, "deployment", None) != dep:
+            raise ParameterError("curves must be a DeploymentCurves of the same deployment")
+        memo["curves"] = curves
     for key, builder in _SECTIONS.items():
         if key not in skip:
             sections.append(builder(dep, skip, memo))

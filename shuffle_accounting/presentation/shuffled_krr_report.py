@@ -8,27 +8,23 @@ import math
 from .._validation import ParameterError, check_real
 from ..shuffled_krr import calibration
 from ..shuffled_krr.calibration import calibrate_eps0, min_users
-from ..shuffled_krr.lower import lower_epsilon
-from ..shuffled_krr.mechanism import ShuffledKRR
+from .curve_rows import DeploymentCurves, NamedCurve, curve_rows, curve_section, value_row
 from .report import Deployment, ReportSection, ReportValue, format_bound
 
 __all__ = ["report_section", "calibration_section", "accuracy_section", "certified_epsilon"]
 
 
-def _section(title: str, key: str, rows: list[tuple[str, str, str, ReportValue]]) -> ReportSection:
-    return ReportSection(title, tuple(r[:3] for r in rows), tuple(r[3] for r in rows), key)
-
-
-def certified_epsilon(dep: Deployment) -> float:
+def certified_epsilon(dep: Deployment, *, curves: DeploymentCurves | None = None) -> float:
     """The certified single-round epsilon of ``dep`` at ``dep.delta`` (upper bound, rounded up).
 
-    ``ShuffledKRR(dep.k, dep.eps0, dep.n).epsilon(dep.delta)`` (method ``"auto"``); the value the
-    sections below show and use. :func:`~shuffle_accounting.presentation.report.build_report`
-    computes it once per report and hands it to :func:`report_section` and
-    :func:`accuracy_section`.
+    ``ShuffledKRR(dep.k, dep.eps0, dep.n).epsilon(dep.delta)`` (method ``"auto"``), read from the
+    report's cached certified curve
+    (:attr:`~shuffle_accounting.presentation.curve_rows.DeploymentCurves.certified`): the value the
+    sections below show and use, computed once per report.
 
     Args:
         dep: The planned deployment.
+        curves: The report's curves of ``dep`` (``None``: new ones).
 
     Returns:
         The certified epsilon.
@@ -39,24 +35,47 @@ def certified_epsilon(dep: Deployment) -> float:
         ... ).values[0].value
         True
     """
-    return ShuffledKRR(dep.k, dep.eps0, dep.n).epsilon(dep.delta)
+    return _curves(dep, curves).certified.epsilon(dep.delta)
 
 
-def _check_epsilon(dep: Deployment, epsilon: float | None) -> float:
+def _curves(dep: Deployment, curves: DeploymentCurves | None) -> DeploymentCurves:
+    """``curves`` if they are ``dep``'s, else new :class:`DeploymentCurves` of ``dep``."""
+    if curves is None:
+        return DeploymentCurves(dep)
+    if not isinstance(curves, DeploymentCurves) or curves.deployment != dep:
+        raise ParameterError("curves must be a DeploymentCurves of the same deployment")
+    return curves
+
+
+def _check_epsilon(dep: Deployment, epsilon: float | None, curves: DeploymentCurves | None = None) -> float:
     """``epsilon`` (validated: finite, ``>= 0``) or, if ``None``, :func:`certified_epsilon` of ``dep``."""
     if epsilon is None:
-        return certified_epsilon(dep)
+        return certified_epsilon(dep, curves=curves)
     return check_real("epsilon", epsilon, low=0.0)
 
 
-def report_section(dep: Deployment, *, lower: bool = True, epsilon: float | None = None) -> ReportSection:
+def report_section(
+    dep: Deployment,
+    *,
+    lower: bool = True,
+    epsilon: float | None = None,
+    curves: DeploymentCurves | None = None,
+) -> ReportSection:
     """Certified epsilon (upper bound), exhibited lower bound, their gap, and R-round composition.
+
+    The certified, exhibited and composed rows are the curves of ``curves``
+    (:class:`~shuffle_accounting.presentation.curve_rows.DeploymentCurves`: ``ShuffledKRR``, its
+    :class:`~shuffle_accounting.shuffled_krr.curves.ExhibitedKRRCurve` and the composed
+    :class:`~shuffle_accounting.shuffled_krr.curves.AccountantCurve`) at ``dep.delta``, through
+    :func:`~shuffle_accounting.presentation.curve_rows.curve_rows` (each printed rounded outward).
 
     Args:
         dep: The planned deployment.
         lower: Compute the exhibited lower bound and the gap (the slowest part; ``False`` skips it).
-        epsilon: :func:`certified_epsilon` of ``dep`` if the caller already has it (one report
-            certifies it once); ``None`` computes it. Finite, ``>= 0``.
+        epsilon: :func:`certified_epsilon` of ``dep`` if the caller already has it; ``None`` reads
+            it from ``curves``. Finite, ``>= 0``.
+        curves: The report's curves of ``dep`` (shared with the other sections and figures), or
+            ``None`` for new ones.
 
     Returns:
         A :class:`~shuffle_accounting.presentation.report.ReportSection` (key ``"shuffled"``).
@@ -68,29 +87,30 @@ def report_section(dep: Deployment, *, lower: bool = True, epsilon: float | None
         >>> [v.bound for v in sec.values][:3]
         ['upper', 'lower', 'estimate']
     """
-    mech = ShuffledKRR(dep.k, dep.eps0, dep.n)
-    upper = _check_epsilon(dep, epsilon)
-    wc = mech.auto_method == "worst-case"
+    curves = _curves(dep, curves)
+    wc = curves.certified.curve.auto_method == "worst-case"
     how = "exact worst case (branch-and-bound certificate)" if wc else "privacy blanket, exact"
     who = "witness dataset of the certificate" if wc else "worst of the searched concrete datasets"
-    rows = [
-        (
-            "certified eps (upper bound)",
-            format_bound(upper, "upper"),
-            f"{how}, rounded up; one round",
-            ReportValue(upper, "upper"),
-        ),
-    ]
+    cert = NamedCurve(
+        "certified eps (upper bound)", curves.certified, citation=f"{how}, rounded up; one round"
+    )
+    if epsilon is None:
+        (cert_row,) = curve_rows([cert], delta=dep.delta)
+    else:
+        cert_row = value_row(cert, "epsilon", dep.delta, check_real("epsilon", epsilon, low=0.0))
+    upper = cert_row.value
+    if upper is None:  # the certified curve is defined for every valid deployment
+        raise ParameterError(f"no certified epsilon at this deployment: {cert_row.note}")
+    rows = [cert_row.report_row()]
     if lower:
-        low = mech.epsilon_lower(dep.delta) if wc else lower_epsilon(dep.delta, dep.k, dep.eps0, dep.n)
+        exh = NamedCurve("exhibited eps (lower bound)", curves.exhibited, citation=f"{who}, rounded down")
+        (low_row,) = curve_rows([exh], delta=dep.delta)
+        low = low_row.value
+        if low is None:  # the exhibited curve is defined for every valid deployment
+            raise ParameterError(f"no exhibited epsilon at this deployment: {low_row.note}")
         gap = upper / low if low > 0 else math.inf
         rows += [
-            (
-                "exhibited eps (lower bound)",
-                format_bound(low, "lower"),
-                f"{who}, rounded down",
-                ReportValue(low, "lower"),
-            ),
+            low_row.report_row(),
             (
                 "gap upper / lower",
                 "inf" if math.isinf(gap) else f"{gap:.4f}",
@@ -105,18 +125,10 @@ def report_section(dep: Deployment, *, lower: bool = True, epsilon: float | None
     )
     if dep.rounds > 1:
         # dp_accounting (about a second to import) only where something is composed
-        from ..shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent  # noqa: PLC0415
-
-        acc = ShuffleAccountant().compose(ShuffledKRRDpEvent(k=dep.k, eps0=dep.eps0, n=dep.n), dep.rounds)
-        composed = acc.get_epsilon(dep.delta)
-        rows.append(
-            (
-                f"certified eps, {dep.rounds} rounds",
-                format_bound(composed, "upper"),
-                "PLD composition, pessimistic",
-                ReportValue(composed, "upper"),
-            )
+        comp = NamedCurve(
+            f"certified eps, {dep.rounds} rounds", curves.composed(), citation="PLD composition, pessimistic"
         )
+        rows += [r.report_row() for r in curve_rows([comp], delta=dep.delta)]
         rows.append(
             (
                 f"no shuffling, {dep.rounds} rounds",
@@ -125,7 +137,7 @@ def report_section(dep: Deployment, *, lower: bool = True, epsilon: float | None
                 ReportValue(dep.rounds * dep.eps0, "upper"),
             )
         )
-    return _section(
+    return curve_section(
         f"Shuffled k-RR: (eps, delta = {dep.delta:.3g}) over all neighbouring datasets", "shuffled", rows
     )
 
@@ -182,7 +194,7 @@ def calibration_section(dep: Deployment) -> ReportSection:
                     ReportValue(None, "none"),
                 )
             )
-    return _section(
+    return curve_section(
         f"Calibration: target (eps = {dep.target_epsilon:.6g}, delta = {dep.delta:.3g})", "calibration", rows
     )
 
@@ -238,6 +250,18 @@ def accuracy_section(
         ),
     ]
     eps = _check_epsilon(dep, epsilon)
+    if eps == 0.0:  # the certified curve already meets delta at eps = 0 (tiny n, huge k or delta)
+        rows.append(
+            (
+                "central Gaussian baseline",
+                "n/a",
+                "certified eps is 0 here; the analytic Gaussian needs eps > 0",
+                ReportValue(None, "none"),
+            )
+        )
+        return curve_section(
+            f"Accuracy of a debiased frequency, one round ({pct} intervals)", "accuracy", rows
+        )
     try:
         g = gaussian_frequency_accuracy(eps, dep.delta, dep.n, confidence=confidence)
     except ImportError:
@@ -277,4 +301,4 @@ def accuracy_section(
                 ReportValue(worst.std / g.std, "estimate"),
             ),
         ]
-    return _section(f"Accuracy of a debiased frequency, one round ({pct} intervals)", "accuracy", rows)
+    return curve_section(f"Accuracy of a debiased frequency, one round ({pct} intervals)", "accuracy", rows)

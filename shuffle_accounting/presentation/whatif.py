@@ -14,10 +14,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._validation import ParameterError, check_int, check_real
 from .report import EPS0_MAX, N_MAX, Deployment, format_bound
+
+if TYPE_CHECKING:  # imported lazily at run time (the curve path imports the mathematics)
+    from .curve_rows import DeploymentCurves
 
 __all__ = ["WhatIfSeries", "WhatIfGrid", "default_ns", "default_eps0s", "whatif_grid"]
 
@@ -173,6 +176,7 @@ def whatif_grid(
     rounds: bool = True,
     calibration: bool = True,
     baseline: bool = True,
+    curves: DeploymentCurves | None = None,
 ) -> WhatIfGrid:
     """Compute the what-if grid of ``dep`` over ``ns`` (default :func:`default_ns`).
 
@@ -183,6 +187,8 @@ def whatif_grid(
         rounds: Also compose ``dep.rounds`` rounds at ``dep.eps0`` (one PLD per ``n``) when ``> 1``.
         calibration: Include the largest eps0 meeting ``dep.target_epsilon`` (one round).
         baseline: Include the central Gaussian baseline (needs diffprivlib; skipped without it).
+        curves: The report's :class:`~shuffle_accounting.presentation.curve_rows.DeploymentCurves`
+            of ``dep``: its cached curves are reused at ``(dep.eps0, dep.n)`` (``None``: new ones).
 
     Returns:
         A :class:`WhatIfGrid`.
@@ -198,11 +204,12 @@ def whatif_grid(
     """
     from ..accuracy import gaussian_frequency_accuracy, shuffle_frequency_accuracy  # noqa: PLC0415
     from ..shuffled_krr import calibration as cal  # noqa: PLC0415
-    from ..shuffled_krr.accountant import ShuffleAccountant, ShuffledKRRDpEvent  # noqa: PLC0415
-    from ..shuffled_krr.mechanism import ShuffledKRR  # noqa: PLC0415
+    from .curve_rows import DeploymentCurves, NamedCurve, curve_rows  # noqa: PLC0415
 
     if not isinstance(dep, Deployment):
         raise ParameterError(f"dep must be a Deployment, got {type(dep).__name__}")
+    if curves is not None and (not isinstance(curves, DeploymentCurves) or curves.deployment != dep):
+        raise ParameterError("curves must be a DeploymentCurves of the same deployment")
     ns_t = (
         default_ns(dep.n) if ns is None else tuple(check_int("ns", v, minimum=2, maximum=N_MAX) for v in ns)
     )
@@ -215,23 +222,41 @@ def whatif_grid(
         raise ParameterError(
             f"ns must hold 1 to 50 sizes and eps0s 1 to 10 values, got {len(ns_t)} and {len(e0_t)}"
         )
-    series: list[WhatIfSeries] = []
-    eps_at_dep: tuple[float, ...] = ()
-    for e0 in e0_t:
-        vals = tuple(ShuffledKRR(dep.k, e0, n).epsilon(dep.delta) for n in ns_t)
-        series.append(WhatIfSeries("certified epsilon", e0, 1, "upper", vals))
-        if e0 == dep.eps0:
-            eps_at_dep = vals
-    if not eps_at_dep:
-        eps_at_dep = tuple(ShuffledKRR(dep.k, dep.eps0, n).epsilon(dep.delta) for n in ns_t)
-    if rounds and dep.rounds > 1:
-        vals = tuple(
-            ShuffleAccountant()
-            .compose(ShuffledKRRDpEvent(k=dep.k, eps0=dep.eps0, n=n), dep.rounds)
-            .get_epsilon(dep.delta)
-            for n in ns_t
+    # One DeploymentCurves per grid point (the report's own at the deployment), so every bound
+    # compared here goes through the report's curve path (curve_rows) and is computed once.
+    grid_curves: dict[tuple[float, int], DeploymentCurves] = {}
+    if curves is not None:
+        grid_curves[(dep.eps0, dep.n)] = curves
+
+    def at(e0: float, n: int) -> DeploymentCurves:
+        if (e0, n) not in grid_curves:
+            grid_curves[(e0, n)] = DeploymentCurves(
+                Deployment(k=dep.k, eps0=e0, n=n, delta=dep.delta, rounds=dep.rounds)
+            )
+        return grid_curves[(e0, n)]
+
+    def series_of(quantity: str, e0: float, r: int, named: list[NamedCurve]) -> WhatIfSeries:
+        rows = curve_rows(named, delta=dep.delta)
+        bounds = {row.bound for row in rows if row.value is not None}
+        return WhatIfSeries(
+            quantity, e0, r, bounds.pop() if len(bounds) == 1 else "upper", tuple(row.value for row in rows)
         )
-        series.append(WhatIfSeries("certified epsilon", dep.eps0, dep.rounds, "upper", vals))
+
+    series: list[WhatIfSeries] = []
+    for e0 in e0_t:
+        series.append(
+            series_of("certified epsilon", e0, 1, [NamedCurve(f"n = {n}", at(e0, n).certified) for n in ns_t])
+        )
+    eps_at_dep = tuple(at(dep.eps0, n).certified.epsilon(dep.delta) for n in ns_t)
+    if rounds and dep.rounds > 1:
+        series.append(
+            series_of(
+                "certified epsilon",
+                dep.eps0,
+                dep.rounds,
+                [NamedCurve(f"n = {n}", at(dep.eps0, n).composed()) for n in ns_t],
+            )
+        )
     if calibration:
         vals_c: list[float | None] = []
         for n in ns_t:
@@ -251,7 +276,10 @@ def whatif_grid(
     )
     if baseline:
         try:
-            vals_g = tuple(gaussian_frequency_accuracy(e, dep.delta, n).std for e, n in zip(eps_at_dep, ns_t))
+            vals_g = tuple(
+                gaussian_frequency_accuracy(e, dep.delta, n).std if e > 0.0 else None  # eps = 0: no Gaussian
+                for e, n in zip(eps_at_dep, ns_t)
+            )
         except ImportError:
             pass
         else:
