@@ -33,8 +33,8 @@ No approximation is involved: this is the variance of the Bernoulli sum divided 
 
 **Central baseline.** A trusted curator releases ``c_j + N(0, sigma^2)`` per bin, with ``sigma``
 from the analytic Gaussian mechanism (Balle and Wang, ICML 2018, Theorem 8) at the same
-``(eps, delta)``: :func:`shuffle_accounting.runtime.baseline.gaussian_sigma` (diffprivlib,
-extra ``diffprivlib``; L2 sensitivity ``sqrt(2)`` for replace-one neighbours). The frequency
+``(eps, delta)``: :func:`shuffle_accounting.runtime.baseline.gaussian_sigma` (computed here, no diffprivlib;
+L2 sensitivity ``sqrt(2)`` for replace-one neighbours). The frequency
 ``(c_j + noise) / n`` is unbiased with standard deviation ``sigma / n`` and its normal interval
 ``z sigma / n`` has exact coverage.
 
@@ -199,7 +199,6 @@ def gaussian_frequency_accuracy(
 
     Raises:
         ParameterError: On an invalid argument.
-        ImportError: If ``sigma`` is not given and diffprivlib is missing (extra ``diffprivlib``).
 
     Example:
         >>> g = gaussian_frequency_accuracy(1.0, 1e-6, 10_000, sigma=5.0)
@@ -211,7 +210,7 @@ def gaussian_frequency_accuracy(
     n = check_int("n", n, minimum=1)
     confidence = _check_confidence(confidence)
     if sigma is None:
-        from .runtime.baseline import gaussian_sigma  # noqa: PLC0415 - optional diffprivlib
+        from .runtime.baseline import gaussian_sigma  # noqa: PLC0415 - layer 4, loaded on use
 
         sigma = gaussian_sigma(epsilon, delta)
     sigma = check_real("sigma", sigma, low=0.0, low_open=True)

@@ -286,3 +286,32 @@ def test_private_mode_simulation_draws_from_the_os_csprng():
         res2 = simulate(data, None, 1.0, 400, trials=1, delta=1e-6, accountant_factory=Fixed)
     assert res.tv["shuffle"].shape == (2, 2) and np.all(np.isfinite(res.tv["shuffle+INV"]))
     assert res2.tv["gaussian"].shape == (1, 1)
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 0.5, 1.0, 5.0, 30.0])
+@pytest.mark.parametrize("delta", [1e-12, 1e-6, 0.1])
+def test_gaussian_sigma_is_the_smallest_admissible_noise(epsilon, delta):
+    """Balle and Wang (2018), Theorem 8, evaluated in mpmath at 50 digits: the returned sigma is
+    admissible and 1e-9 less is not."""
+    import mpmath
+
+    mpmath.mp.dps = 50
+    s = mpmath.sqrt(2)
+
+    def exact_delta(sigma):
+        sigma = mpmath.mpf(sigma)
+        a, b = s / (2 * sigma), epsilon * sigma / s
+        return mpmath.ncdf(a - b) - mpmath.e**epsilon * mpmath.ncdf(-a - b)
+
+    sigma = gaussian_sigma(epsilon, delta)
+    assert exact_delta(sigma) <= delta
+    assert exact_delta(sigma * (1 - 1e-9)) > delta
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 2.0])
+@pytest.mark.parametrize("delta", [1e-9, 1e-6, 1e-3])
+def test_gaussian_sigma_agrees_with_diffprivlib(epsilon, delta):
+    from diffprivlib.mechanisms import GaussianAnalytic
+
+    theirs = GaussianAnalytic(epsilon=epsilon, delta=delta, sensitivity=math.sqrt(2))._scale
+    assert gaussian_sigma(epsilon, delta) == pytest.approx(theirs, rel=1e-6)

@@ -185,8 +185,7 @@ def build_parser(*, load: Sequence[str] | None = None) -> argparse.ArgumentParse
     rep = sub.add_parser(
         "report",
         help="certified and literature bounds, accuracy and what-if for a shuffled k-RR deployment",
-        description="Privacy report of a shuffled k-RR deployment. --plot needs the plot extra; the "
-        "central Gaussian baseline of the accuracy section needs the diffprivlib extra.",
+        description="Privacy report of a shuffled k-RR deployment. --plot needs the plot extra.",
     )
     rep.add_argument("--k", type=_int_arg, default=10, help="number of categories (default 10)")
     rep.add_argument("--eps0", type=float, default=2.0, help="local epsilon (default 2)")

@@ -206,8 +206,7 @@ def accuracy_section(
 
     The shuffle+INV numbers are exact (:mod:`shuffle_accounting.accuracy`); the baseline adds
     analytic-Gaussian noise (Balle and Wang 2018) at the certified single-round ``(eps, delta)`` of
-    this deployment, so both columns have the same privacy. Without diffprivlib the baseline rows
-    say so instead of a number.
+    this deployment, so both columns have the same privacy (its sigma needs no diffprivlib).
 
     Args:
         dep: The planned deployment.
@@ -262,43 +261,32 @@ def accuracy_section(
         return curve_section(
             f"Accuracy of a debiased frequency, one round ({pct} intervals)", "accuracy", rows
         )
-    try:
-        g = gaussian_frequency_accuracy(eps, dep.delta, dep.n, confidence=confidence)
-    except ImportError:
-        rows.append(
-            (
-                "central Gaussian baseline",
-                "needs diffprivlib",
-                "pip install 'shuffle-accounting[diffprivlib]'",
-                ReportValue(None, "none"),
-            )
-        )
-    else:
-        sigma = g.std * dep.n
-        rows += [
-            (
-                "central Gaussian sigma per bin",
-                f"{sigma:.6g}",
-                f"analytic Gaussian (Balle-Wang 2018) at eps = {eps:.4g}, delta = {dep.delta:.3g}",
-                ReportValue(sigma, "exact"),
-            ),
-            (
-                "central Gaussian std",
-                f"{g.std:.6g}",
-                "sigma / n; trusted curator, same (eps, delta)",
-                ReportValue(g.std, "exact"),
-            ),
-            (
-                f"central Gaussian {pct} CI half-width",
-                f"{g.normal_half_width:.6g}",
-                "exact coverage",
-                ReportValue(g.normal_half_width, "exact"),
-            ),
-            (
-                "std ratio shuffle / central",
-                f"{worst.std / g.std:.4g}",
-                "price of not trusting a curator",
-                ReportValue(worst.std / g.std, "estimate"),
-            ),
-        ]
+    g = gaussian_frequency_accuracy(eps, dep.delta, dep.n, confidence=confidence)
+    sigma = g.std * dep.n
+    rows += [
+        (
+            "central Gaussian sigma per bin",
+            f"{sigma:.6g}",
+            f"analytic Gaussian (Balle-Wang 2018) at eps = {eps:.4g}, delta = {dep.delta:.3g}",
+            ReportValue(sigma, "exact"),
+        ),
+        (
+            "central Gaussian std",
+            f"{g.std:.6g}",
+            "sigma / n; trusted curator, same (eps, delta)",
+            ReportValue(g.std, "exact"),
+        ),
+        (
+            f"central Gaussian {pct} CI half-width",
+            f"{g.normal_half_width:.6g}",
+            "exact coverage",
+            ReportValue(g.normal_half_width, "exact"),
+        ),
+        (
+            "std ratio shuffle / central",
+            f"{worst.std / g.std:.4g}",
+            "price of not trusting a curator",
+            ReportValue(worst.std / g.std, "estimate"),
+        ),
+    ]
     return curve_section(f"Accuracy of a debiased frequency, one round ({pct} intervals)", "accuracy", rows)

@@ -186,7 +186,7 @@ def whatif_grid(
         eps0s: Local epsilons (default :func:`default_eps0s`; at most 10, each in ``(0, EPS0_MAX]``).
         rounds: Also compose ``dep.rounds`` rounds at ``dep.eps0`` (one PLD per ``n``) when ``> 1``.
         calibration: Include the largest eps0 meeting ``dep.target_epsilon`` (one round).
-        baseline: Include the central Gaussian baseline (needs diffprivlib; skipped without it).
+        baseline: Include the central Gaussian baseline.
         curves: The report's :class:`~shuffle_accounting.presentation.curve_rows.DeploymentCurves`
             of ``dep``: its cached curves are reused at ``(dep.eps0, dep.n)`` (``None``: new ones).
 
@@ -275,13 +275,9 @@ def whatif_grid(
         )
     )
     if baseline:
-        try:
-            vals_g = tuple(
-                gaussian_frequency_accuracy(e, dep.delta, n).std if e > 0.0 else None  # eps = 0: no Gaussian
-                for e, n in zip(eps_at_dep, ns_t)
-            )
-        except ImportError:
-            pass
-        else:
-            series.append(WhatIfSeries("central Gaussian std", dep.eps0, 1, "exact", vals_g))
+        vals_g = tuple(
+            gaussian_frequency_accuracy(e, dep.delta, n).std if e > 0.0 else None  # eps = 0: no Gaussian
+            for e, n in zip(eps_at_dep, ns_t)
+        )
+        series.append(WhatIfSeries("central Gaussian std", dep.eps0, 1, "exact", vals_g))
     return WhatIfGrid(dep, ns_t, e0_t, tuple(series))
