@@ -24,8 +24,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from shuffle_accounting import ShuffledKRR
-from shuffle_accounting.literature import fmt2021_clone_epsilon, fmt2023_krr_clone_epsilon
-from shuffle_accounting.literature import _clones
+from shuffle_accounting.literature import _clones, fmt2021_clone_epsilon, fmt2023_krr_clone_epsilon
 from shuffle_accounting.shuffled_krr import blanket, blanket_fast
 
 #: evaluations of the three certified evaluators the root searches call (counted, not timed)
@@ -88,13 +87,23 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{f'ShuffledKRR(10, 2, {n:.0e}).epsilon({d:g})':<48}{e!r:>24}{c:>6}{t:>10.4f}{t / ref:>9.1f}")
     for n in () if args.smoke else (10**6, 10**9):
         e, t, c = _best(lambda: blanket_fast.certified_epsilon(1e-9, 10, 2.0, n), repeat)
-        print(f"{f'blanket_fast.certified_epsilon(1e-9, n={n:.0e})':<48}{e!r:>24}{c:>6}{t:>10.4f}{t / ref:>9.1f}")
-    pts = [(1.0, 1000)] if args.smoke else [(e0, n) for n in (10**3, 10**4, 10**5, 10**6) for e0 in (1.0, 2.0, 4.0)]
+        print(
+            f"{f'blanket_fast.certified_epsilon(1e-9, n={n:.0e})':<48}{e!r:>24}{c:>6}{t:>10.4f}{t / ref:>9.1f}"
+        )
+    pts = (
+        [(1.0, 1000)]
+        if args.smoke
+        else [(e0, n) for n in (10**3, 10**4, 10**5, 10**6) for e0 in (1.0, 2.0, 4.0)]
+    )
     for e0, n in pts:
         e, t, c = _best(lambda: fmt2021_clone_epsilon(e0, n, 1e-6), repeat)
-        print(f"{f'fmt2021_clone_epsilon({e0:g}, {n:.0e}, 1e-6)':<48}{e!r:>24}{c:>6}{t:>10.4f}{t / ref:>9.1f}")
+        print(
+            f"{f'fmt2021_clone_epsilon({e0:g}, {n:.0e}, 1e-6)':<48}{e!r:>24}{c:>6}{t:>10.4f}{t / ref:>9.1f}"
+        )
         e, t, c = _best(lambda: fmt2023_krr_clone_epsilon(e0, n, 1e-6), repeat)
-        print(f"{f'fmt2023_krr_clone_epsilon({e0:g}, {n:.0e}, 1e-6)':<48}{e!r:>24}{c:>6}{t:>10.4f}{t / ref:>9.1f}")
+        print(
+            f"{f'fmt2023_krr_clone_epsilon({e0:g}, {n:.0e}, 1e-6)':<48}{e!r:>24}{c:>6}{t:>10.4f}{t / ref:>9.1f}"
+        )
 
 
 if __name__ == "__main__":

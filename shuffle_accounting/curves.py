@@ -409,7 +409,9 @@ def epsilon_from_delta(
     lower = bound == "lower"
     if verify is not None:
         if not callable(verify):
-            raise ParameterError(f"verify must be a callable eps -> bool or None, got {type(verify).__name__}")
+            raise ParameterError(
+                f"verify must be a callable eps -> bool or None, got {type(verify).__name__}"
+            )
         if lower:
             raise ParameterError("verify is for upper curves (a step up); got bound = 'lower'")
     if guess is not None:

@@ -54,9 +54,9 @@ import numpy as np
 from scipy.special import gammaln
 
 from .._logmath import UNIT_ROUNDOFF
+from .._validation import check_max_work, check_work
 from ..curves import epsilon_from_delta, step_up_until
 from ..curves import log_target as curve_log_target
-from .._validation import check_max_work, check_work
 
 _U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52 (2 units of roundoff: already a 2x margin on u)
 _RHO_LGAMMA = 64.0 * _U

@@ -136,8 +136,8 @@ from .._binomial import log_binom_pmf as _log_binom_pmf
 from .._binomial import log_binom_sf as _log_binom_sf
 from .._binomial import logsumexp
 from .._logmath import bisect_bracket
-from ..curves import epsilon_from_delta
 from .._validation import check_delta, check_int, check_real, check_real_array
+from ..curves import epsilon_from_delta
 from ..randomizers import KRR
 
 __all__ = ["DEFAULT_RTOL", "certified_log_delta_grid", "certified_log_delta_bounds", "certified_epsilon"]

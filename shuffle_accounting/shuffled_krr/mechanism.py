@@ -23,8 +23,8 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from .._logmath import bisect_bracket
-from ..curves import epsilon_from_delta, log_target, step_up_until
 from .._validation import ParameterError, check_choice, check_delta, check_real, check_real_array
+from ..curves import epsilon_from_delta, log_target, step_up_until
 from ..randomizers import KRR
 from . import blanket_fast as _fast
 from . import worst_case as _wc
