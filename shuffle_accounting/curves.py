@@ -20,6 +20,20 @@ any monotone parameter whose certified curve meets a target, after
 result shape for two-sided results (``lower``, ``upper``, an optional ``estimate`` and whether
 the interval is ``certified``).
 
+:func:`epsilon_from_delta` is the library's one epsilon-from-delta search (bisection, Illinois
+false position, or Newton/secant steps, always bracketed and ending on the sound side, with an
+optional final check by another evaluation, :func:`step_up_until`). ``ShuffledKRR.epsilon`` (Newton
+on the blanket's log delta with its exact slope), ``blanket_fast.certified_epsilon`` (two secant
+phases, cheap then tight evaluations), the clone pair's search (``literature._clones``: Illinois
+on the coarse bound, secant on the fine one) and every :class:`CurveBase` call it. Searches that
+stay specialised, and why: the worst-case certificates (``shuffled_krr.worst_case*``: a branch and
+bound over covers of datasets, whose epsilon comes out of refining the cover, not from one curve);
+the exhibited lower bounds (``shuffled_krr.lower``: the largest epsilon over a family of datasets,
+:func:`shuffle_accounting._logmath.last_above` inside a vectorised scan); the blanket's grid
+inversion (many targets at once, vectorised); starting guesses on approximations (speed only,
+never an answer); the calibrations in ``eps0`` or ``n`` (:func:`calibrate` and
+``shuffled_krr.calibration``: roots in the mechanism's parameter, not in eps).
+
 This module sits in the numerics layer: it imports only numpy, :mod:`._validation` and
 :mod:`._logmath`, so every subpackage may build on it.
 
