@@ -36,7 +36,14 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["moved_module", "moved_names", "moved_attribute", "warn_moved", "old_positional_order"]
+__all__ = [
+    "moved_module",
+    "moved_names",
+    "moved_attribute",
+    "warn_moved",
+    "old_positional_order",
+    "keyword_only_now",
+]
 
 
 def warn_moved(old: str, new: str, *, stacklevel: int = 3) -> None:
@@ -186,6 +193,62 @@ def old_positional_order(
                 )
                 kwargs.update(zip(names, args))
                 args = ()
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def keyword_only_now(
+    positional: int, names: tuple[str, ...]
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: parameters that became keyword-only still accept their former positional use.
+
+    The decorated function has its new signature (``names`` keyword-only after its first
+    ``positional`` parameters). A call with more than ``positional`` positional arguments binds
+    the extra ones to ``names`` in order, with a :class:`DeprecationWarning` naming the keyword.
+
+    Args:
+        positional: How many leading parameters stay positional.
+        names: The parameters that became keyword-only, in their former positional order.
+
+    Returns:
+        The decorator.
+
+    Example:
+        >>> @keyword_only_now(1, ("scale",))
+        ... def f(x, *, scale=1.0):
+        ...     return x * scale
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     old_call = f(2.0, 3.0)
+        >>> old_call == f(2.0, scale=3.0), caught[0].category.__name__
+        (True, 'DeprecationWarning')
+    """
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if len(args) > positional:
+                extra = args[positional:]
+                if len(extra) > len(names):
+                    raise TypeError(
+                        f"{fn.__name__}() takes at most {positional + len(names)} positional arguments "
+                        f"(the last {len(names)} deprecated), got {len(args)}"
+                    )
+                bound = names[: len(extra)]
+                for name in bound:
+                    if name in kwargs:
+                        raise TypeError(f"{fn.__name__}() got multiple values for argument {name!r}")
+                warnings.warn(
+                    f"passing {', '.join(bound)} positionally to {fn.__name__}() is deprecated: pass "
+                    f"{', '.join(f'{b}=...' for b in bound)} (secondary arguments are keyword-only)",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                kwargs.update(zip(bound, extra))
+                args = args[:positional]
             return fn(*args, **kwargs)
 
         return wrapper

@@ -116,3 +116,20 @@ def test_errors_of_the_old_path():
         qif.krr_shuffle_vulnerability(200, 2, 0.4)  # old order, invalid p: the error names p
     with pytest.raises(ValueError, match="p must"):
         qif.krr_shuffle_vulnerability(2, 1.5, 200)  # new order, invalid p
+
+
+# ------------------------------------------------------------------ dataset_delta's output keyword
+def test_dataset_delta_output_keyword_only_with_deprecated_positional_use():
+    from shuffle_accounting.shuffled_krr.exact import dataset_delta, dataset_log_delta
+
+    for fn in (dataset_delta, dataset_log_delta):
+        new = _no_warning(fn, 0.5, 4, 1.0, [0, 0, 6, 0], output="count")
+        with pytest.warns(DeprecationWarning, match=r"output positionally to dataset_(log_)?delta"):
+            assert fn(0.5, 4, 1.0, [0, 0, 6, 0], "count") == new
+        assert new != _no_warning(fn, 0.5, 4, 1.0, [0, 0, 6, 0])  # the keyword is honoured
+        par = inspect.signature(fn).parameters["output"]
+        assert par.kind is inspect.Parameter.KEYWORD_ONLY and par.default == "histogram"
+        with pytest.raises(TypeError, match="multiple values"):
+            fn(0.5, 4, 1.0, [0, 0, 6, 0], "count", output="count")
+        with pytest.raises(TypeError, match="at most 5 positional"):
+            fn(0.5, 4, 1.0, [0, 0, 6, 0], "count", "x")
