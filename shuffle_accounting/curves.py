@@ -348,7 +348,8 @@ def epsilon_from_delta(
       evaluated and found ``> delta`` (so no ``(eps, delta)`` guarantee holds below it), or ``lo``
       if ``delta_at(lo) <= delta``; ``hi`` if ``delta_at(hi) > delta`` (``hi`` is then evaluated).
 
-    With ``hi = inf`` the search first doubles ``hi`` from 1 until ``delta_at(hi) <= delta`` (at
+    A NaN value counts as "not certified" for an upper curve and "not exhibited" for a lower one
+    (it never becomes the answer). With ``hi = inf`` the search first doubles ``hi`` from 1 until ``delta_at(hi) <= delta`` (at
     most up to :data:`MAX_SEARCH_EPS`, then it raises).
 
     Searches that stay specialised (and why): the exhibited lower bounds
@@ -440,9 +441,12 @@ def epsilon_from_delta(
         calls += 1
         out = delta_at(e)
         if derivative:
-            v, s = out
-            return float(v), float(s)
-        return float(out), math.nan
+            v, s = (float(x) for x in out)
+        else:
+            v, s = float(out), math.nan
+        if math.isnan(v):  # never evidence for the sound side: not certified, not exhibited
+            v = -math.inf if lower else math.inf
+        return v, s
 
     def finish(eps: float, lo_: float, hi_: float, est: float, sl: float) -> Any:
         if verify is not None and not math.isinf(hi_user):

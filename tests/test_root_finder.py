@@ -255,3 +255,15 @@ def test_clone_epsilon_agrees_with_the_old_brent_secant_loop(key):
     e = curve.epsilon(1e-6)
     assert curve.delta(e) <= 1e-6  # verified with the public evaluation
     assert OLD_CLONES[key] * (1.0 - 1e-3) <= e <= OLD_CLONES[key] * (1.0 + 1e-7)
+
+
+@pytest.mark.parametrize("method", SEARCH_METHODS)
+def test_nan_values_never_become_the_answer(method):
+    # delta is NaN on (2, 3): a NaN is not evidence of either side
+    def f(e):
+        return math.nan if 2.0 < e < 3.0 else math.exp(-e)
+
+    up = epsilon_from_delta(f, 0.1, bound="upper", hi=10.0, method=method, rtol=1e-9, atol=0.0)
+    assert not 2.0 < up < 3.0 and f(up) <= 0.1
+    low = epsilon_from_delta(f, 0.1, bound="lower", hi=10.0, method=method, rtol=1e-9, atol=0.0)
+    assert not 2.0 < low < 3.0 and f(low) > 0.1
