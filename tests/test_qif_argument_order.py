@@ -105,6 +105,8 @@ def test_detectors():
     assert not old_nkp_call(("a", "b"), {}) and not old_nkp_call((2,), {"p": 0.5})
     assert old_np_call((200, 0.9), {}) and old_np_call((5, 1), {}) and old_np_call((200,), {"p": 0.9})
     assert not old_np_call((0.9, 200), {}) and not old_np_call((1, 1), {}) and not old_np_call((None, 2), {})
+    assert not old_np_call((0.7, 1), {})  # p = 0.7, n = 1 in the new order
+    assert not old_nkp_call((2, 0.7, 2.5), {})  # new order, invalid n: its error names n
 
 
 def test_errors_of_the_old_path():
