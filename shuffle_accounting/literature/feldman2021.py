@@ -303,10 +303,11 @@ class ClonePairCurve(LiteratureCurve):
     """The certified hockey-stick curve of the clone pair with clone probability ``q``
     (``bound="upper"``; see :func:`clone_pair_log_delta` for the pair and how it stays an upper bound).
 
-    ``epsilon`` is the clone engine's specialised certified search (a Brent root on the coarse
-    certified bound, secant steps on the fine one, every candidate accepted only where the
-    certified value is ``<= delta``, ending with the same check as :meth:`delta`): ~1e-4 relative,
-    at far fewer evaluations than bisection.
+    ``epsilon`` is the clone engine's certified search by the library's one root finder
+    (``ClonePair.certified_epsilon``: Illinois false position on the coarse certified bound, secant
+    steps on the fine one, every candidate accepted only where the certified value is
+    ``<= delta``, ending with the same check as :meth:`delta`): ~1e-4 relative, at far fewer
+    evaluations than bisection.
 
     Args:
         eps0: Local privacy parameter, finite and > 0.
@@ -491,8 +492,10 @@ def clone_pair_epsilon(
     """Smallest epsilon (to about 1e-4 relative: block slack 1e-3 over the slope) whose certified clone-pair
     delta (:func:`clone_pair_log_delta`) is ``<= delta``.
 
-    A Brent root find on ``log delta(eps)`` (smooth and decreasing), followed by upward steps until
-    the certified value at the returned epsilon is ``<= delta``: the returned epsilon is always one
+    The one root finder (:func:`shuffle_accounting.curves.epsilon_from_delta`: Illinois false
+    position on the coarse certified ``log delta(eps)``, smooth and decreasing, then secant steps on
+    the fine one), followed by upward steps until the certified value at the returned epsilon is
+    ``<= delta``: the returned epsilon is always one
     at which the certified bound was evaluated and found ``<= delta``. Never exceeds ``eps0``.
 
     Args:

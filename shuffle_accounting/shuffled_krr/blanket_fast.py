@@ -806,8 +806,10 @@ def certified_epsilon(delta: float, k: int, eps0: float, n: int, *, rtol: float 
     """Smallest eps (rounded up) whose certified upper delta (``rtol``-tight) is ``<= delta``.
 
     Root finding on ``log upper(eps)`` (decreasing in eps) of :func:`certified_log_delta_bounds`:
-    secant steps in a bracket, first with cheap evaluations (tolerance ``max(rtol, 1e-4)``,
-    still certified upper bounds), then with ``rtol``. The returned eps is certified by its own
+    secant steps in a bracket by the library's one root finder
+    (:func:`shuffle_accounting.curves.epsilon_from_delta`, ``method="newton"`` without
+    derivative), first with cheap evaluations (tolerance ``max(rtol, 1e-4)``, still certified upper
+    bounds) to 1e-6, then with ``rtol`` from the first phase's prediction and slope. The returned eps is certified by its own
     evaluation (``delta(eps) <= delta``); it is the smallest such eps to about 1e-9 relative
     (the last secant prediction). Returns 0 when ``delta(0) <= delta``; never more than ``eps0``.
 

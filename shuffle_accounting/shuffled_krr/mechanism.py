@@ -469,7 +469,12 @@ class ShuffledKRR:
 
         Safeguarded Newton iteration on ``log delta(eps)`` (smooth and decreasing; its slope
         ``-e^eps Q(L > e^eps) / delta`` comes with each evaluation) from the Gaussian-limit guess,
-        kept inside a bracket; the returned value is certified by a final evaluation. Returns 0
+        kept inside a bracket, by the library's one root finder
+        (:func:`shuffle_accounting.curves.epsilon_from_delta`, ``method="newton"``); from
+        ``FAST_BLANKET_MIN_N`` users the sub-linear evaluator's search
+        (:func:`~shuffle_accounting.shuffled_krr.blanket_fast.certified_epsilon`, the same finder).
+        The returned value is certified by a final evaluation of the public path (stepped up by
+        :func:`shuffle_accounting.curves.step_up_until` until it holds). Returns 0
         when ``delta(0) <= delta`` and never more than ``eps0`` (the mechanism is ``eps0``-DP).
 
         With ``method="worst-case"`` (``k = 2`` or ``3``) the value is the branch-and-bound certificate's
