@@ -457,14 +457,16 @@ def epsilon_from_delta(
         return eps
 
     hi_user = hi
+    g_lo = math.nan  # value - target at lo, once evaluated (illinois uses it)
     if check_lo:
         v_lo, _ = value(lo)
         if not v_lo > target:
             return finish(lo, lo, lo, lo, math.nan)
+        g_lo = v_lo - target
     if math.isinf(hi):
         hi = max(1.0, 2.0 * lo)
-        while value(hi)[0] > target:
-            lo, hi = hi, 2.0 * hi
+        while (v_hi := value(hi)[0]) > target:
+            lo, hi, g_lo = hi, 2.0 * hi, v_hi - target
             if hi > MAX_SEARCH_EPS:
                 raise ParameterError(
                     f"no epsilon up to {MAX_SEARCH_EPS:g} meets delta = {delta!r} on this curve"
@@ -484,6 +486,7 @@ def epsilon_from_delta(
         target,
         lo,
         hi,
+        g_lo=g_lo,
         lower=lower,
         rtol=rtol,
         atol=atol,
@@ -498,10 +501,10 @@ def epsilon_from_delta(
 
 
 def _root_search(
-    value, target, lo, hi, *, lower, rtol, atol, max_iter, method, guess, slope, aim, settle, finish
+    value, target, lo, hi, *, g_lo, lower, rtol, atol, max_iter, method, guess, slope, aim, settle, finish
 ):
     """Illinois / Newton-secant body of :func:`epsilon_from_delta` (bracket kept, see there)."""
-    g_lo = g_hi = math.nan  # values of value - target at the ends (NaN: vouched, not evaluated)
+    g_hi = math.nan  # values of value - target at the ends (NaN: vouched, not evaluated)
     side = 0  # which end moved last (illinois): -1 lo, +1 hi
     sl = math.nan if slope is None else float(slope)
     prev: tuple[float, float] | None = None
