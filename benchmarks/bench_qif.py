@@ -117,7 +117,7 @@ def main() -> None:
     print("V[S] = E[max load]/n (shuffle_vulnerability_bounds)")
     print(f"{'n':>8} {'k':>5} {'V[S]':>16} {'error bound':>12} {'seconds':>9}")
     for n, k in vs_cases:
-        t, e = _time(shuffle_vulnerability_bounds, n, k, repeat=repeat)
+        t, e = _time(shuffle_vulnerability_bounds, k=k, n=n, repeat=repeat)
         print(f"{n:>8} {k:>5} {e.value:>16.12f} {e.error:>12.1e} {t:>9.3f}")
     print()
     print("All-but-one vulnerability, eq. (10) (all_but_one_vulnerability_bounds)")

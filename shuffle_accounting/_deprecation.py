@@ -29,12 +29,21 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["moved_module", "moved_names", "moved_attribute", "warn_moved"]
+__all__ = [
+    "moved_module",
+    "moved_names",
+    "moved_attribute",
+    "warn_moved",
+    "old_positional_order",
+    "keyword_only_now",
+]
 
 
 def warn_moved(old: str, new: str, *, stacklevel: int = 3) -> None:
@@ -121,3 +130,127 @@ def moved_attribute(old: str, new_module: str, name: str) -> Any:
     value = getattr(importlib.import_module(new_module), name)
     warn_moved(old, f"{new_module}.{name}")
     return value
+
+
+def old_positional_order(
+    old: tuple[str, ...], *, detect: Callable[[tuple[Any, ...], dict[str, Any]], bool] | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: a function whose argument order changed still accepts its former positional calls.
+
+    The decorated function has its *new* signature (what ``inspect.signature`` and the docs show).
+    A call is read in the former order ``old`` — its positional arguments bound to the old names,
+    in order, and passed on as keywords, with a :class:`DeprecationWarning` showing the new call —
+    when ``detect(args, kwargs)`` is true. ``detect=None`` reads *every* positional call in the
+    old order: for a new signature that is keyword-only because no test can tell the two orders
+    apart (``f(n, k)`` versus ``f(k, n)``, both integers). Keyword calls are never reinterpreted
+    (the names did not change), so they work before and after the change.
+
+    Args:
+        old: The former positional parameter names, in order.
+        detect: ``(args, kwargs) -> True`` when the positional arguments can only be in the old
+            order (e.g. "the second one is an integer >= 2, so it is ``k``, not the probability
+            ``p``"); ``None``: every positional call.
+
+    Returns:
+        The decorator.
+
+    Example:
+        >>> @old_positional_order(("n", "k"))
+        ... def size(*, k, n):
+        ...     return (k, n)
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     old_call = size(10, 3)
+        >>> old_call == size(k=3, n=10), caught[0].category.__name__
+        (True, 'DeprecationWarning')
+    """
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        new_call = ", ".join(
+            f"{name}=..." if par.kind is inspect.Parameter.KEYWORD_ONLY else name
+            for name, par in inspect.signature(fn).parameters.items()
+            if par.default is inspect.Parameter.empty
+        )
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if args and (detect is None or detect(args, kwargs)):
+                if len(args) > len(old):
+                    raise TypeError(
+                        f"{fn.__name__}() takes at most {len(old)} positional arguments in its former "
+                        f"order ({', '.join(old)}), got {len(args)}"
+                    )
+                names = old[: len(args)]
+                for name in names:
+                    if name in kwargs:
+                        raise TypeError(f"{fn.__name__}() got multiple values for argument {name!r}")
+                warnings.warn(
+                    f"{fn.__name__}({', '.join(old)}) with positional arguments in this order is "
+                    f"deprecated (issue 13: the library's order is k, the randomizer parameter, then n): "
+                    f"call {fn.__name__}({new_call}) (keywords work with both orders)",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                kwargs.update(zip(names, args))
+                args = ()
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def keyword_only_now(
+    positional: int, names: tuple[str, ...]
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: parameters that became keyword-only still accept their former positional use.
+
+    The decorated function has its new signature (``names`` keyword-only after its first
+    ``positional`` parameters). A call with more than ``positional`` positional arguments binds
+    the extra ones to ``names`` in order, with a :class:`DeprecationWarning` naming the keyword.
+
+    Args:
+        positional: How many leading parameters stay positional.
+        names: The parameters that became keyword-only, in their former positional order.
+
+    Returns:
+        The decorator.
+
+    Example:
+        >>> @keyword_only_now(1, ("scale",))
+        ... def f(x, *, scale=1.0):
+        ...     return x * scale
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     old_call = f(2.0, 3.0)
+        >>> old_call == f(2.0, scale=3.0), caught[0].category.__name__
+        (True, 'DeprecationWarning')
+    """
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if len(args) > positional:
+                extra = args[positional:]
+                if len(extra) > len(names):
+                    raise TypeError(
+                        f"{fn.__name__}() takes at most {positional + len(names)} positional arguments "
+                        f"(the last {len(names)} deprecated), got {len(args)}"
+                    )
+                bound = names[: len(extra)]
+                for name in bound:
+                    if name in kwargs:
+                        raise TypeError(f"{fn.__name__}() got multiple values for argument {name!r}")
+                warnings.warn(
+                    f"passing {', '.join(bound)} positionally to {fn.__name__}() is deprecated: pass "
+                    f"{', '.join(f'{b}=...' for b in bound)} (secondary arguments are keyword-only)",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                kwargs.update(zip(bound, extra))
+                args = args[:positional]
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    return decorate

@@ -53,12 +53,27 @@ class ParameterError(ValueError):
     """
 
 
-class WorkBudgetExceeded(ParameterError):
-    """A computation would exceed its work budget (the ``max_work=`` keyword).
+class WorkBudgetExceeded(ParameterError, RuntimeError):
+    """A computation would exceed, or has exhausted, its work budget (no value was produced).
 
-    Raised *before* the work starts, never after spending it. The message names the estimated
-    work, the budget and a cheaper alternative. It is a :class:`ParameterError` (hence a
-    ``ValueError``): the inputs are valid numbers but too large for the requested method.
+    The one budget error of the library (issue 13: there used to be two classes of this name).
+    Two situations raise it:
+
+    * *up front*, by :func:`check_work` (the ``max_work=`` keyword of an O(n) or exponential
+      computation): raised *before* the work starts, the message names the estimated work, the
+      budget and a cheaper alternative;
+    * *mid-search*, by a search whose cost is not known in advance (the k = 2 worst-case branch
+      and bound of :mod:`shuffle_accounting.shuffled_krr.worst_case`, a convolution above its
+      size cap): the budget ran out before a certified value was reached. Nothing partial is
+      returned.
+
+    It derives from both :class:`ParameterError` (hence ``ValueError``: the inputs are valid
+    numbers but too large for the requested method) and ``RuntimeError`` (what the worst-case
+    module's former class derived from), so code written against either former class —
+    ``except ParameterError``, ``except ValueError``, ``except RuntimeError`` or
+    ``except worst_case.WorkBudgetExceeded`` — still catches it.
+    ``shuffle_accounting.shuffled_krr.worst_case.WorkBudgetExceeded`` is this same class (an
+    alias kept for the users of that name).
 
     Example:
         >>> check_work("histograms(k=3, n=30)", 500, max_work=100, alternative="use a smaller n")

@@ -20,6 +20,20 @@ any monotone parameter whose certified curve meets a target, after
 result shape for two-sided results (``lower``, ``upper``, an optional ``estimate`` and whether
 the interval is ``certified``).
 
+:func:`epsilon_from_delta` is the library's one epsilon-from-delta search (bisection, Illinois
+false position, or Newton/secant steps, always bracketed and ending on the sound side, with an
+optional final check by another evaluation, :func:`step_up_until`). ``ShuffledKRR.epsilon`` (Newton
+on the blanket's log delta with its exact slope), ``blanket_fast.certified_epsilon`` (two secant
+phases, cheap then tight evaluations), the clone pair's search (``literature._clones``: Illinois
+on the coarse bound, secant on the fine one) and every :class:`CurveBase` call it. Searches that
+stay specialised, and why: the worst-case certificates (``shuffled_krr.worst_case*``: a branch and
+bound over covers of datasets, whose epsilon comes out of refining the cover, not from one curve);
+the exhibited lower bounds (``shuffled_krr.lower``: the largest epsilon over a family of datasets,
+:func:`shuffle_accounting._logmath.last_above` inside a vectorised scan); the blanket's grid
+inversion (many targets at once, vectorised); starting guesses on approximations (speed only,
+never an answer); the calibrations in ``eps0`` or ``n`` (:func:`calibrate` and
+``shuffled_krr.calibration``: roots in the mechanism's parameter, not in eps).
+
 This module sits in the numerics layer: it imports only numpy, :mod:`._validation` and
 :mod:`._logmath`, so every subpackage may build on it.
 
@@ -73,6 +87,10 @@ __all__ = [
     "CurveBase",
     "Interval",
     "epsilon_from_delta",
+    "EpsilonSearch",
+    "SEARCH_METHODS",
+    "step_up_until",
+    "log_target",
     "calibrate",
     "prob_from_log",
     "check_bound",
@@ -179,9 +197,97 @@ def prob_from_log(log_value: float, *, bound: str = "upper") -> float:
 #: Largest epsilon :func:`epsilon_from_delta` searches when the curve names no ``hi``.
 MAX_SEARCH_EPS = 2.0**20
 
+#: Root-finding methods of :func:`epsilon_from_delta`.
+SEARCH_METHODS: tuple[str, ...] = ("bisect", "illinois", "newton")
+
+
+@dataclass(frozen=True)
+class EpsilonSearch:
+    """What :func:`epsilon_from_delta` found (``full_output=True``).
+
+    Attributes:
+        epsilon: The answer on the sound side (what ``full_output=False`` returns).
+        lo: Final bracket's lower end: ``delta_at(lo) > delta`` was evaluated (or ``lo`` was vouched
+            for by the caller, ``check_lo=False``).
+        hi: Final bracket's upper end: ``delta_at(hi) <= delta`` was evaluated, or ``hi`` is the
+            caller's vouched end (``eps0``).
+        estimate: The method's last prediction of the root (unverified; a starting point for a
+            tighter search, never an answer).
+        slope: Last slope of the value (log delta when ``log=True``) in eps, or NaN.
+        evaluations: Calls of ``delta_at`` made by the search (``verify`` calls not counted).
+    """
+
+    epsilon: float
+    lo: float
+    hi: float
+    estimate: float
+    slope: float
+    evaluations: int
+
+
+def log_target(delta: float, *, bound: str = "upper") -> float:
+    """The log of a delta target, rounded so that a comparison in log space is sound in delta.
+
+    ``bound="upper"``: the largest float ``l <= log(delta)`` with ``exp(l) <= delta`` in floating
+    point, so that ``log_delta(eps) <= l`` implies ``delta(eps) = exp(log_delta(eps)) <= delta``
+    (not even the one ulp of ``exp(log(delta))`` above it; found at ``k = 6,
+    eps0 = 6.25390625, n = 218, delta = 0.35317312596329503``). ``bound="lower"``: the smallest
+    float ``l >= log(delta)`` with ``exp(l) >= delta``, so that ``log_delta(eps) > l`` implies an
+    exhibited delta above ``delta``.
+
+    Args:
+        delta: Target in ``(0, 1)``.
+        bound: ``"upper"`` or ``"lower"`` (keyword only).
+
+    Returns:
+        The rounded log target.
+
+    Example:
+        >>> math.exp(log_target(0.35317312596329503)) <= 0.35317312596329503
+        True
+    """
+    delta = check_delta("delta", delta)
+    bound = check_choice("bound", bound, ("upper", "lower"))
+    lt = math.log(delta)
+    if bound == "upper":
+        while math.exp(lt) > delta:
+            lt = math.nextafter(lt, -math.inf)
+    else:
+        while math.exp(lt) < delta:
+            lt = math.nextafter(lt, math.inf)
+    return lt
+
+
+def step_up_until(ok: Callable[[float], bool], eps: float, *, cap: float, step: float = 1e-9) -> float:
+    """The smallest of ``eps, eps (1 + step) + tiny, ...`` (relative step doubling each time) with ``ok``.
+
+    The one "step up until certified" loop: a candidate epsilon found with one evaluation is
+    re-checked with another (the public evaluation, whose truncation windows may differ slightly,
+    or a delta-query certificate after an epsilon-query one) and moved up until that accepts it.
+    ``cap`` is returned unchecked once reached: the caller vouches for it (e.g. ``eps0``: shuffled
+    ``eps0``-LDP reports are ``eps0``-DP). Every returned value below ``cap`` was checked.
+
+    Args:
+        ok: ``eps -> True`` where the checking evaluation certifies ``eps``.
+        eps: The candidate.
+        cap: The vouched value (returned when reached).
+        step: First relative step (doubles after each rejection).
+
+    Returns:
+        The first accepted candidate, or ``cap``.
+
+    Example:
+        >>> step_up_until(lambda e: e >= 1.0, 0.999, cap=2.0, step=1e-4) >= 1.0
+        True
+    """
+    while eps < cap and not ok(eps):
+        eps = min(cap, eps * (1.0 + step) + 1e-300)
+        step *= 2.0
+    return float(min(eps, cap)) if eps >= cap else float(eps)
+
 
 def epsilon_from_delta(
-    delta_at: Callable[[float], float],
+    delta_at: Callable[[float], Any],
     delta: float,
     *,
     bound: str,
@@ -190,42 +296,101 @@ def epsilon_from_delta(
     rtol: float = 1e-12,
     atol: float = 1e-12,
     max_iter: int = 80,
-) -> float:
-    """The one "epsilon from delta" root finder: bisection kept on the curve's sound side.
+    method: str = "bisect",
+    log: bool = False,
+    derivative: bool = False,
+    guess: float | None = None,
+    slope: float | None = None,
+    aim: float = 0.0,
+    settle: bool = True,
+    check_lo: bool = True,
+    verify: Callable[[float], bool] | None = None,
+    verify_step: float = 1e-9,
+    full_output: bool = False,
+) -> Any:
+    """The one "epsilon from delta" root finder, kept on the curve's sound side.
 
-    ``delta_at`` must be the curve's own evaluation (non-increasing in eps). Bisection by
-    :func:`shuffle_accounting._logmath.bisect_bracket` on the predicate ``delta_at(e) > delta``
-    until the bracket is narrower than ``max(rtol * hi, atol)``; then
+    ``delta_at`` must be the curve's own evaluation (non-increasing in eps; with ``log=True`` it
+    returns ``log delta`` with ``-inf`` for 0; with ``derivative=True`` a pair ``(value, d value /
+    d eps)``). The search keeps a bracket ``[lo, hi]`` with ``delta_at(lo) > delta`` and
+    ``delta_at(hi) <= delta`` (each end evaluated, or vouched for by the caller: ``hi`` is never
+    evaluated, ``lo`` is checked first unless ``check_lo=False``) and shrinks it by
 
-    * ``bound="upper"`` (also ``"estimate"``, ``"as-printed"``): the upper end of the bracket is
-      returned, a point at which ``delta_at`` was *evaluated* and found ``<= delta`` (or ``hi``
-      itself, which the caller vouches for: e.g. ``eps0``, where shuffled ``eps0``-LDP reports are
-      ``eps0``-DP). It is sound even where ``delta_at`` is not monotone (then it may just not be the
-      smallest). ``lo`` is returned if ``delta_at(lo) <= delta``.
+    * ``method="bisect"`` (default): bisection (:func:`shuffle_accounting._logmath.bisect_bracket`)
+      until the bracket is narrower than ``max(rtol * hi, atol)``;
+    * ``method="illinois"``: false position on the bracket ends' values with the Illinois rule
+      (halve the stored value of an end kept twice; Dowell and Jarratt, BIT 1971): superlinear
+      without derivatives, ~10 evaluations to ``rtol = 1e-9`` on a smooth ``log delta``;
+    * ``method="newton"``: Newton steps with the slope from ``derivative=True`` (e.g. the blanket's
+      ``-e^eps Q(L > e^eps) / delta``), else secant steps from the last two evaluations, starting
+      from ``slope`` (an approximation's slope: it only steers the steps). Every step outside the
+      bracket is replaced by the midpoint. It stops once the bracket is narrower than
+      ``max(rtol * hi, atol)``, or once the point just evaluated is on the sound side and the next
+      prediction lies within ``rtol`` of it on the other side (the root is then within ``rtol``
+      of a verified point); a prediction within ``rtol`` on the unsound side is replaced by a point
+      ``rtol`` beyond it, so that the last steps land on the sound side (``settle=False``: the
+      search stops there instead, for a coarse first phase whose ``estimate`` seeds a tighter
+      search). ``aim`` biases every other prediction by that relative amount towards the sound
+      side (a last step then tends to land on it: one evaluation fewer).
+
+    ``guess`` (illinois, newton) is the first point evaluated (inside the bracket; else the
+    midpoint). The search stops after ``max_iter`` evaluations in any case: the answer is then
+    still on the sound side, only less tight. Then
+
+    * ``bound="upper"`` (also ``"estimate"``, ``"as-printed"``): the upper end ``hi`` is returned,
+      a point at which ``delta_at`` was *evaluated* and found ``<= delta`` (or the caller's ``hi``).
+      It is sound even where ``delta_at`` is not monotone (then it may just not be the smallest).
+      ``lo`` is returned if ``delta_at(lo) <= delta``. With ``verify`` (upper only), the answer is
+      then moved up by :func:`step_up_until` (first relative step ``verify_step``) until
+      ``verify(eps)`` holds or the caller's ``hi`` is reached: the way a search run on a cheaper
+      or internal evaluation ends with the public evaluation's check.
     * ``bound="lower"``: the lower end is returned, a point at which the exhibited ``delta_at`` was
       evaluated and found ``> delta`` (so no ``(eps, delta)`` guarantee holds below it), or ``lo``
-      if ``delta_at(lo) <= delta``; ``hi`` if ``delta_at(hi) > delta``.
+      if ``delta_at(lo) <= delta``; ``hi`` if ``delta_at(hi) > delta`` (``hi`` is then evaluated).
 
-    With ``hi = inf`` the search first doubles ``hi`` from 1 until ``delta_at(hi) <= delta`` (at
+    A NaN value counts as "not certified" for an upper curve and "not exhibited" for a lower one
+    (it never becomes the answer). With ``hi = inf`` the search first doubles ``hi`` from 1 until ``delta_at(hi) <= delta`` (at
     most up to :data:`MAX_SEARCH_EPS`, then it raises).
 
+    Searches that stay specialised (and why): the exhibited lower bounds
+    (``shuffled_krr.lower``: the largest epsilon over a *family* of datasets, by
+    :func:`shuffle_accounting._logmath.last_above` on each family's curve inside a vectorised
+    scan), the worst-case certificates' epsilons (``shuffled_krr.worst_case*``: a branch and bound
+    over covers of datasets, where each bound's epsilon is a by-product of refining the cover,
+    not a root of one curve), the blanket's vectorised grid inversion (``blanket``: many targets
+    at once), and the calibrations (``shuffled_krr.calibration``: roots in ``eps0`` or ``n``, not
+    in ``eps``; see :func:`calibrate`).
+
     Args:
-        delta_at: ``eps -> delta(eps)`` (the curve's evaluation, not a surrogate).
+        delta_at: ``eps -> delta(eps)`` (the curve's evaluation, not a surrogate), or
+            ``log delta(eps)`` with ``log=True``, or a ``(value, slope)`` pair with
+            ``derivative=True``.
         delta: Target delta in ``(0, 1)``.
         bound: Which side to keep (see above).
         lo: Lower end of the search (default 0).
         hi: Upper end of the search (an epsilon known to be valid), or ``inf``.
         rtol: Relative resolution of the bracket.
         atol: Absolute resolution of the bracket.
-        max_iter: Largest number of bisection steps.
+        max_iter: Largest number of evaluations of the search (bisection: steps).
+        method: ``"bisect"``, ``"illinois"`` or ``"newton"`` (see above).
+        log: ``delta_at`` returns ``log delta``.
+        derivative: ``delta_at`` returns ``(value, slope)`` (newton uses the slope).
+        guess: First point of an illinois or newton search.
+        slope: Initial slope of the value in eps for secant steps (newton without derivative).
+        aim: Relative bias of newton predictions towards the sound side, in ``[0, 1e-3]``.
+        settle: Newton only: end on a verified point near the root (see above).
+        check_lo: Evaluate ``lo`` first (``False``: the caller vouches ``delta_at(lo) > delta``).
+        verify: ``eps -> bool``, a final check of the answer (upper curves only; see above).
+        verify_step: First relative step of the ``verify`` step-up.
+        full_output: Return an :class:`EpsilonSearch` instead of the epsilon.
 
     Returns:
-        The epsilon on the sound side.
+        The epsilon on the sound side (an :class:`EpsilonSearch` with ``full_output=True``).
 
     Raises:
-        ParameterError: If an argument is invalid (``delta`` not in ``(0, 1)``, ``bound`` unknown,
-            ``hi < lo``, a negative tolerance, ...), or (``hi = inf``) no epsilon up to
-            :data:`MAX_SEARCH_EPS` meets ``delta``.
+        ParameterError: If an argument is invalid (``delta`` not in ``(0, 1)``, ``bound`` or
+            ``method`` unknown, ``hi < lo``, a negative tolerance, ``verify`` with a lower curve,
+            ...), or (``hi = inf``) no epsilon up to :data:`MAX_SEARCH_EPS` meets ``delta``.
 
     Example:
         >>> f = lambda e: math.exp(-e)  # delta(eps) = e^-eps
@@ -233,35 +398,167 @@ def epsilon_from_delta(
         >>> low = epsilon_from_delta(f, 1e-3, bound="lower")
         >>> f(up) <= 1e-3 < f(low), round(up, 9)
         (True, 6.907755279)
+        >>> r = epsilon_from_delta(lambda e: (-e, -1.0), 1e-3, bound="upper", hi=50.0, log=True,
+        ...                        derivative=True, method="newton", guess=1.0, rtol=1e-12,
+        ...                        full_output=True)
+        >>> -r.epsilon <= math.log(1e-3), r.evaluations, round(r.epsilon, 9)
+        (True, 3, 6.907755279)
     """
     delta = check_delta("delta", delta)
     bound = check_bound(bound)
+    method = check_choice("method", method, SEARCH_METHODS)
     lo = check_real("lo", lo, low=0.0)
     hi = check_real("hi", hi, low=lo, allow_inf=True)
     rtol = check_real("rtol", rtol, low=0.0, high=1.0, high_open=True)
     atol = check_real("atol", atol, low=0.0)
     max_iter = check_int("max_iter", max_iter, minimum=1)
+    log = check_bool("log", log)
+    derivative = check_bool("derivative", derivative)
+    check_lo = check_bool("check_lo", check_lo)
+    settle = check_bool("settle", settle)
+    aim = check_real("aim", aim, low=0.0, high=1e-3)
+    full_output = check_bool("full_output", full_output)
+    verify_step = check_real("verify_step", verify_step, low=0.0, high=1.0, low_open=True)
     if not callable(delta_at):
         raise ParameterError(f"delta_at must be a callable eps -> delta, got {type(delta_at).__name__}")
     lower = bound == "lower"
+    if verify is not None:
+        if not callable(verify):
+            raise ParameterError(
+                f"verify must be a callable eps -> bool or None, got {type(verify).__name__}"
+            )
+        if lower:
+            raise ParameterError("verify is for upper curves (a step up); got bound = 'lower'")
+    if guess is not None:
+        guess = check_real("guess", guess, low=0.0)
+    if slope is not None:
+        slope = check_real("slope", slope)
+    target = log_target(delta, bound="lower" if lower else "upper") if log else delta
+    calls = 0
 
-    def above(e: float) -> bool:
-        return delta_at(e) > delta
+    def value(e: float) -> tuple[float, float]:
+        nonlocal calls
+        calls += 1
+        out = delta_at(e)
+        if derivative:
+            v, s = (float(x) for x in out)
+        else:
+            v, s = float(out), math.nan
+        if math.isnan(v):  # never evidence for the sound side: not certified, not exhibited
+            v = -math.inf if lower else math.inf
+        return v, s
 
-    if not above(lo):
-        return float(lo)
+    def finish(eps: float, lo_: float, hi_: float, est: float, sl: float) -> Any:
+        if verify is not None and not math.isinf(hi_user):
+            eps = step_up_until(verify, eps, cap=hi_user, step=verify_step)
+        eps = float(eps)
+        if full_output:
+            return EpsilonSearch(eps, float(lo_), float(hi_), float(est), float(sl), calls)
+        return eps
+
+    hi_user = hi
+    g_lo = math.nan  # value - target at lo, once evaluated (illinois uses it)
+    if check_lo:
+        v_lo, _ = value(lo)
+        if not v_lo > target:
+            return finish(lo, lo, lo, lo, math.nan)
+        g_lo = v_lo - target
     if math.isinf(hi):
         hi = max(1.0, 2.0 * lo)
-        while above(hi):
-            lo, hi = hi, 2.0 * hi
+        while (v_hi := value(hi)[0]) > target:
+            lo, hi, g_lo = hi, 2.0 * hi, v_hi - target
             if hi > MAX_SEARCH_EPS:
                 raise ParameterError(
                     f"no epsilon up to {MAX_SEARCH_EPS:g} meets delta = {delta!r} on this curve"
                 )
-    elif lower and above(hi):
-        return float(hi)
-    left, right = bisect_bracket(above, lo, hi, rtol=rtol, atol=atol, max_iter=max_iter)
-    return float(left if lower else right)
+        hi_user = hi
+    elif lower and hi > lo and value(hi)[0] > target:
+        return finish(hi, hi, hi, hi, math.nan)
+    if method == "bisect":
+
+        def above(e: float) -> bool:
+            return value(e)[0] > target
+
+        left, right = bisect_bracket(above, lo, hi, rtol=rtol, atol=atol, max_iter=max_iter)
+        return finish(left if lower else right, left, right, 0.5 * (left + right), math.nan)
+    return _root_search(
+        value,
+        target,
+        lo,
+        hi,
+        g_lo=g_lo,
+        lower=lower,
+        rtol=rtol,
+        atol=atol,
+        max_iter=max_iter,
+        method=method,
+        guess=guess,
+        slope=slope,
+        aim=aim,
+        settle=settle,
+        finish=finish,
+    )
+
+
+def _root_search(
+    value, target, lo, hi, *, g_lo, lower, rtol, atol, max_iter, method, guess, slope, aim, settle, finish
+):
+    """Illinois / Newton-secant body of :func:`epsilon_from_delta` (bracket kept, see there)."""
+    g_hi = math.nan  # values of value - target at the ends (NaN: vouched, not evaluated)
+    side = 0  # which end moved last (illinois): -1 lo, +1 hi
+    sl = math.nan if slope is None else float(slope)
+    prev: tuple[float, float] | None = None
+    x = guess if guess is not None and lo < guess <= hi else 0.5 * (lo + hi)
+    nx = x
+    for _ in range(max_iter):
+        fx, sx = value(x)
+        gx = fx - target
+        if gx > 0:
+            lo, g_lo = x, gx
+            if method == "illinois" and side == -1 and math.isfinite(g_hi):
+                g_hi *= 0.5
+            side = -1
+        else:
+            hi, g_hi = x, gx
+            if method == "illinois" and side == 1 and math.isfinite(g_lo):
+                g_lo *= 0.5
+            side = 1
+        if math.isfinite(sx):
+            sl = sx
+        elif prev is not None and math.isfinite(fx) and math.isfinite(prev[1]) and fx != prev[1]:
+            sl = (fx - prev[1]) / (x - prev[0])  # secant slope of the last two evaluations
+        width = hi - lo
+        mid = 0.5 * (lo + hi)
+        if width <= max(rtol * hi, atol):
+            nx = mid
+            break
+        if method == "illinois":
+            if math.isfinite(g_lo) and math.isfinite(g_hi) and g_lo > g_hi:
+                nx = lo + width * (g_lo / (g_lo - g_hi))
+                nx = min(max(nx, lo + 1e-4 * width), hi - 1e-4 * width)
+            else:
+                nx = mid
+            prev = (x, fx)
+            x = nx
+            continue
+        ok = math.isfinite(fx) and math.isfinite(sl) and sl < 0
+        sound = (gx > 0) if lower else (gx <= 0)
+        if ok:
+            nx = x - gx / sl
+            if abs(nx - x) <= rtol * x:
+                if sound or not settle:
+                    break  # the predicted root is within rtol of x (verified if sound)
+                # step just past the predicted root, onto the sound side
+                nx = max(x * (1.0 - rtol), 0.5 * (x + lo)) if lower else min(x * (1.0 + rtol), 0.5 * (x + hi))
+            elif aim:
+                nx *= (1.0 - aim) if lower else (1.0 + aim)  # aim a hair onto the sound side
+        else:
+            nx = mid
+        if not lo < nx < hi:
+            nx = mid
+        prev = (x, fx)
+        x = nx
+    return finish(lo if lower else hi, lo, hi, nx, sl)
 
 
 def _scalar_or_array(eps: Any) -> tuple[np.ndarray, bool]:

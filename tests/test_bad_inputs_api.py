@@ -435,12 +435,12 @@ EXTRA_BAD = [
     ("clone n=10**308", lambda: lit.fmt2021_clone_delta(0.5, 1.0, 10**308), "n"),
     ("KRR k=2**70", lambda: KRR(2**70, 1.0), "k"),
     ("KRR eps0=10**400", lambda: KRR(3, 10**400), "eps0"),
-    ("shuffle_vulnerability n=10**400", lambda: qif.shuffle_vulnerability(10**400, 3), "n"),
+    ("shuffle_vulnerability n=10**400", lambda: qif.shuffle_vulnerability(k=3, n=10**400), "n"),
     ("clone_bound n=10**400", lambda: reid.clone_bound(1.0, 10**400), "n"),
     ("kendall_log_normalizer n=1e12", lambda: dsigma.kendall_log_normalizer(10**12, 1.0), "n"),
     ("KRR(10**5).matrix", lambda: KRR(10**5, 1.0).matrix, "k"),
-    ("histograms k=2**63", lambda: qif.histograms(3, 2**63), "k"),
-    ("datasets 1e9^1e9", lambda: qif.datasets(10**9, 10**9), "k"),
+    ("histograms k=2**63", lambda: qif.histograms(k=2**63, n=3), "k"),
+    ("datasets 1e9^1e9", lambda: qif.datasets(k=10**9, n=10**9), "k"),
     ("prior_bayes_vulnerability(0)", lambda: qif.prior_bayes_vulnerability(0), "prior"),
     ("equivalent rtol=nan", lambda: qif.equivalent([[1.0]], [[1.0]], rtol=NAN), "rtol"),
     ("identity_gain 1e6", lambda: qif.identity_gain(10**6), "size"),
@@ -467,12 +467,15 @@ def test_issue10_reproducers_raise_parameter_errors(thunk, param):
 
 #: Work-capped computations called with a tiny budget: each must refuse before working.
 BUDGET = [
-    ("histograms(3, 23)", lambda mw: qif.histograms(3, 23, max_work=mw)),
-    ("histograms(3, 2**52)", lambda mw: qif.histograms(3, 2**52, max_work=mw)),
-    ("shuffle_vulnerability_exact k=1e9", lambda mw: qif.shuffle_vulnerability_exact(60, 10**9, max_work=mw)),
+    ("histograms(3, 23)", lambda mw: qif.histograms(k=23, n=3, max_work=mw)),
+    ("histograms(3, 2**52)", lambda mw: qif.histograms(k=2**52, n=3, max_work=mw)),
+    (
+        "shuffle_vulnerability_exact k=1e9",
+        lambda mw: qif.shuffle_vulnerability_exact(k=10**9, n=60, max_work=mw),
+    ),
     (
         "krr_shuffle_vulnerability_exact",
-        lambda mw: qif.krr_shuffle_vulnerability_exact(10, 3, 0.5, max_work=mw),
+        lambda mw: qif.krr_shuffle_vulnerability_exact(3, 0.5, 10, max_work=mw),
     ),
     (
         "exact_worst_case n=36",
@@ -489,7 +492,7 @@ BUDGET = [
     ("fmt2021_clone n=1e12", lambda mw: lit.fmt2021_clone_delta(0.001, 0.01, 10**12, max_work=mw)),
     ("fmt2023_clone_epsilon", lambda mw: lit.fmt2023_krr_clone_epsilon(1.0, 10**5, 1e-6, max_work=mw)),
     ("clone_pair_epsilon", lambda mw: lit.clone_pair_epsilon(1.0, 10**5, 1e-6, 0.5, max_work=mw)),
-    ("expected_max_load", lambda mw: qif.expected_max_load(1000, 3, max_work=mw)),
+    ("expected_max_load", lambda mw: qif.expected_max_load(k=3, n=1000, max_work=mw)),
     ("biswas n=1e9", lambda mw: lit.biswas_as_printed_delta(0.5, 10**9, 10**8, 10, 2.0, max_work=mw)),
 ]
 
@@ -503,14 +506,14 @@ def test_work_budget_refuses_before_working(thunk):
 @pytest.mark.parametrize(
     "thunk",
     [
-        pytest.param(lambda: qif.histograms(3, 2**52), id="histograms k=2**52"),
-        pytest.param(lambda: qif.shuffle_vulnerability_exact(80, 10**9), id="exact n=80 k=1e9"),
+        pytest.param(lambda: qif.histograms(k=2**52, n=3), id="histograms k=2**52"),
+        pytest.param(lambda: qif.shuffle_vulnerability_exact(k=10**9, n=80), id="exact n=80 k=1e9"),
         pytest.param(
             lambda: reid.ReidentificationRisk(KRR(3, 1.0), 36).exact_worst_case(), id="worst case n=36"
         ),
         pytest.param(lambda: dsigma.sample_mallows(3, 1.0, size=10**300, rng=1), id="mallows size=1e300"),
         pytest.param(lambda: lit.fmt2021_clone_delta(0.001, 0.01, 10**12), id="clone n=1e12"),
-        pytest.param(lambda: qif.shuffle_vulnerability(10**12, 3), id="V[S] n=1e12"),
+        pytest.param(lambda: qif.shuffle_vulnerability(k=3, n=10**12), id="V[S] n=1e12"),
     ],
 )
 def test_default_budget_refuses_the_issue10_hangs(thunk):
@@ -519,9 +522,9 @@ def test_default_budget_refuses_the_issue10_hangs(thunk):
 
 
 def test_work_budget_allows_what_fits_and_names_the_alternative():
-    assert qif.histograms(3, 2, max_work=8) == [(3, 0), (2, 1), (1, 2), (0, 3)]
+    assert qif.histograms(k=2, n=3, max_work=8) == [(3, 0), (2, 1), (1, 2), (0, 3)]
     with pytest.raises(WorkBudgetExceeded, match="closed forms"):
-        qif.histograms(3, 2, max_work=7)
+        qif.histograms(k=2, n=3, max_work=7)
     check_work("x", 5, max_work=5, alternative="y")
     with pytest.raises(WorkBudgetExceeded, match="x needs about 6 units of work, above max_work = 5; y"):
         check_work("x", 6, max_work=5, alternative="y")

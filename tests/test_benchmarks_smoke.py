@@ -27,6 +27,7 @@ SMOKE = [
     "bench_qif.py",
     "bench_reidentification.py",
     "bench_runtime.py",
+    "bench_root_finder.py",
 ]
 NO_SMOKE_YET: set[str] = set()
 

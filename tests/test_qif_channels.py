@@ -169,11 +169,11 @@ def test_bad_priors_gains_and_shapes():
 def test_table_i_and_ii_running_example():
     # Example 6 / Table I(a): n = 3, k = 2; row aab, column aaa is p^2 (1-p)
     p = F(3, 4)
-    n_ch = krr_channel(3, 2, p)
-    ds = datasets(3, 2)
+    n_ch = krr_channel(2, p, 3)
+    ds = datasets(k=2, n=3)
     assert n_ch[ds.index((0, 0, 1)), ds.index((0, 0, 0))] == p * p * (1 - p)
     # Table I(b): S[aab, aba] = 1/3
-    s = shuffle_channel(3, 2, exact=True)
+    s = shuffle_channel(k=2, n=3, exact=True)
     assert s[ds.index((0, 0, 1)), ds.index((0, 1, 0))] == F(1, 3)
     # Table II: NS[aab, aab] = (p^3 + 2 p pbar^2) / 3
     ns = cascade(n_ch, s)
@@ -184,8 +184,8 @@ def test_reduced_krr_table_iv_rows_sum_to_one():
     # Table IV of the paper prints the middle entries divided by 3, which makes the rows sum to
     # less than 1; Def. 23 gives p^3 + 2 p pbar^2 (as in Table V).
     p = F(3, 4)
-    nr = reduced_krr_channel(3, 2, p)
-    assert histograms(3, 2) == [(3, 0), (2, 1), (1, 2), (0, 3)]
+    nr = reduced_krr_channel(2, p, 3)
+    assert histograms(k=2, n=3) == [(3, 0), (2, 1), (1, 2), (0, 3)]
     assert nr[1, 1] == p**3 + 2 * p * (1 - p) ** 2
     assert all(sum(row) == 1 for row in nr)
 
@@ -193,10 +193,10 @@ def test_reduced_krr_table_iv_rows_sum_to_one():
 @pytest.mark.parametrize("n,k", [(1, 2), (2, 2), (3, 2), (2, 3), (3, 3), (2, 4)])
 def test_commutativity_props_11_12_26_28_exact(n, k):
     p = F(2, 3) if k == 2 else F(1, 2)
-    big_n = krr_channel(n, k, p)
-    s = shuffle_channel(n, k, exact=True)
-    sr = reduced_shuffle_channel(n, k, exact=True)
-    nr = reduced_krr_channel(n, k, p)
+    big_n = krr_channel(k, p, n)
+    s = shuffle_channel(k=k, n=n, exact=True)
+    sr = reduced_shuffle_channel(k=k, n=n, exact=True)
+    nr = reduced_krr_channel(k, p, n)
     assert (cascade(big_n, s) == cascade(s, big_n)).all()  # Prop. 11 (even equal)
     assert equivalent(cascade(big_n, s), cascade(big_n, sr))  # Prop. 12
     assert (cascade(big_n, sr) == cascade(sr, nr)).all()  # Prop. 26
@@ -206,8 +206,8 @@ def test_commutativity_props_11_12_26_28_exact(n, k):
 
 def test_noise_and_shuffle_are_not_equivalent_but_refine():
     n, k, p = 3, 2, F(3, 4)
-    big_n = krr_channel(n, k, p)
-    s = shuffle_channel(n, k, exact=True)
+    big_n = krr_channel(k, p, n)
+    s = shuffle_channel(k=k, n=n, exact=True)
     ns = cascade(big_n, s)
     assert not equivalent(big_n, ns)
     assert refines(big_n, ns) and refines(s, ns)
@@ -215,27 +215,27 @@ def test_noise_and_shuffle_are_not_equivalent_but_refine():
 
 
 def test_single_target_gain_and_abo_prior():
-    g = single_target_gain(2, 3, target=1)
+    g = single_target_gain(k=3, n=2, target=1)
     assert g.shape == (3, 9) and g.sum() == 9
-    pi = all_but_one_prior(3, 2, [1, 0], exact=True)
-    assert sum(pi) == 1 and pi[datasets(3, 2).index((1, 1, 0))] == F(1, 2)
+    pi = all_but_one_prior(k=2, n=3, known=[1, 0], exact=True)
+    assert sum(pi) == 1 and pi[datasets(k=2, n=3).index((1, 1, 0))] == F(1, 2)
 
 
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: krr_channel(7, 4, 0.5), "k\\^n"),
-        (lambda: krr_channel(2, 2, 0.4), "p must"),
-        (lambda: krr_channel(2, 1, 0.5), "k must"),
-        (lambda: krr_channel(0, 2, 0.5), "n must"),
-        (lambda: krr_channel(2, 2, float("nan")), "p must"),
-        (lambda: krr_channel(2.5, 2, 0.7), "n must"),
-        (lambda: krr_channel(True, 2, 0.7), "n must"),
-        (lambda: single_target_gain(2, 2, target=2), "target"),
-        (lambda: all_but_one_prior(3, 2, [0]), "length"),
-        (lambda: all_but_one_prior(3, 2, [0, 2]), "known"),
-        (lambda: all_but_one_prior(3, 2, 5), "known"),
-        (lambda: krr_channel(2, 3, F(1, 4)), "p must"),
+        (lambda: krr_channel(4, 0.5, 7), "k\\^n"),
+        (lambda: krr_channel(2, 0.4, 2), "p must"),
+        (lambda: krr_channel(1, 0.5, 2), "k must"),
+        (lambda: krr_channel(2, 0.5, 0), "n must"),
+        (lambda: krr_channel(2, float("nan"), 2), "p must"),
+        (lambda: krr_channel(2, 0.7, 2.5), "n must"),
+        (lambda: krr_channel(2, 0.7, True), "n must"),
+        (lambda: single_target_gain(k=2, n=2, target=2), "target"),
+        (lambda: all_but_one_prior(k=2, n=3, known=[0]), "length"),
+        (lambda: all_but_one_prior(k=2, n=3, known=[0, 2]), "known"),
+        (lambda: all_but_one_prior(k=2, n=3, known=5), "known"),
+        (lambda: krr_channel(3, F(1, 4), 2), "p must"),
     ],
 )
 def test_bad_channel_constructor_inputs(call, match):
@@ -244,6 +244,6 @@ def test_bad_channel_constructor_inputs(call, match):
 
 
 def test_p_at_one_over_k_accepted():
-    c = krr_channel(1, 3, 1 / 3)
+    c = krr_channel(3, 1 / 3, 1)
     assert np.allclose(c, 1 / 3)
     assert math.isclose(posterior_bayes_vulnerability(uniform_prior(3), c), 1 / 3)

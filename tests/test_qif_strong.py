@@ -39,10 +39,10 @@ def test_published_fig3_values():
 @pytest.mark.parametrize("n,k", [(2, 2), (4, 2), (5, 2), (3, 3), (4, 3), (3, 4)])
 def test_equals_explicit_channel_for_every_known_dataset(n, k):
     p = 0.7
-    c = cascade(krr_channel(n, k, p), reduced_shuffle_channel(n, k))
-    g = single_target_gain(n, k)
+    c = cascade(krr_channel(k, p, n), reduced_shuffle_channel(k=k, n=n))
+    g = single_target_gain(k=k, n=n)
     for known in itertools.product(range(k), repeat=n - 1):
-        brute = posterior_g_vulnerability(all_but_one_prior(n, k, known), c, g)
+        brute = posterior_g_vulnerability(all_but_one_prior(k=k, n=n, known=known), c, g)
         counts = [known.count(v) for v in range(k)]
         e = all_but_one_vulnerability_bounds(p, counts)
         assert abs(e.value - brute) < 1e-12
@@ -52,9 +52,9 @@ def test_equals_explicit_channel_for_every_known_dataset(n, k):
 @pytest.mark.parametrize("n,k", [(4, 2), (4, 3)])
 def test_subset_knowledge_equals_explicit_channel(n, k):
     p = 0.6
-    c = cascade(krr_channel(n, k, p), reduced_shuffle_channel(n, k))
-    g = single_target_gain(n, k)
-    ds = datasets(n, k)
+    c = cascade(krr_channel(k, p, n), reduced_shuffle_channel(k=k, n=n))
+    g = single_target_gain(k=k, n=n)
+    ds = datasets(k=k, n=n)
     for unknown in range(n):
         known = (1,) * (n - 1 - unknown)
         pi = np.array([1.0 if x[1 + unknown :] == known else 0.0 for x in ds])
@@ -68,7 +68,7 @@ def test_subset_knowledge_equals_explicit_channel(n, k):
 @pytest.mark.parametrize("n,k,p", [(50, 2, 0.8), (30, 3, 0.5), (12, 4, 0.4)])
 def test_nothing_known_reduces_to_uninformed(n, k, p):
     assert all_but_one_vulnerability(p, [0] * k, unknown=n - 1) == pytest.approx(
-        krr_shuffle_vulnerability(n, k, p), abs=1e-11
+        krr_shuffle_vulnerability(k, p, n), abs=1e-11
     )
 
 
@@ -86,7 +86,7 @@ def test_property_average_informed_at_least_uninformed(m, p):
     # Knowing the others can only help on average (convexity of Bayes vulnerability):
     # E_{others ~ uniform}[V_ABO] >= V_uninformed.
     avg = sum(math.comb(m, a) / 2**m * all_but_one_vulnerability(p, [a, m - a]) for a in range(m + 1))
-    assert avg >= krr_shuffle_vulnerability(m + 1, 2, p) - 1e-12
+    assert avg >= krr_shuffle_vulnerability(2, p, m + 1) - 1e-12
 
 
 def test_large_instances_are_fast_enough_and_sane():
@@ -230,4 +230,4 @@ def test_fft_path_runs_for_large_populations():
     from shuffle_accounting.qif import krr_shuffle_vulnerability
 
     u = all_but_one_vulnerability_bounds(0.5, [0, 0, 0], unknown=2999)
-    assert u.lower - 1e-12 <= krr_shuffle_vulnerability(3000, 3, 0.5) <= u.upper + 1e-12
+    assert u.lower - 1e-12 <= krr_shuffle_vulnerability(3, 0.5, 3000) <= u.upper + 1e-12

@@ -27,8 +27,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.optimize import brentq
-
 from .._validation import check_int, check_max_work, check_real
 from ._clones import ClonePair
 from ._common import BoundNotApplicable, LiteratureCurve, log_clip_to_prob
@@ -305,10 +303,11 @@ class ClonePairCurve(LiteratureCurve):
     """The certified hockey-stick curve of the clone pair with clone probability ``q``
     (``bound="upper"``; see :func:`clone_pair_log_delta` for the pair and how it stays an upper bound).
 
-    ``epsilon`` is the clone engine's specialised certified search (a Brent root on the coarse
-    certified bound, secant steps on the fine one, every candidate accepted only where the
-    certified value is ``<= delta``, ending with the same check as :meth:`delta`): ~1e-4 relative,
-    at far fewer evaluations than bisection.
+    ``epsilon`` is the clone engine's certified search by the library's one root finder
+    (``ClonePair.certified_epsilon``: Illinois false position on the coarse certified bound, secant
+    steps on the fine one, every candidate accepted only where the certified value is
+    ``<= delta``, ending with the same check as :meth:`delta`): ~1e-4 relative, at far fewer
+    evaluations than bisection.
 
     Args:
         eps0: Local privacy parameter, finite and > 0.
@@ -484,62 +483,7 @@ def clone_pair_delta(
 def _clone_epsilon(eps0: float, n: int, delta: float, q: float, max_work: int | None = None) -> float:
     if n - 1 == 0:
         return eps0
-    pair = ClonePair(eps0, n, q, max_work=max_work)
-    log_target = math.log(delta)
-    log_tol = log_target + math.log(1e-7)  # each truncated tail costs <= 1e-7 delta
-
-    def phi(e: float, slack: float = 1e-4) -> float:
-        return pair.log_delta(e, log_tol=log_tol, rel_slack=slack)[0] - log_target
-
-    if phi(0.0, 1e-2) <= 0.0:
-        return 0.0
-    hi = eps0 * (1.0 - 1e-12)
-    if phi(hi, 1e-2) > 0.0:
-        return eps0
-    # phase 1: Brent on the coarse certified log delta (blocks refined to 1e-2: cheap, still an
-    # upper bound); then round up until the coarse value confirms
-    root = brentq(lambda e: max(phi(e, 1e-2), -60.0), 0.0, hi, xtol=1e-13, rtol=1e-9, maxiter=200)
-    step = 1e-9 * max(root, 1e-6)
-    best = root
-    while best < hi and phi(best, 1e-2) > 0.0:
-        best += step
-        step *= 4.0
-    if best >= hi:
-        return eps0
-    # phase 2: tighten with the fine bound (rel. slack 1e-3) by secant steps on log delta;
-    # every candidate is accepted only where the certified value is <= delta
-    h = 1e-3 * best
-    slope = (phi(best - h, 1e-2) - phi(best, 1e-2)) / h  # > 0: log delta decreases in eps
-    xa, va = best, phi(best, 1e-3)
-    if va <= 0.0 and slope > 0.0:
-        for _ in range(3):
-            x_new = xa + va / slope
-            if not 0.0 < x_new < xa:
-                break
-            v_new = phi(x_new, 1e-3)
-            if v_new <= 0.0:
-                best = min(best, x_new)
-                if v_new > -1e-6:
-                    break
-                slope = (v_new - va) / (x_new - xa) if x_new != xa else slope
-                xa, va = x_new, v_new
-            else:
-                slope = (v_new - va) / (x_new - xa)
-                if not slope < 0.0:
-                    break
-                slope = -slope
-                # root lies in (x_new, xa): aim a hair above it
-                x2 = xa + va / slope * (1.0 - 1e-6)
-                if x_new < x2 < xa and phi(x2, 1e-3) <= 0.0:
-                    best = min(best, x2)
-                break
-    # final check with exactly the evaluation clone_pair_log_delta performs, so that
-    # delta(epsilon(d)) <= d holds for the public functions too; step up if needed
-    step = 1e-7 * best
-    while best < eps0 and pair.log_delta(best)[0] > log_target:
-        best += step
-        step *= 4.0
-    return min(best, eps0)
+    return ClonePair(eps0, n, q, max_work=max_work).certified_epsilon(delta)
 
 
 def clone_pair_epsilon(
@@ -548,8 +492,10 @@ def clone_pair_epsilon(
     """Smallest epsilon (to about 1e-4 relative: block slack 1e-3 over the slope) whose certified clone-pair
     delta (:func:`clone_pair_log_delta`) is ``<= delta``.
 
-    A Brent root find on ``log delta(eps)`` (smooth and decreasing), followed by upward steps until
-    the certified value at the returned epsilon is ``<= delta``: the returned epsilon is always one
+    The one root finder (:func:`shuffle_accounting.curves.epsilon_from_delta`: Illinois false
+    position on the coarse certified ``log delta(eps)``, smooth and decreasing, then secant steps on
+    the fine one), followed by upward steps until the certified value at the returned epsilon is
+    ``<= delta``: the returned epsilon is always one
     at which the certified bound was evaluated and found ``<= delta``. Never exceeds ``eps0``.
 
     Args:

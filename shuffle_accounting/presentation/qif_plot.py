@@ -44,7 +44,7 @@ def vulnerability_curves(
     ps = [float(check_p(p, k)) for p in ps]
     if not ns or not ps:
         raise ParameterError("ns and ps must be non-empty sequences")
-    return {p: ([p] * len(ns), [krr_shuffle_vulnerability(n, k, p) for n in ns]) for p in ps}
+    return {p: ([p] * len(ns), [krr_shuffle_vulnerability(k, p, n) for n in ns]) for p in ps}
 
 
 def plot_vulnerability_curves(

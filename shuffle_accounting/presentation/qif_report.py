@@ -119,7 +119,7 @@ def leakage_report(n: Any, k: Any, eps0: Any) -> LeakageReport:
         (0.3826, 0.3826)
     """
     p = krr_keep_probability(k, eps0)
-    s = shuffle_vulnerability_bounds(n, k)
+    s = shuffle_vulnerability_bounds(k=k, n=n)
     k = int(k)
     ns = _ns_from_s(s, k, p)
     return LeakageReport(int(n), k, float(eps0), p, 1.0 / k, p, s, ns)

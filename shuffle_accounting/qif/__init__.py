@@ -19,7 +19,7 @@ curves moved to :mod:`shuffle_accounting.presentation.qif_report` and
 
 Example:
     >>> from shuffle_accounting import qif
-    >>> round(qif.shuffle_vulnerability(200, 2), 6), round(qif.krr_shuffle_vulnerability(200, 2, 0.9), 5)
+    >>> round(qif.shuffle_vulnerability(k=2, n=200), 6), round(qif.krr_shuffle_vulnerability(2, 0.9, 200), 5)
     (0.528174, 0.52254)
 """
 

@@ -12,7 +12,7 @@ from .._validation import ParameterError, check_int, check_real
 from ..curves import Interval
 from ..randomizers import KRR
 
-__all__ = ["Estimate", "check_p", "check_nk", "krr_keep_probability"]
+__all__ = ["Estimate", "check_p", "check_nk", "krr_keep_probability", "old_nkp_call", "old_np_call"]
 
 
 @dataclass(frozen=True, init=False)
@@ -63,6 +63,51 @@ class Estimate(Interval):
 
     def __float__(self) -> float:
         return float(self.value)
+
+
+def _number(value: Any) -> float | None:
+    """``value`` as a float if it is a real number (not a bool), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    return float(value)
+
+
+def old_nkp_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether a call of a ``(k, p, n)`` function is in the former order ``(n, k, p)``.
+
+    Unambiguous: the second positional argument is ``p`` (a probability, ``<= 1``) in the new
+    order and ``k`` (an integer ``>= 2``) in the old one, so an integer ``>= 2`` there is read as
+    the old ``k``; a third argument strictly between 0 and 1 can only be the old ``p`` (the new
+    ``n`` is an integer ``>= 1``); a single positional argument with ``k=`` given as a keyword is the old
+    ``n``. Every valid call is read in its one possible order; an invalid one is reported in the
+    order it resembles (its error names a parameter of that order).
+    """
+    if len(args) >= 2:
+        second = _number(args[1])
+        # an integer >= 2 can only be the old k (an invalid p such as 1.5 stays a p: its error names p)
+        if second is not None and second >= 2.0 and second == math.floor(second):
+            return True
+        # a fraction strictly between 0 and 1 in third place can only be the old p (the new n is
+        # an integer >= 1)
+        third = _number(args[2]) if len(args) >= 3 else None
+        return third is not None and 0.0 < third < 1.0
+    return len(args) == 1 and "k" in kwargs
+
+
+def old_np_call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether a call of a ``(p, n)`` function is in the former order ``(n, p)``.
+
+    Unambiguous: in the new order the second positional argument is ``n`` (an integer ``>= 1``),
+    in the old one ``p`` (in ``[1/2, 1]``); a second argument ``< 1`` is the old ``p``, and so is
+    ``1`` after a first argument above 1 (``p = 5`` is invalid); ``f(p, 1)`` with ``p <= 1`` is the
+    new order (``f(1, 1)`` means the same in both). A single positional argument with ``p=`` given as a keyword is the old ``n``.
+    """
+    if len(args) >= 2:
+        first, second = _number(args[0]), _number(args[1])
+        if first is None or second is None:
+            return False
+        return second < 1.0 or (second == 1.0 and first > 1.0)
+    return len(args) == 1 and "p" in kwargs
 
 
 def check_nk(n: Any, k: Any) -> tuple[int, int]:

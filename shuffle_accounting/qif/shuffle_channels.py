@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from .._deprecation import old_positional_order
 from .._validation import ParameterError, check_bool, check_int, check_work
-from ._common import check_nk, check_p
+from ._common import check_nk, check_p, old_nkp_call
 
 __all__ = [
     "MAX_DATASETS",
@@ -56,11 +57,16 @@ def _check_size(n: Any, k: Any) -> tuple[int, int]:
     return n, k
 
 
-def datasets(n: Any, k: Any) -> list[tuple[int, ...]]:
+@old_positional_order(("n", "k"))
+def datasets(*, k: Any, n: Any) -> list[tuple[int, ...]]:
     """All datasets in ``K^n`` with ``K = {0..k-1}``, lexicographic (user 0 most significant).
 
+    Arguments are keyword-only (issue 13): ``k=`` and ``n=``. The former positional order
+    ``(n, k)`` is still accepted, with a ``DeprecationWarning``; the library's order ``(k, n)``
+    cannot be told apart from it positionally (two integers), hence keywords.
+
     Example:
-        >>> datasets(2, 2)
+        >>> datasets(k=2, n=2)
         [(0, 0), (0, 1), (1, 0), (1, 1)]
     """
     n, k = _check_size(n, k)
@@ -90,8 +96,13 @@ def _compositions(n: int, k: int):
             yield (first,) + rest
 
 
-def histograms(n: Any, k: Any, *, max_work: Any = None) -> list[tuple[int, ...]]:
+@old_positional_order(("n", "k"))
+def histograms(*, k: Any, n: Any, max_work: Any = None) -> list[tuple[int, ...]]:
     """All histograms of ``n`` users over ``k`` values, in decreasing lexicographic order.
+
+    Arguments are keyword-only (issue 13): ``k=`` and ``n=``. The former positional order
+    ``(n, k)`` is still accepted, with a ``DeprecationWarning``; the library's order ``(k, n)``
+    cannot be told apart from it positionally (two integers), hence keywords.
 
     There are ``C(n + k - 1, k - 1)`` of them, each a ``k``-tuple; the work (``k`` times that
     count) is checked against ``max_work`` before any is built.
@@ -109,7 +120,7 @@ def histograms(n: Any, k: Any, *, max_work: Any = None) -> list[tuple[int, ...]]
         WorkBudgetExceeded: If ``k C(n + k - 1, k - 1) > max_work``.
 
     Example:
-        >>> histograms(3, 2)
+        >>> histograms(k=2, n=3)
         [(3, 0), (2, 1), (1, 2), (0, 3)]
     """
     n, k = check_nk(n, k)
@@ -135,8 +146,13 @@ def _entry_type(p: Any, k: int, exact: bool) -> tuple[Any, Any, bool]:
     return float(pp), (1.0 - float(pp)) / (k - 1), False
 
 
-def krr_channel(n: Any, k: Any, p: Any, *, exact: bool = False) -> np.ndarray:
+@old_positional_order(("n", "k", "p"), detect=old_nkp_call)
+def krr_channel(k: Any, p: Any, n: Any, *, exact: bool = False) -> np.ndarray:
     """Full k-RR channel ``N`` (Def. 10): ``N[x, y] = prod_i Pr(y_i | x_i)``.
+
+    Argument order (issue 13): ``k``, the randomizer parameter ``p``, then ``n``, as everywhere in
+    the library. The former order ``(n, k, p)`` is still accepted positionally, with a
+    ``DeprecationWarning`` (told apart by the second argument: ``p <= 1`` versus ``k >= 2``).
 
     ``Pr(y_i | x_i) = p`` if equal, ``(1-p)/(k-1)`` otherwise; built as a Kronecker power.
 
@@ -153,7 +169,7 @@ def krr_channel(n: Any, k: Any, p: Any, *, exact: bool = False) -> np.ndarray:
         ParameterError: On invalid arguments or a too large ``k^n``.
 
     Example:
-        >>> krr_channel(1, 2, Fraction(3, 4))
+        >>> krr_channel(2, Fraction(3, 4), 1)
         array([[Fraction(3, 4), Fraction(1, 4)],
                [Fraction(1, 4), Fraction(3, 4)]], dtype=object)
     """
@@ -170,16 +186,21 @@ def krr_channel(n: Any, k: Any, p: Any, *, exact: bool = False) -> np.ndarray:
     return out
 
 
-def shuffle_channel(n: Any, k: Any, *, exact: bool = False) -> np.ndarray:
+@old_positional_order(("n", "k"))
+def shuffle_channel(*, k: Any, n: Any, exact: bool = False) -> np.ndarray:
     """Full shuffle channel ``S`` (Def. 7): ``S[x, y] = 1/#h(x)`` if ``h(y) = h(x)``, else 0.
 
+    Arguments are keyword-only (issue 13): ``k=`` and ``n=``. The former positional order
+    ``(n, k)`` is still accepted, with a ``DeprecationWarning``; the library's order ``(k, n)``
+    cannot be told apart from it positionally (two integers), hence keywords.
+
     Example:
-        >>> shuffle_channel(2, 2, exact=True)[1].tolist()
+        >>> shuffle_channel(k=2, n=2, exact=True)[1].tolist()
         [0, Fraction(1, 2), Fraction(1, 2), 0]
     """
     exact = check_bool("exact", exact)
     n, k = _check_size(n, k)
-    ds = datasets(n, k)
+    ds = datasets(k=k, n=n)
     hs = [histogram_of(x, k) for x in ds]
     size = {h: hs.count(h) for h in set(hs)}
     out = np.zeros((len(ds), len(ds)), dtype=object if exact else float)
@@ -191,13 +212,18 @@ def shuffle_channel(n: Any, k: Any, *, exact: bool = False) -> np.ndarray:
     return out
 
 
-def reduced_shuffle_channel(n: Any, k: Any, *, exact: bool = False) -> np.ndarray:
+@old_positional_order(("n", "k"))
+def reduced_shuffle_channel(*, k: Any, n: Any, exact: bool = False) -> np.ndarray:
     """Reduced shuffle ``S^r`` (Def. 8): dataset ``x`` -> its histogram, deterministically.
+
+    Arguments are keyword-only (issue 13): ``k=`` and ``n=``. The former positional order
+    ``(n, k)`` is still accepted, with a ``DeprecationWarning``; the library's order ``(k, n)``
+    cannot be told apart from it positionally (two integers), hence keywords.
 
     Columns follow :func:`histograms`.
 
     Example:
-        >>> reduced_shuffle_channel(2, 2)
+        >>> reduced_shuffle_channel(k=2, n=2)
         array([[1., 0., 0.],
                [0., 1., 0.],
                [0., 1., 0.],
@@ -205,31 +231,36 @@ def reduced_shuffle_channel(n: Any, k: Any, *, exact: bool = False) -> np.ndarra
     """
     exact = check_bool("exact", exact)
     n, k = _check_size(n, k)
-    hs = histograms(n, k)
+    hs = histograms(k=k, n=n)
     col = {h: j for j, h in enumerate(hs)}
-    ds = datasets(n, k)
+    ds = datasets(k=k, n=n)
     out = np.zeros((len(ds), len(hs)), dtype=object if exact else float)
     for i, x in enumerate(ds):
         out[i, col[histogram_of(x, k)]] = Fraction(1) if exact else 1.0
     return out
 
 
-def reduced_krr_channel(n: Any, k: Any, p: Any, *, exact: bool = False) -> np.ndarray:
+@old_positional_order(("n", "k", "p"), detect=old_nkp_call)
+def reduced_krr_channel(k: Any, p: Any, n: Any, *, exact: bool = False) -> np.ndarray:
     """Reduced k-RR ``N^r`` (Def. 23): histograms -> histograms.
+
+    Argument order (issue 13): ``k``, the randomizer parameter ``p``, then ``n``, as everywhere in
+    the library. The former order ``(n, k, p)`` is still accepted positionally, with a
+    ``DeprecationWarning`` (told apart by the second argument: ``p <= 1`` versus ``k >= 2``).
 
     ``N^r[z1, z2] = sum_{x: h(x)=z1} sum_{y: h(y)=z2} N[x, y] / #z1``, i.e.
     ``diag(1/#z) (S^r)^T N S^r``.
 
     Example:
-        >>> reduced_krr_channel(1, 2, 0.75)
+        >>> reduced_krr_channel(2, 0.75, 1)
         array([[0.75, 0.25],
                [0.25, 0.75]])
     """
     exact = check_bool("exact", exact)
     n, k = _check_size(n, k)
     pp, _, is_exact = _entry_type(p, k, exact)
-    big_n = krr_channel(n, k, pp, exact=is_exact)
-    sr = reduced_shuffle_channel(n, k, exact=is_exact)
+    big_n = krr_channel(k=k, p=pp, n=n, exact=is_exact)
+    sr = reduced_shuffle_channel(k=k, n=n, exact=is_exact)
     sizes = sr.sum(axis=0)
     if is_exact:
         out = np.dot(np.dot(sr.T, big_n), sr)
@@ -239,25 +270,35 @@ def reduced_krr_channel(n: Any, k: Any, p: Any, *, exact: bool = False) -> np.nd
     return (sr.T @ big_n @ sr) / sizes[:, None]
 
 
-def single_target_gain(n: Any, k: Any, *, target: Any = 0) -> np.ndarray:
+@old_positional_order(("n", "k"))
+def single_target_gain(*, k: Any, n: Any, target: Any = 0) -> np.ndarray:
     """Single-target gain ``g_T(w, x) = [x_target == w]`` (Def. 13), shape ``(k, k^n)``.
 
+    Arguments are keyword-only (issue 13): ``k=`` and ``n=``. The former positional order
+    ``(n, k)`` is still accepted, with a ``DeprecationWarning``; the library's order ``(k, n)``
+    cannot be told apart from it positionally (two integers), hence keywords.
+
     Example:
-        >>> single_target_gain(2, 2)
+        >>> single_target_gain(k=2, n=2)
         array([[1, 1, 0, 0],
                [0, 0, 1, 1]])
     """
     n, k = _check_size(n, k)
     target = check_int("target", target, minimum=0, maximum=n - 1)
-    ds = datasets(n, k)
+    ds = datasets(k=k, n=n)
     out = np.zeros((k, len(ds)), dtype=int)
     for j, x in enumerate(ds):
         out[x[target], j] = 1
     return out
 
 
-def all_but_one_prior(n: Any, k: Any, known: Any, *, exact: bool = False) -> np.ndarray:
+@old_positional_order(("n", "k", "known"))
+def all_but_one_prior(*, k: Any, n: Any, known: Any, exact: bool = False) -> np.ndarray:
     """Strong (all-but-one) adversary's prior (Sec. V): users ``1..n-1`` hold ``known``, user 0 uniform.
+
+    Arguments are keyword-only (issue 13): ``k=`` and ``n=``. The former positional order
+    ``(n, k)`` is still accepted, with a ``DeprecationWarning``; the library's order ``(k, n)``
+    cannot be told apart from it positionally (two integers), hence keywords.
 
     Args:
         n: Number of users (integer >= 1).
@@ -272,7 +313,7 @@ def all_but_one_prior(n: Any, k: Any, known: Any, *, exact: bool = False) -> np.
         ParameterError: On a wrong length or out-of-range value.
 
     Example:
-        >>> all_but_one_prior(2, 2, [1]).tolist()
+        >>> all_but_one_prior(k=2, n=2, known=[1]).tolist()
         [0.0, 0.5, 0.0, 0.5]
     """
     exact = check_bool("exact", exact)
@@ -286,7 +327,7 @@ def all_but_one_prior(n: Any, k: Any, known: Any, *, exact: bool = False) -> np.
     if len(vals) != n - 1:
         raise ParameterError(f"known must have length n - 1 = {n - 1}, got {len(vals)}")
     vals = [check_int("known", v, minimum=0, maximum=k - 1) for v in vals]
-    ds = datasets(n, k)
+    ds = datasets(k=k, n=n)
     out = np.zeros(len(ds), dtype=object if exact else float)
     if exact:
         out[:] = Fraction(0)

@@ -137,6 +137,7 @@ from .._binomial import log_binom_sf as _log_binom_sf
 from .._binomial import logsumexp
 from .._logmath import bisect_bracket
 from .._validation import check_delta, check_int, check_real, check_real_array
+from ..curves import epsilon_from_delta
 from ..randomizers import KRR
 
 __all__ = ["DEFAULT_RTOL", "certified_log_delta_grid", "certified_log_delta_bounds", "certified_epsilon"]
@@ -805,8 +806,10 @@ def certified_epsilon(delta: float, k: int, eps0: float, n: int, *, rtol: float 
     """Smallest eps (rounded up) whose certified upper delta (``rtol``-tight) is ``<= delta``.
 
     Root finding on ``log upper(eps)`` (decreasing in eps) of :func:`certified_log_delta_bounds`:
-    secant steps in a bracket, first with cheap evaluations (tolerance ``max(rtol, 1e-4)``,
-    still certified upper bounds), then with ``rtol``. The returned eps is certified by its own
+    secant steps in a bracket by the library's one root finder
+    (:func:`shuffle_accounting.curves.epsilon_from_delta`, ``method="newton"`` without
+    derivative), first with cheap evaluations (tolerance ``max(rtol, 1e-4)``, still certified upper
+    bounds) to 1e-6, then with ``rtol`` from the first phase's prediction and slope. The returned eps is certified by its own
     evaluation (``delta(eps) <= delta``); it is the smallest such eps to about 1e-9 relative
     (the last secant prediction). Returns 0 when ``delta(0) <= delta``; never more than ``eps0``.
 
@@ -846,50 +849,43 @@ def certified_epsilon(delta: float, k: int, eps0: float, n: int, *, rtol: float 
     x = _guess(approx, eps0, lt)
     hh = 1e-4 * x
     slope = (approx(x + hh) - approx(x - hh)) / (2.0 * hh)  # only steers the steps
-    hi_cert = eps0  # smallest eps certified so far: f(hi_cert) <= lt
-    # phase 1: cheap evaluations (still certified upper bounds), to ~1e-6 relative
-    lo, hi = 0.0, eps0
-    prev = None
-    for _ in range(60):
-        fx = f(x, max(rtol, 1e-4))
-        if fx <= lt:
-            hi = x
-            hi_cert = min(hi_cert, x)
-        else:
-            lo = x
-        if prev is not None and math.isfinite(fx) and math.isfinite(prev[1]) and fx != prev[1]:
-            slope = (fx - prev[1]) / (x - prev[0])
-        nx = x - (fx - lt) / slope if (math.isfinite(fx) and slope < 0) else 0.5 * (lo + hi)
-        if not lo < nx < hi:
-            nx = 0.5 * (lo + hi)
-        done = abs(nx - x) <= 1e-6 * x or hi - lo <= 1e-6 * hi
-        prev = (x, fx)
-        x = nx
-        if done:
-            break
-    # phase 2: rtol-tight evaluations from just above the phase-1 root; Newton/secant steps
-    x = min(x * (1.0 + 1e-7), hi_cert)
-    prev = None
-    for _ in range(40):
-        fx = f(x, rtol)
-        if prev is not None and math.isfinite(fx) and math.isfinite(prev[1]) and fx != prev[1]:
-            slope = (fx - prev[1]) / (x - prev[0])
-        if fx <= lt:
-            hi_cert = min(hi_cert, x)
-        if not (math.isfinite(fx) and slope < 0):
-            break
-        nx = x - (fx - lt) / slope
-        if fx <= lt:
-            if x - nx <= 1e-9 * x:
-                break  # the predicted root lies within 1e-9 (relative) below the certified x
-            nx = nx * (1.0 + 3e-10)  # aim just above the predicted root
-        else:
-            nx = max(nx * (1.0 + 3e-10), x * (1.0 + 1e-9))
-        if nx >= hi_cert:
-            break
-        prev = (x, fx)
-        x = nx
-    return float(min(hi_cert, eps0))
+    # the one root finder (secant steps in the bracket [0, eps0], eps0 vouched: eps0-DP; 0 was
+    # evaluated above). Phase 1: cheap evaluations (still certified upper bounds) to ~1e-6
+    first = epsilon_from_delta(
+        lambda e: f(e, max(rtol, 1e-4)),
+        delta,
+        bound="upper",
+        lo=0.0,
+        hi=eps0,
+        rtol=1e-6,
+        atol=0.0,
+        max_iter=60,
+        method="newton",
+        log=True,
+        guess=x,
+        slope=slope,
+        settle=False,
+        check_lo=False,
+        full_output=True,
+    )
+    hi_cert = first.epsilon  # certified by a cheap evaluation (or eps0)
+    # phase 2: rtol-tight evaluations from just above the phase-1 prediction, to 1e-9
+    return epsilon_from_delta(
+        lambda e: f(e, rtol),
+        delta,
+        bound="upper",
+        lo=0.0,
+        hi=hi_cert,
+        rtol=1e-9,
+        atol=0.0,
+        max_iter=40,
+        method="newton",
+        log=True,
+        guess=min(first.estimate * (1.0 + 1e-7), hi_cert),
+        slope=first.slope if math.isfinite(first.slope) else slope,
+        aim=3e-10,
+        check_lo=False,
+    )
 
 
 def _approx_log_delta(k: int, eps0: float, n: int):

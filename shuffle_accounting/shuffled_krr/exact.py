@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 
 from .._binomial import log_binom_pmf
+from .._deprecation import keyword_only_now
 from .._logmath import UNIT_ROUNDOFF, logsumexp
 from .._validation import ParameterError, check_choice, check_int, check_real, check_real_array
 from ..randomizers import KRR
@@ -459,7 +460,8 @@ def dataset_log_delta_bounds(eps: Any, k: Any, eps0: Any, others: Any) -> tuple[
     return lo, up
 
 
-def dataset_log_delta(eps: Any, k: Any, eps0: Any, others: Any, output: str = "histogram"):
+@keyword_only_now(4, ("output",))  # issue 13: output keyword-only, positional deprecated
+def dataset_log_delta(eps: Any, k: Any, eps0: Any, others: Any, *, output: str = "histogram"):
     """Natural log of the exact ``delta(eps)`` of one neighbouring pair of shuffled k-RR datasets.
 
     ``log max(H_{e^eps}(P || Q), H_{e^eps}(Q || P))`` where ``P`` / ``Q`` are the release
@@ -474,7 +476,8 @@ def dataset_log_delta(eps: Any, k: Any, eps0: Any, others: Any, output: str = "h
         others: Length-``k`` non-negative integer counts of the other users' values
             (``n = sum(others) + 1``).
         output: ``"histogram"`` (full histogram released) or ``"count"`` (only the number of
-            value-0 outputs, Biswas et al.).
+            value-0 outputs, Biswas et al.). Keyword only (issue 13); passing it positionally
+            still works with a ``DeprecationWarning``.
 
     Returns:
         A float for scalar ``eps``, else a float array of ``eps``'s shape.
@@ -507,7 +510,8 @@ def dataset_log_delta(eps: Any, k: Any, eps0: Any, others: Any, output: str = "h
     return float(out) if out.ndim == 0 else out
 
 
-def dataset_delta(eps: Any, k: Any, eps0: Any, others: Any, output: str = "histogram"):
+@keyword_only_now(4, ("output",))  # issue 13: output keyword-only, positional deprecated
+def dataset_delta(eps: Any, k: Any, eps0: Any, others: Any, *, output: str = "histogram"):
     """Exact ``delta(eps)`` of one neighbouring pair of shuffled k-RR datasets.
 
     ``max(H_{e^eps}(P || Q), H_{e^eps}(Q || P))`` for the target moving from value 0 to value 1
@@ -520,7 +524,7 @@ def dataset_delta(eps: Any, k: Any, eps0: Any, others: Any, output: str = "histo
         k: Number of categories (integer >= 2).
         eps0: Local privacy of k-RR (finite, > 0).
         others: Length-``k`` non-negative integer counts of the other users' values.
-        output: ``"histogram"`` or ``"count"``.
+        output: ``"histogram"`` or ``"count"`` (keyword only; positional deprecated).
 
     Returns:
         A float for scalar ``eps``, else a float array of ``eps``'s shape.
@@ -534,7 +538,7 @@ def dataset_delta(eps: Any, k: Any, eps0: Any, others: Any, output: str = "histo
         >>> round(dataset_delta(0.5, 4, 1.0, [0, 0, 6, 0], output="count"), 6)
         0.0...
     """
-    out = dataset_log_delta(eps, k, eps0, others, output)
+    out = dataset_log_delta(eps, k, eps0, others, output=output)
     with np.errstate(under="ignore"):
         return float(math.exp(out)) if isinstance(out, float) else np.exp(out)
 

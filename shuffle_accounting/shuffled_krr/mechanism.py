@@ -24,6 +24,7 @@ from scipy.special import log_ndtr
 
 from .._logmath import bisect_bracket
 from .._validation import ParameterError, check_choice, check_delta, check_real, check_real_array
+from ..curves import epsilon_from_delta, log_target, step_up_until
 from ..randomizers import KRR
 from . import blanket_fast as _fast
 from . import worst_case as _wc
@@ -119,10 +120,7 @@ def _log_target(delta: float) -> float:
     then never exceeds ``delta``, not even by the one ulp of ``exp(log(delta))`` (found at
     ``k = 6, eps0 = 6.25390625, n = 218, delta = 0.35317312596329503``).
     """
-    lt = math.log(delta)
-    while math.exp(lt) > delta:
-        lt = math.nextafter(lt, -math.inf)
-    return lt
+    return log_target(delta, bound="upper")
 
 
 def _checked(cert):
@@ -471,7 +469,12 @@ class ShuffledKRR:
 
         Safeguarded Newton iteration on ``log delta(eps)`` (smooth and decreasing; its slope
         ``-e^eps Q(L > e^eps) / delta`` comes with each evaluation) from the Gaussian-limit guess,
-        kept inside a bracket; the returned value is certified by a final evaluation. Returns 0
+        kept inside a bracket, by the library's one root finder
+        (:func:`shuffle_accounting.curves.epsilon_from_delta`, ``method="newton"``); from
+        ``FAST_BLANKET_MIN_N`` users the sub-linear evaluator's search
+        (:func:`~shuffle_accounting.shuffled_krr.blanket_fast.certified_epsilon`, the same finder).
+        The returned value is certified by a final evaluation of the public path (stepped up by
+        :func:`shuffle_accounting.curves.step_up_until` until it holds). Returns 0
         when ``delta(0) <= delta`` and never more than ``eps0`` (the mechanism is ``eps0``-DP).
 
         With ``method="worst-case"`` (``k = 2`` or ``3``) the value is the branch-and-bound certificate's
@@ -517,12 +520,13 @@ class ShuffledKRR:
             # round trip: the delta-query certificate at the returned eps must be <= delta too
             # (both are certified, but they stop at different covers); step up until it is
             lt = _log_target(delta)
-            step = 1e-7
-            while wc < self.eps0 and self.log_delta(wc, method=use) > lt:
-                wc = min(self.eps0, wc * (1.0 + step) + 1e-300)
-                step *= 2.0
+            wc = step_up_until(lambda e: self.log_delta(e, method=use) <= lt, wc, cap=self.eps0, step=1e-7)
             return self._checked_epsilon(wc, delta)
         lt = _log_target(delta)
+
+        def certified_by_public_path(e: float) -> bool:
+            return float(self.log_delta(e, method="blanket")) <= lt
+
         if self.n >= FAST_BLANKET_MIN_N and not self._degenerate_blanket:
             # root by the sub-linear evaluator, whose answer is certified by its own certified
             # upper bound; re-checked through the public blanket path (the same evaluator, plus
@@ -533,10 +537,9 @@ class ShuffledKRR:
             except (ValueError, ArithmeticError):
                 e = math.nan
             if 0.0 <= e <= self.eps0:
-                step = 1e-9
-                while e < self.eps0 and float(self._blanket_log_delta(np.asarray(e))) > lt:
-                    e = min(self.eps0, e * (1.0 + step) + 1e-300)
-                    step *= 2.0
+                e = step_up_until(
+                    lambda x: float(self._blanket_log_delta(np.asarray(x))) <= lt, e, cap=self.eps0
+                )
                 return self._checked_epsilon(e, delta)
         if self.n == 1 or self._degenerate_blanket:
             evaluate = self._eval_n1
@@ -546,39 +549,25 @@ class ShuffledKRR:
             def evaluate(e: float) -> tuple[float, float]:
                 return engine.certified(e, lt)
 
-        f0, _ = evaluate(0.0)
-        if f0 <= lt:
-            return self._checked_epsilon(0.0, delta)
-        lo, hi = 0.0, self.eps0  # f(lo) > lt, f(hi) = -inf <= lt
-        x = self._initial_guess(lt)
-        fx, sx = evaluate(x)
-        for _ in range(100):
-            if fx > lt:
-                lo = x
-            else:
-                hi = x
-            if hi - lo <= 1e-9 * hi:
-                break
-            step_ok = math.isfinite(fx) and math.isfinite(sx) and sx < 0
-            nx = x - (fx - lt) / sx if step_ok else 0.5 * (lo + hi)
-            if not (lo < nx < hi):
-                nx = 0.5 * (lo + hi)
-            if fx <= lt and x - nx <= 1e-9 * x:
-                break  # the root lies within 1e-9 (relative) below the certified hi
-            if fx > lt and nx - x <= 1e-9 * x:
-                nx = min(x * (1.0 + 1e-9), 0.5 * (x + hi))  # step just above the root
-            x = nx
-            fx, sx = evaluate(x)
-        # certify with the public evaluation (its truncation windows may differ slightly); only a
-        # certified value is returned: eps0 itself is always valid (shuffled k-RR is eps0-DP)
-        result = self.eps0
-        for _ in range(60):
-            if hi >= self.eps0:
-                break
-            if self.log_delta(hi, method="blanket") <= lt:
-                result = hi
-                break
-            hi = min(self.eps0, hi * (1.0 + 1e-9) + 1e-300)
+        # the one root finder: safeguarded Newton on log delta (its slope comes with each
+        # evaluation) from the Gaussian-limit guess, bracket [0, eps0] (eps0 vouched: shuffled
+        # k-RR is eps0-DP), then certified with the public evaluation (its truncation windows
+        # may differ slightly) and stepped up until that accepts it
+        result = epsilon_from_delta(
+            evaluate,
+            delta,
+            bound="upper",
+            lo=0.0,
+            hi=self.eps0,
+            rtol=1e-9,
+            atol=0.0,
+            max_iter=100,
+            method="newton",
+            log=True,
+            derivative=True,
+            guess=self._initial_guess(lt),
+            verify=certified_by_public_path,
+        )
         return self._checked_epsilon(result, delta)
 
     def _checked_epsilon(self, result: float, delta: float) -> float:

@@ -140,7 +140,14 @@ from .._binomial import log_binom_pmf as _log_binom_pmf
 from .._binomial import log_binom_sf as _log_binom_sf
 from .._binomial import logsumexp
 from .._logmath import UNIT_ROUNDOFF
-from .._validation import ParameterError, check_delta, check_int, check_real, check_real_array
+from .._validation import (  # WorkBudgetExceeded: re-exported, see below
+    ParameterError,
+    WorkBudgetExceeded,
+    check_delta,
+    check_int,
+    check_real,
+    check_real_array,
+)
 
 __all__ = [
     "CoverInterval",
@@ -173,8 +180,9 @@ _DIRECT_WORK = 2e6
 MAX_CONV_WORK = 4e8
 
 
-class WorkBudgetExceeded(RuntimeError):
-    """The branch and bound would exceed its work budget (no certified value was produced)."""
+# WorkBudgetExceeded (imported above, still in __all__): the branch and bound's budget error is the
+# library's one budget error (issue 13), defined once in ``_validation`` as a ParameterError *and* a
+# RuntimeError, so ``except RuntimeError`` (this module's former class) still catches it.
 
 
 # ---------------------------------------------------------------------------------------------
