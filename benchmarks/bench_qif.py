@@ -127,7 +127,7 @@ def main() -> None:
         print(f"{p:>5} {counts!s:>18} {e.value:>16.12f} {e.error:>12.1e} {t:>9.3f}")
     print()
     n_rep = 1000 if smoke else 10_000
-    t, _ = _time(leakage_report, n_rep, 10, 2.0, repeat=repeat)
+    t, _ = _time(lambda: leakage_report(k=10, eps0=2.0, n=n_rep), repeat=repeat)
     print(f"leakage_report(n={n_rep}, k=10, eps0=2) (the CLI section): {t:.3f} s")
 
 

@@ -134,7 +134,7 @@ def test_single_user():
 
 
 def test_leakage_report_values():
-    r = leakage_report(200, 2, math.log(9))  # p = 0.9
+    r = leakage_report(k=2, eps0=math.log(9), n=200)  # p = 0.9
     assert isinstance(r, LeakageReport)
     assert r.p == pytest.approx(0.9)
     assert r.prior == 0.5 and r.krr == pytest.approx(0.9)
@@ -158,9 +158,9 @@ def test_report_section_default_deployment():
 
 def test_report_bad_inputs():
     with pytest.raises(ParameterError, match="eps0"):
-        leakage_report(10, 2, -1.0)
+        leakage_report(k=2, eps0=-1.0, n=10)
     with pytest.raises(ParameterError, match="n must"):
-        leakage_report(0, 2, 1.0)
+        leakage_report(k=2, eps0=1.0, n=0)
 
 
 def test_vulnerability_curves_and_plot(tmp_path):
@@ -231,3 +231,10 @@ def test_fft_path_runs_for_large_populations():
 
     u = all_but_one_vulnerability_bounds(0.5, [0, 0, 0], unknown=2999)
     assert u.lower - 1e-12 <= krr_shuffle_vulnerability(3, 0.5, 3000) <= u.upper + 1e-12
+
+
+def test_leakage_report_old_positional_order_warns_with_the_same_values():
+    new = leakage_report(k=3, eps0=1.0, n=50)
+    with pytest.warns(DeprecationWarning, match="leakage_report"):
+        old = leakage_report(50, 3, 1.0)
+    assert old == new

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .._deprecation import old_positional_order
 from ..qif._common import Estimate, krr_keep_probability
 from ..qif.vulnerability import ns_from_s as _ns_from_s
 from ..qif.vulnerability import shuffle_vulnerability_bounds
@@ -38,7 +39,7 @@ class LeakageReport:
         krr_shuffle: ``V[NS]`` with its certified interval.
 
     Example:
-        >>> r = leakage_report(200, 2, 2.1972245773362196)  # p = 0.9
+        >>> r = leakage_report(k=2, eps0=2.1972245773362196, n=200)  # p = 0.9
         >>> round(r.krr_shuffle.value, 5), round(r.multiplicative_leakage, 4)
         (0.52254, 1.0451)
     """
@@ -99,13 +100,18 @@ class LeakageReport:
         )
 
 
-def leakage_report(n: Any, k: Any, eps0: Any) -> LeakageReport:
+@old_positional_order(("n", "k", "eps0"))
+def leakage_report(*, k: Any, eps0: Any, n: Any) -> LeakageReport:
     """Compute the :class:`LeakageReport` for ``n`` users, ``k`` values and local ``eps0``.
 
+    Keyword-only (the library's order is ``k, eps0, n``); the former positional order
+    ``leakage_report(n, k, eps0)`` still works with a :class:`DeprecationWarning` (no test could
+    tell the two positional orders apart: ``k`` and ``n`` are both integers).
+
     Args:
-        n: Users per shuffled batch (integer >= 1).
         k: Number of values (integer >= 2).
         eps0: Local epsilon (finite, >= 0).
+        n: Users per shuffled batch (integer >= 1).
 
     Returns:
         The report (takes well under a second for ``n = 10 000``, ``k = 10``).
@@ -114,7 +120,7 @@ def leakage_report(n: Any, k: Any, eps0: Any) -> LeakageReport:
         ParameterError: On invalid arguments.
 
     Example:
-        >>> r = leakage_report(100, 3, 50.0)  # p ~ 1: the shuffle alone
+        >>> r = leakage_report(k=3, eps0=50.0, n=100)  # p ~ 1: the shuffle alone
         >>> round(r.shuffle.value, 4), round(r.krr_shuffle.value, 4)
         (0.3826, 0.3826)
     """
@@ -136,7 +142,7 @@ def report_section(dep: Deployment) -> ReportSection:
         >>> sec.rows[3][:2]  # V[NS] = 0.5225394 (upper end), rounded up
         ('V[NS] k-RR + shuffle', '0.52254')
     """
-    r = leakage_report(dep.n, dep.k, dep.eps0)
+    r = leakage_report(k=dep.k, eps0=dep.eps0, n=dep.n)
     return ReportSection(
         "QIF leakage, uninformed adversary (Jurado et al. 2023)",
         r.rows(),
