@@ -108,8 +108,8 @@ def histograms(*, k: Any, n: Any, max_work: Any = None) -> list[tuple[int, ...]]
     count) is checked against ``max_work`` before any is built.
 
     Args:
-        n: Number of users (integer >= 1).
         k: Number of values (integer >= 2).
+        n: Number of users (integer >= 1).
         max_work: Work budget (``None``: ``DEFAULT_MAX_WORK`` = 1e8).
 
     Returns:
@@ -157,9 +157,9 @@ def krr_channel(k: Any, p: Any, n: Any, *, exact: bool = False) -> np.ndarray:
     ``Pr(y_i | x_i) = p`` if equal, ``(1-p)/(k-1)`` otherwise; built as a Kronecker power.
 
     Args:
-        n: Number of users (integer >= 1, ``k^n <= MAX_DATASETS``).
         k: Number of values (integer >= 2).
         p: Keep probability in ``[1/k, 1]``; a ``Fraction`` gives an exact matrix.
+        n: Number of users (integer >= 1, ``k^n <= MAX_DATASETS``).
         exact: Force Fractions (``p`` is converted exactly).
 
     Returns:
@@ -301,8 +301,8 @@ def all_but_one_prior(*, k: Any, n: Any, known: Any, exact: bool = False) -> np.
     cannot be told apart from it positionally (two integers), hence keywords.
 
     Args:
-        n: Number of users (integer >= 1).
         k: Number of values (integer >= 2).
+        n: Number of users (integer >= 1).
         known: Sequence of ``n - 1`` values in ``0..k-1`` for users ``1..n-1``.
         exact: Use Fractions.
 
