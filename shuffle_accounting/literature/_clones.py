@@ -66,7 +66,7 @@ _CHUNK = 4_000_000  # max grid cells per vectorised chunk
 LN2 = math.log(2.0)
 
 
-def _lgf(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def log_factorial_with_error(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``log(x!)`` for integer-valued float arrays, and an upper bound on its absolute error."""
     v = gammaln(x + 1.0)
     return v, _RHO_LGAMMA * np.maximum(np.abs(v), 1.0)
@@ -175,11 +175,11 @@ class ClonePair:
         else:
             gb = gammaln(Bi + 1.0)
             gcb = gammaln(CBi + 1.0)
-        gc, ec = _lgf(c)
+        gc, ec = log_factorial_with_error(c)
         # per-row error of log B_c(b): log(x!) is increasing in integer x >= 1, so the largest
         # |log b!| in a row is at b_end and the largest |log (c-b)!| at c - b_first
-        g1, e1 = _lgf(b_end)
-        g2, e2 = _lgf(c - b_first)
+        g1, e1 = log_factorial_with_error(b_end)
+        g2, e2 = log_factorial_with_error(c - b_first)
         mag = np.abs(gc) + g1 + g2 + c * LN2
         row_const = gc - c * LN2
         logB = row_const[:, None] - gb - gcb
@@ -196,8 +196,8 @@ class ClonePair:
         # geometric tail bound beyond b_end: sum_{b > b_end} B_c(b)(s - t_b) <= s B_c(bt)/(1 - rho)
         has_tail = b_end < c
         bt = np.minimum(b_end + 1.0, c)
-        gt, et = _lgf(bt)
-        gct, ect = _lgf(c - bt)
+        gt, et = log_factorial_with_error(bt)
+        gct, ect = log_factorial_with_error(c - bt)
         logBt = gc - gt - gct - c * LN2
         errBt = ec + et + ect + 4.0 * _U * (np.abs(gc) + np.abs(gt) + np.abs(gct) + c * LN2)
         rho = np.minimum((c - bt) / (bt + 1.0) * (1.0 + 4.0 * _U), 1.0)  # < 1 since bt > c/2
@@ -231,8 +231,8 @@ class ClonePair:
         """Upper bounds on ``log P[C = c]`` (``C ~ Bin(m, q)``) for an integer array ``c``."""
         c = np.asarray(c, dtype=float)
         m = self.m
-        gc, ec = _lgf(c)
-        gmc, emc = _lgf(m - c)
+        gc, ec = log_factorial_with_error(c)
+        gmc, emc = log_factorial_with_error(m - c)
         em = _RHO_LGAMMA * max(abs(self._lgm), 1.0)
         a = c * self.logq
         b = np.where(m - c > 0, (m - c) * self.log1mq, 0.0)
@@ -430,8 +430,3 @@ class ClonePair:
                     new.append(np.round(np.linspace(a, b, p + 1)[1:-1]).astype(np.int64))
             edges = np.unique(np.concatenate(new))
         return up, lower, f_at(np.array([n_c - 1]))[0]
-
-
-# Shared with other modules and the tests under public names (issue 13: no module imports
-# another module's private name). Internal: not in __all__.
-log_factorial_with_error = _lgf  # log(x!) with its error bound (tests)

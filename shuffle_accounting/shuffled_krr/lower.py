@@ -23,7 +23,7 @@ alone, which *is* the full histogram, for ``k = 2``). A marginal is a post-proce
 histogram, so its divergence is still a valid lower bound (for ``k >= 4`` it can be strictly
 smaller: ``(h0, h1)`` is not sufficient). For "all at x2" the marginal is computed for every
 ``n`` in O(n): given ``T = h0 + h1`` the optimal region is a tail in ``h0``, whose masses are
-binomial tails (:class:`_SplitCandidate`); this is the worst family member at large ``n`` and
+binomial tails (:class:`SplitCandidate`); this is the worst family member at large ``n`` and
 brings the exhibited epsilon within ~1e-6 relative of the certified one up to ``n = 1e7``. For the
 other members, at large ``n`` the marginal is evaluated on a window of
 ``mean +- w sd`` around each class's counts; the pmf values inside are exact, the mass outside
@@ -210,7 +210,7 @@ def _log_chernoff_tail(c: int, pi: float, x: float, upper: bool) -> float:
     return -c * kl
 
 
-def _window(c: int, pi: float, w: float) -> tuple[int, int, float]:
+def binomial_window(c: int, pi: float, w: float) -> tuple[int, int, float]:
     """Window ``[lo, hi]`` of ``Bin(c, pi)`` and log of a bound on its outside mass.
 
     ``w = inf`` asks for the full support; above :data:`MAX_WINDOW` points the window is
@@ -234,8 +234,8 @@ def _window(c: int, pi: float, w: float) -> tuple[int, int, float]:
 
 
 def _tri_cells(c: int, p0: float, p1: float, w: float) -> int:
-    a_lo, a_hi, _ = _window(c, p0, w)
-    b_lo, b_hi, _ = _window(c, p1, w)
+    a_lo, a_hi, _ = binomial_window(c, p0, w)
+    b_lo, b_hi, _ = binomial_window(c, p1, w)
     return (a_hi - a_lo + 1) * (b_hi - b_lo + 1)
 
 
@@ -243,8 +243,8 @@ def _tri_component(c, lp0, lp1, w):
     """Window of the trinomial of ``(h0, h1)`` for ``c`` users with per-user log probs."""
     p0, p1 = math.exp(lp0), math.exp(lp1)
     lrest = math.log1p(-(p0 + p1))
-    a_lo, a_hi, ta = _window(c, p0, w)
-    b_lo, b_hi, tb = _window(c, p1, w)
+    a_lo, a_hi, ta = binomial_window(c, p0, w)
+    b_lo, b_hi, tb = binomial_window(c, p1, w)
     a1 = np.arange(a_lo, a_hi + 1, dtype=float)
     b1 = np.arange(b_lo, b_hi + 1, dtype=float)
     ga = gammaln(c + 1.0) - gammaln(a1 + 1.0) + a1 * lp0
@@ -256,7 +256,13 @@ def _tri_component(c, lp0, lp1, w):
     return (a_lo, b_lo), lg, float(np.logaddexp(ta, tb))
 
 
-def _h01_candidate(k, eps0, others, family, w) -> _Candidate | None:
+def h01_candidate(k, eps0, others, family, w) -> _Candidate | None:
+    """Exhibited candidate from the ``(h0, h1)`` marginal of one compact dataset (``k >= 3``).
+
+    The marginal is a post-processing of the histogram, so its hockey-stick divergence (a sound
+    lower value, truncated windows of ``w`` standard deviations) is a lower bound on the
+    dataset's delta. ``None`` when the direct convolution would exceed its work budget.
+    """
     krr = KRR(k, eps0)
     lp, lq = krr.log_p, krr.log_pbar
     n = sum(others) + 1
@@ -313,7 +319,7 @@ _TAIL_REL: float = 1e-10
 
 
 @dataclass(frozen=True)
-class _SplitCandidate:
+class SplitCandidate:
     """``(h0, h1)`` marginal of the dataset "others all at x2" (k >= 3), evaluated in O(n).
 
     With ``T = h0 + h1`` the others contribute ``T_o ~ Bin(n - 1, 2 pbar)`` outputs in
@@ -394,7 +400,12 @@ class _SplitCandidate:
 # ---- h0 (the histogram for k = 2) -----------------------------------------------------------
 
 
-def _h0_candidate(k, eps0, others, family, w) -> _Candidate | None:
+def h0_candidate(k, eps0, others, family, w) -> _Candidate | None:
+    """Exhibited candidate from the ``h0`` marginal alone (the full histogram for ``k = 2``).
+
+    A post-processing of the histogram, hence a sound lower bound on the dataset's delta; used
+    where the ``(h0, h1)`` marginal is too large. ``None`` when it is too large as well.
+    """
     krr = KRR(k, eps0)
     lp, lq = krr.log_p, krr.log_pbar
     l1mp = math.log(k - 1) + lq
@@ -404,7 +415,7 @@ def _h0_candidate(k, eps0, others, family, w) -> _Candidate | None:
     comps = []
     for c, pi, l0, l1 in ((c0, krr.p, lp, l1mp), (n - 1 - c0, krr.pbar, lq, l1mq)):
         if c > 0:
-            lo, hi, tail = _window(c, pi, w)
+            lo, hi, tail = binomial_window(c, pi, w)
             comps.append((lo, _log_binom_pmf(np.arange(lo, hi + 1, dtype=float), float(c), l0, l1), tail))
     if len(comps) == 1:
         _off, log_s, log_drop = comps[0]
@@ -425,7 +436,7 @@ def _h0_candidate(k, eps0, others, family, w) -> _Candidate | None:
     return _from_log_pq(others, family, stat, log_p, log_q, log_drop, n, eps0)
 
 
-def _bins(k: int, others: tuple[int, ...]) -> int:
+def compact_bins(k: int, others: tuple[int, ...]) -> int:
     """:func:`exact.histogram_bins` of compact counts (no per-candidate work in ``k``).
 
     ``others`` holds the counts of values ``0 .. len(others) - 1`` (every searched dataset puts
@@ -437,7 +448,7 @@ def _bins(k: int, others: tuple[int, ...]) -> int:
     return 2 + held + (1 if k - 2 - held > 0 else 0)
 
 
-def _expand(k: int, others: tuple[int, ...]) -> tuple[int, ...]:
+def expand_counts(k: int, others: tuple[int, ...]) -> tuple[int, ...]:
     """The length-``k`` count vector of compact counts (values beyond ``len(others)`` are 0)."""
     return tuple(others) + (0,) * (k - len(others))
 
@@ -448,18 +459,18 @@ def _candidate(k, eps0, others, family, w, cache) -> _Candidate | None:
         return cache[key]
     n = sum(others) + 1
     cand = None
-    nb = _bins(k, others)
+    nb = compact_bins(k, others)
     if k >= 3 and _exact.histogram_work(n, nb) <= HISTOGRAM_BUDGET:
-        lpp, lqq = _exact.histogram_log_pq(k, eps0, _expand(k, others))
+        lpp, lqq = _exact.histogram_log_pq(k, eps0, expand_counts(k, others))
         cand = _from_log_pq(others, family, "histogram", lpp, lqq, -np.inf, n, eps0)
     elif k == 2:
-        cand = _h0_candidate(k, eps0, others, family, w)
+        cand = h0_candidate(k, eps0, others, family, w)
     elif others[2] == n - 1 and n > 1:  # "all at x2": the (h0, h1) marginal in O(n)
-        cand = _SplitCandidate(tuple(others), family, "(h0,h1) marginal", k, eps0, n)
+        cand = SplitCandidate(tuple(others), family, "(h0,h1) marginal", k, eps0, n)
     else:
-        cand = _h01_candidate(k, eps0, others, family, w)
+        cand = h01_candidate(k, eps0, others, family, w)
         if cand is None and sum(1 for c in (others[0], n - 1 - others[0]) if c > 0) == 1:
-            cand = _h0_candidate(k, eps0, others, family, w)  # too large for (h0, h1)
+            cand = h0_candidate(k, eps0, others, family, w)  # too large for (h0, h1)
     cache[key] = cand
     return cand
 
@@ -470,7 +481,7 @@ def _candidate(k, eps0, others, family, w, cache) -> _Candidate | None:
 
 
 def _counts(k: int, spec: dict[int, int]) -> tuple[int, ...]:
-    """Compact counts of values ``0 .. min(k, 3) - 1`` (see :func:`_bins`, :func:`_expand`)."""
+    """Compact counts of values ``0 .. min(k, 3) - 1`` (see :func:`compact_bins`, :func:`expand_counts`)."""
     out = [0] * min(k, 3)
     for v, c in spec.items():
         out[v] += c
@@ -492,7 +503,7 @@ def _mix(k: int, n: int, u: int, v: int, j: int):
     return _counts(k, {u: j, v: n - 1 - j}), f"mix x{u}/x{v} ({j} at x{u})"
 
 
-def _search(k, eps0, n, eps, w) -> list[_Candidate]:
+def search_candidates(k, eps0, n, eps, w) -> list[_Candidate]:
     """Evaluate the family at the eps grid; returns all evaluated candidates."""
     cache: dict = {}
     cands = []
@@ -561,7 +572,7 @@ def _evaluate(k, eps0, n, eps: np.ndarray, w: float):
     who_val = np.full(eps.shape, -np.inf)
     todo = np.ones(eps.shape, dtype=bool)
     for width in (w, 2.5 * w, math.inf):
-        cands = _search(k, eps0, n, eps[todo], width)
+        cands = search_candidates(k, eps0, n, eps[todo], width)
         for c in cands:
             v = c.log_delta(eps)
             best = np.where(todo, np.maximum(best, v), best)
@@ -671,7 +682,7 @@ def worst_dataset(eps: Any, k: Any, eps0: Any, n: Any) -> WorstDataset:
     c, ld = who[0], float(who_val[0])
     return WorstDataset(
         eps=e,
-        others=_expand(k, c.others),
+        others=expand_counts(k, c.others),
         log_delta=ld,
         delta=math.exp(ld) if ld > -745 else 0.0,
         family=c.family,
@@ -709,7 +720,7 @@ def lower_epsilon(delta: Any, k: Any, eps0: Any, n: Any) -> float:
     w = max(6.0, math.sqrt(2.0 * math.log(1e6 / delta)) + 2.0)
     log_d = math.log(delta)
     grid = np.linspace(0.0, eps0, 9)[:-1]
-    cands = _search(k, eps0, n, grid, w)
+    cands = search_candidates(k, eps0, n, grid, w)
     best = 0.0
     for c in cands:
 
@@ -722,14 +733,3 @@ def lower_epsilon(delta: Any, k: Any, eps0: Any, n: Any) -> float:
         lo = last_above(g, best, eps0, g_best, rtol=1e-10)  # delta_D(eps0) = 0 <= delta
         best = max(best, lo)
     return float(np.nextafter(best, 0.0)) if best > 0 else 0.0
-
-
-# Shared with other modules and the tests under public names (issue 13: no module imports
-# another module's private name). Internal: not in __all__.
-h01_candidate = _h01_candidate  # (h0, h1)-marginal candidate (tests)
-h0_candidate = _h0_candidate  # h0-marginal candidate (tests)
-SplitCandidate = _SplitCandidate  # split candidate (tests)
-binomial_window = _window  # binomial window with its dropped mass (tests)
-expand_counts = _expand  # compact counts of values 0, 1, 2 -> length-k counts (tests)
-compact_bins = _bins  # histogram bins of compact counts (tests)
-search_candidates = _search  # the candidate search (tests)
