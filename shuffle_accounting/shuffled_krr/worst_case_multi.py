@@ -539,46 +539,35 @@ def certify_multi(
     log_delta = math.log(delta)
     pr = _Problem(k, eps0, n, log_delta)
     eps_low, ex, others = pr.exhibited_epsilon(log_delta)
-    # bracket: the certified bound is <= delta at eps0 (it is 0 there)
-    lo_e, hi_e = eps_low, eps0
-    best = None
-    e_try = eps_low * (1.0 + tol / 2.0) if eps_low > 0 else 0.0
-    ld, recs = pr.certified(e_try, rtol, max_cells)
-    if ld <= log_delta:
-        best = (e_try, ld, recs)
-    else:
-        lo_e = e_try
-        # the blanket epsilon is a good upper end of the bracket
-        def bl_above(e: float) -> bool:
-            return _blanket(e, k, eps0, n) > log_delta
+    recs_of = lambda e, recs: tuple(MultiTypeBound(v, dr, pr.a_star, st, u) for v, dr, u, st in recs)  # noqa: E731
 
-        _, hi_e = bisect_bracket(bl_above, lo_e, eps0, rtol=1e-12, max_iter=200) if bl_above(lo_e) else (lo_e, lo_e)
-        hi_e = max(hi_e, lo_e)
-        ld_hi, recs_hi = pr.certified(hi_e, rtol, max_cells)
-        best = (hi_e, ld_hi, recs_hi)
-        used_bl_hi = ld_hi > log_delta
-        for _ in range(60):
-            if hi_e - lo_e <= tol / 4.0 * max(eps_low, 1e-300):
-                break
-            mid = 0.5 * (lo_e + hi_e)
-            ldm, recm = pr.certified(mid, rtol, max_cells)
-            if ldm <= log_delta:
-                hi_e, best = mid, (mid, ldm, recm)
-                used_bl_hi = False
-            else:
-                lo_e = mid
-        if used_bl_hi:  # the type bounds never went below delta inside the bracket: the blanket eps
-            e_c = best[0]
-            return WorstCaseMultiCertificate(
-                k, eps0, n, "epsilon", e_c, delta, _blanket(e_c, k, eps0, n), e_c, eps_low, others, ex,
-                tuple(MultiTypeBound(v, dr, pr.a_star, st, u) for v, dr, u, st in best[2]),
-                pr.log_level, pr.evaluations, bool(eps_low > 0 and e_c <= eps_low * (1 + tol)), True,
-            )  # fmt: skip
+    def bl_above(e: float) -> bool:
+        return _blanket(e, k, eps0, n) > log_delta
+
+    # the blanket's epsilon (rounded up) is the upper end of the bracket
+    e_bl = bisect_bracket(bl_above, 0.0, eps0, rtol=1e-12, max_iter=200)[1] if bl_above(0.0) else 0.0
+    ld_hi, recs_hi = pr.certified(e_bl, rtol, max_cells)
+    if ld_hi > log_delta or e_bl <= eps_low:  # the type bounds do not beat the blanket here
+        return WorstCaseMultiCertificate(
+            k, eps0, n, "epsilon", e_bl, delta, _blanket(e_bl, k, eps0, n), e_bl, eps_low, others, ex,
+            recs_of(e_bl, recs_hi), pr.log_level, pr.evaluations,
+            bool(e_bl == 0.0 or (eps_low > 0 and e_bl <= eps_low * (1.0 + tol))), True,
+        )  # fmt: skip
+    lo_e, hi_e, best = eps_low, e_bl, (e_bl, ld_hi, recs_hi)
+    step = max(tol / 16.0, 1e-7) * max(eps_low, 1e-300)
+    for _ in range(60):
+        if hi_e - lo_e <= step:
+            break
+        mid = 0.5 * (lo_e + hi_e)
+        ldm, recm = pr.certified(mid, rtol, max_cells)
+        if ldm <= log_delta:
+            hi_e, best = mid, (mid, ldm, recm)
+        else:
+            lo_e = mid
     e_c, ld, recs = best
     conv = bool(e_c == 0.0 or (eps_low > 0 and e_c <= eps_low * (1.0 + tol)))
     return WorstCaseMultiCertificate(
-        k, eps0, n, "epsilon", e_c, delta, ld, e_c, eps_low, others, ex,
-        tuple(MultiTypeBound(v, dr, pr.a_star, st, u) for v, dr, u, st in recs),
+        k, eps0, n, "epsilon", e_c, delta, ld, e_c, eps_low, others, ex, recs_of(e_c, recs),
         pr.log_level, pr.evaluations, conv, False,
     )  # fmt: skip
 
