@@ -177,7 +177,9 @@ def _no_law(a: int, b: int, l1mp: float, lp: float, k: int, log_tol: float):
     return lo1 + lo2, out, rel, drop
 
 
-def pivot_log_hockey(k: int, eps0: float, v: int, a: int, b: int, eps: float, log_tol: float) -> tuple[float, float]:
+def pivot_log_hockey(
+    k: int, eps0: float, v: int, a: int, b: int, eps: float, log_tol: float
+) -> tuple[float, float]:
     """Log upper bounds ``(forward, reverse)`` on ``g_v(a, b)`` (module docstring (M4)).
 
     ``forward = H_E(P || Q)``, ``reverse = H_E(Q || P)`` for the target moving ``0 -> 1`` among
@@ -216,7 +218,11 @@ def pivot_log_hockey(k: int, eps0: float, v: int, a: int, b: int, eps: float, lo
 
     def fin(terms: np.ndarray, ex: list) -> float:
         terms = np.ravel(terms)
-        val = float(logsumexp(np.concatenate([terms, np.array(ex, dtype=float)]))) if terms.size or ex else -math.inf
+        val = (
+            float(logsumexp(np.concatenate([terms, np.array(ex, dtype=float)])))
+            if terms.size or ex
+            else -math.inf
+        )
         val = float(np.logaddexp(val, base)) + 4.0 * _U * (terms.size + 8)
         return min(val, 0.0)
 
@@ -242,7 +248,9 @@ def pivot_log_hockey(k: int, eps0: float, v: int, a: int, b: int, eps: float, lo
         Mx = np.where(ok, NN - HH, 0.0)
         xu = _log_upper_excess(Mx, -math.log(k - 2), t_up)
         with np.errstate(divide="ignore"):
-            tu = np.where(ok & (a_up > 0), lwt + math.log1p(rho) + 1e-14 + np.log(a_up) + xu + mx[:, None], -np.inf)
+            tu = np.where(
+                ok & (a_up > 0), lwt + math.log1p(rho) + 1e-14 + np.log(a_up) + xu + mx[:, None], -np.inf
+            )
         r = fin(tu, extra)
         return r, r
     # v = 0: h1 ~ Bin(N, 1/(k - 1)) given N
@@ -315,7 +323,9 @@ class _Problem:
             terms.append(wgt + self.g(v, a, s, eps)[direction])
         return min(float(logsumexp(np.array(terms))) + 4.0 * len(terms) * _U, 0.0)
 
-    def type_bound(self, v: int, direction: int, eps: float, rtol: float, max_cells: int) -> tuple[float, tuple[int, ...]]:
+    def type_bound(
+        self, v: int, direction: int, eps: float, rtol: float, max_cells: int
+    ) -> tuple[float, tuple[int, ...]]:
         """Adaptive cells (M3) for one type at ``a*``: ``(log bound, cell starts)``."""
         a = self.a_star
         m = self.n - 1 - a
@@ -323,7 +333,7 @@ class _Problem:
             return self.g(v, a, 0, eps)[direction], ()
         lo, lpb, _ = self.window(m)
         hi = lo + lpb.size - 1
-        starts = sorted({int(round(x)) for x in np.linspace(lo, hi + 1, 9)[:-1]})
+        starts = sorted({min(hi, int(round(x))) for x in np.linspace(lo, hi + 1, 9)[:-1]})
         while True:
             ends = starts[1:] + [hi + 1]
             gains = []
@@ -340,7 +350,7 @@ class _Problem:
             gains.sort(reverse=True)
             if total == -math.inf or sum(x[0] for x in gains) <= rtol * math.exp(total):
                 return total, tuple(starts)
-            for gap, s, e in gains[: max(1, len(gains) // 3)]:
+            for _gap, s, e in gains[: max(1, len(gains) // 3)]:
                 bisect.insort(starts, (s + e) // 2)
             starts = sorted(set(starts))
 
@@ -610,9 +620,18 @@ def verify(cert: WorstCaseMultiCertificate) -> bool:
             if m > 0:
                 lo, lpb, _ = pr.window(m)
                 cells = list(b.cells)
-                if not cells or cells[0] != lo or cells != sorted(set(cells)) or cells[-1] > lo + lpb.size - 1:
+                if (
+                    not cells
+                    or cells[0] != lo
+                    or cells != sorted(set(cells))
+                    or cells[-1] > lo + lpb.size - 1
+                ):
                     return False
-                u = pr.cell_bound(b.pivot, b.direction, b.a, cert.eps, cells) if cert.eps < cert.eps0 else -math.inf
+                u = (
+                    pr.cell_bound(b.pivot, b.direction, b.a, cert.eps, cells)
+                    if cert.eps < cert.eps0
+                    else -math.inf
+                )
             else:
                 u = pr.g(b.pivot, b.a, 0, cert.eps)[b.direction]
             if u > b.log_bound:
