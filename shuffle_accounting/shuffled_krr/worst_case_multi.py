@@ -563,17 +563,34 @@ def certify_multi(
             recs_of(e_bl, recs_hi), pr.log_level, pr.evaluations,
             bool(e_bl == 0.0 or (eps_low > 0 and e_bl <= eps_low * (1.0 + tol))), True,
         )  # fmt: skip
+    # Illinois (regula falsi) on f(e) = log certified(e) - log delta between the exhibited epsilon
+    # (f > 0 there: certified >= exhibited > delta) and the blanket's (f <= 0); the returned eps is
+    # always one where f <= 0 was computed, so the search only affects tightness and speed
     lo_e, hi_e, best = eps_low, e_bl, (e_bl, ld_hi, recs_hi)
+    f_hi = ld_hi - log_delta
+    f_lo = pr.certified(lo_e, rtol, max_cells)[0] - log_delta if lo_e > 0 else math.inf
     step = max(tol / 16.0, 1e-7) * max(eps_low, 1e-300)
-    for _ in range(60):
-        if hi_e - lo_e <= step:
+    side = 0
+    for _ in range(40):
+        if hi_e - lo_e <= step or hi_e <= eps_low * (1.0 + tol / 4.0):
             break
-        mid = 0.5 * (lo_e + hi_e)
-        ldm, recm = pr.certified(mid, rtol, max_cells)
-        if ldm <= log_delta:
-            hi_e, best = mid, (mid, ldm, recm)
+        if math.isfinite(f_lo) and math.isfinite(f_hi) and f_lo > f_hi:
+            mid = hi_e - f_hi * (hi_e - lo_e) / (f_hi - f_lo)
+            mid = min(max(mid, lo_e + 0.5 * step), hi_e - 0.5 * step)
         else:
-            lo_e = mid
+            mid = 0.5 * (lo_e + hi_e)
+        ldm, recm = pr.certified(mid, rtol, max_cells)
+        fm = ldm - log_delta
+        if fm <= 0:
+            hi_e, f_hi, best = mid, fm, (mid, ldm, recm)
+            if side == -1:
+                f_lo *= 0.5
+            side = -1
+        else:
+            lo_e, f_lo = mid, fm
+            if side == 1:
+                f_hi *= 0.5
+            side = 1
     e_c, ld, recs = best
     conv = bool(e_c == 0.0 or (eps_low > 0 and e_c <= eps_low * (1.0 + tol)))
     return WorstCaseMultiCertificate(
