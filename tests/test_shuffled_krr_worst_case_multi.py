@@ -134,3 +134,20 @@ def test_bad_inputs_raise(kwargs, name):
 def test_verify_rejects_other_objects():
     with pytest.raises(ParameterError, match="cert"):
         W.verify("not a certificate")
+
+
+def test_mechanism_uses_it_for_k_at_least_4():
+    from shuffle_accounting.shuffled_krr import ShuffledKRR
+
+    m = ShuffledKRR(10, 4.0, 30)
+    assert m.auto_method == "worst-case"
+    wc = m.log_delta(3.0, method="worst-case")
+    bl = m.log_delta(3.0, method="blanket")
+    assert wc < bl  # strictly tighter here
+    assert m.log_delta(3.0) == min(wc, bl)
+    assert m.log_delta_lower(3.0) <= wc
+    c = m.certificate(eps=3.0)
+    assert W.verify(c) and c.log_delta == wc
+    e = m.epsilon(1e-6)
+    assert m.epsilon_lower(1e-6) <= e <= m.epsilon(1e-6, method="blanket")
+    assert m.delta(e) <= 1e-6
