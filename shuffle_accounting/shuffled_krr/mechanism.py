@@ -206,7 +206,7 @@ class ShuffledKRR:
     Example:
         >>> m = ShuffledKRR(k=4, eps0=1.0, n=7)
         >>> round(m.delta(0.5), 9)
-        0.020534511
+        0.019693203
         >>> m.delta(1.0)
         0.0
         >>> e = ShuffledKRR(k=10, eps0=2.0, n=10_000).epsilon(1e-6)
