@@ -94,7 +94,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._binomial import log_binom_pmf, log_binom_sf, logsumexp
-from .._logmath import UNIT_ROUNDOFF, bisect_bracket
+from .._logmath import UNIT_ROUNDOFF
 from .._validation import ParameterError, check_delta, check_int, check_real
 from . import _krr_grid as G
 from .blanket import certified_log_delta as _blanket_log_delta
@@ -116,6 +116,39 @@ _DROP_MARGIN = 25.0
 MAX_PAIRS = 20_000_000
 #: The three types of (M1): (pivot value, direction index 0 = forward / 1 = reverse).
 _TYPES = ((2, 0), (0, 0), (0, 1))
+
+
+def _illinois(f, lo: float, hi: float, f_lo: float, f_hi: float, rtol: float, max_iter: int = 100):
+    """Bracket ``(lo, hi)`` with ``f(lo) > 0 >= f(hi)`` and ``hi - lo <= rtol * hi`` for a decreasing ``f``.
+
+    Illinois (regula falsi) steps, kept strictly inside the bracket, bisection when a value is
+    infinite; each step keeps the invariant, so the ends are exact certificates of their side.
+    """
+    side = 0
+    for _ in range(max_iter):
+        if hi - lo <= rtol * hi:
+            break
+        if math.isfinite(f_lo) and math.isfinite(f_hi) and f_lo > f_hi:
+            x = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+            x = min(max(x, lo + 0.25 * rtol * hi), hi - 0.25 * rtol * hi)
+        else:
+            x = 0.5 * (lo + hi)
+        if not lo < x < hi:
+            x = 0.5 * (lo + hi)
+            if not lo < x < hi:
+                break
+        fx = f(x)
+        if fx > 0:
+            lo, f_lo = x, fx
+            if side == 1:
+                f_hi *= 0.5
+            side = 1
+        else:
+            hi, f_hi = x, fx
+            if side == -1:
+                f_lo *= 0.5
+            side = -1
+    return lo, hi
 
 
 def _log_upper_excess(M: np.ndarray, log_pi: float, t: np.ndarray) -> np.ndarray:
@@ -383,15 +416,19 @@ class _Problem:
             others = tuple([0, 0, n - 1] + [0] * (k - 3))
         return best, others
 
-    def exhibited_epsilon(self, log_delta: float) -> tuple[float, float, tuple[int, ...]]:
-        """Largest eps (rounded down) at which an exhibited dataset has log delta above ``log_delta``."""
+    def exhibited_epsilon(self, log_delta: float, hi: float) -> tuple[float, float, tuple[int, ...]]:
+        """Largest eps (rounded down) at which an exhibited dataset has log delta above ``log_delta``.
 
-        def above(e: float) -> bool:
-            return self.exhibited(e)[0] > log_delta
+        ``hi``: an eps where every exhibited value is ``<= log_delta`` (e.g. a certified epsilon).
+        """
 
-        if not above(0.0):
+        def f(e: float) -> float:
+            return self.exhibited(e)[0] - log_delta
+
+        f0 = f(0.0)
+        if not f0 > 0:
             return 0.0, self.exhibited(0.0)[0], self.exhibited(0.0)[1]
-        lo, _ = bisect_bracket(above, 0.0, self.eps0, rtol=1e-12, max_iter=200)
+        lo, _ = _illinois(f, 0.0, hi, f0, f(hi), 1e-11)
         ld, others = self.exhibited(lo)
         return lo, ld, others
 
@@ -445,8 +482,9 @@ class WorstCaseMultiCertificate:
         log_level: Truncation level (reproduces the windows in :func:`verify`).
         evaluations: Evaluations of ``g`` spent.
         converged: Whether the gap is within ``tol`` (the certificate is sound either way).
-        used_blanket: Whether the blanket bound was smaller and is the certified value (then
-            ``bounds`` records the larger type bounds for reference only).
+        used_blanket: Whether the blanket bound is the certified value: it was smaller than the
+            type bounds (then ``bounds`` records them for reference only), or already within
+            ``tol`` of the exhibited value (then they were not computed and ``bounds`` is empty).
     """
 
     k: int
@@ -497,7 +535,8 @@ def certify_multi(
     Exactly one of ``eps`` (certify ``delta(eps)``) and ``delta`` (certify ``epsilon(delta)``) is
     given. The certified value is the largest of three type bounds ``U_v(a*)`` (every dataset has
     a class of at least ``a* = ceil((n - 1) / k)`` users), or the privacy-blanket bound where that is
-    smaller; the witness (the best dataset "all others at one value") gives the lower value.
+    smaller or already within ``tol`` of the exhibited value (then the type bounds are skipped);
+    the witness (the best dataset "all others at one value", exact) gives the lower value.
 
     Args:
         k: Number of categories, integer ``>= 4``.
@@ -535,9 +574,12 @@ def certify_multi(
         level = min(-1.0, ex) if ex > -math.inf else -60.0
         pr = _Problem(k, eps0, n, level)
         ex, others = pr.exhibited(eps)
-        ld, recs = pr.certified(eps, rtol, max_cells)
         bl = _blanket(eps, k, eps0, n)
-        used_bl = bl < ld
+        if ex > -math.inf and bl <= ex + math.log1p(tol):  # the blanket is already within tol
+            ld, recs = bl, ()
+        else:
+            ld, recs = pr.certified(eps, rtol, max_cells)
+        used_bl = bl <= ld
         ld = min(ld, bl)
         gap = math.expm1(ld - ex) if ex > -math.inf else (0.0 if ld == -math.inf else math.inf)
         return WorstCaseMultiCertificate(
@@ -548,14 +590,40 @@ def certify_multi(
     delta = check_delta("delta", delta)
     log_delta = math.log(delta)
     pr = _Problem(k, eps0, n, log_delta)
-    eps_low, ex, others = pr.exhibited_epsilon(log_delta)
     recs_of = lambda e, recs: tuple(MultiTypeBound(v, dr, pr.a_star, st, u) for v, dr, u, st in recs)  # noqa: E731
 
-    def bl_above(e: float) -> bool:
-        return _blanket(e, k, eps0, n) > log_delta
+    def f_bl(e: float) -> float:
+        return _blanket(e, k, eps0, n) - log_delta
 
-    # the blanket's epsilon (rounded up) is the upper end of the bracket
-    e_bl = bisect_bracket(bl_above, 0.0, eps0, rtol=1e-12, max_iter=200)[1] if bl_above(0.0) else 0.0
+    # the blanket's epsilon (rounded up): the upper end of every bracket below
+    f_0 = f_bl(0.0)
+    e_bl = 0.0 if f_0 <= 0 else _illinois(f_bl, 0.0, eps0, f_0, -math.inf, 1e-11)[1]
+    eps_low, ex, others = pr.exhibited_epsilon(log_delta, e_bl)
+    if e_bl <= eps_low * (1.0 + tol):  # the blanket is already within tol: no type bounds needed
+        return WorstCaseMultiCertificate(
+            k, eps0, n, "epsilon", e_bl, delta, _blanket(e_bl, k, eps0, n), e_bl, eps_low, others, ex,
+            (), pr.log_level, pr.evaluations, True, True,
+        )  # fmt: skip
+    # delta-precision of the cells for an epsilon query: a relative change r of eps moves log delta
+    # by about r * el, el = eps |d log delta / d eps| (measured on the witness, typically 5 - 50), so
+    # cells within tol * el / 4 in delta cost at most about tol / 4 in eps (tightness only)
+    rtol = tol / 2.0
+    if eps_low > 0.0:
+        e2 = min(eps_low * (1.0 + 1e-3), 0.5 * (eps_low + eps0))
+        ex2 = pr.exhibited(e2)[0]
+        if ex2 > -math.inf and ex > -math.inf:
+            el = (ex - ex2) / ((e2 - eps_low) / eps_low)
+            rtol = min(0.05, max(rtol, tol * el / 4.0))
+    lo_e, f_lo = eps_low, math.inf
+    e1 = min(eps_low * (1.0 + tol / 2.0), 0.5 * (eps_low + e_bl))
+    if 0.0 < e1 < e_bl:  # first try: just above the exhibited epsilon
+        ld1, rec1 = pr.certified(e1, rtol, max_cells)
+        if ld1 <= log_delta:
+            return WorstCaseMultiCertificate(
+                k, eps0, n, "epsilon", e1, delta, ld1, e1, eps_low, others, ex, recs_of(e1, rec1),
+                pr.log_level, pr.evaluations, bool(e1 <= eps_low * (1.0 + tol)), False,
+            )  # fmt: skip
+        lo_e, f_lo = e1, ld1 - log_delta
     ld_hi, recs_hi = pr.certified(e_bl, rtol, max_cells)
     if ld_hi > log_delta or e_bl <= eps_low:  # the type bounds do not beat the blanket here
         return WorstCaseMultiCertificate(
@@ -566,9 +634,8 @@ def certify_multi(
     # Illinois (regula falsi) on f(e) = log certified(e) - log delta between the exhibited epsilon
     # (f > 0 there: certified >= exhibited > delta) and the blanket's (f <= 0); the returned eps is
     # always one where f <= 0 was computed, so the search only affects tightness and speed
-    lo_e, hi_e, best = eps_low, e_bl, (e_bl, ld_hi, recs_hi)
+    hi_e, best = e_bl, (e_bl, ld_hi, recs_hi)
     f_hi = ld_hi - log_delta
-    f_lo = pr.certified(lo_e, rtol, max_cells)[0] - log_delta if lo_e > 0 else math.inf
     step = max(tol / 16.0, 1e-7) * max(eps_low, 1e-300)
     side = 0
     for _ in range(40):
