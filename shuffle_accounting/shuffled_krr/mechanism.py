@@ -658,7 +658,10 @@ class ShuffledKRR:
         """
         delta = check_delta("delta", delta)
         if self._method("auto") == "auto":  # k = 2, 3: the certificate's witness cannot be missed
-            return self.certificate(delta=delta).epsilon_lower
+            low = self.certificate(delta=delta).epsilon_lower
+            if self.k >= 4:  # k >= 4: the witness is the best pure dataset; keep the search too
+                low = max(low, lower_epsilon(delta, self.k, self.eps0, self.n))
+            return low
         return lower_epsilon(delta, self.k, self.eps0, self.n)
 
     #: Alias of :meth:`epsilon_lower` (the spelling of the module function
@@ -682,6 +685,10 @@ class ShuffledKRR:
         if self._method("auto") == "auto":  # k = 2, 3: the certificate's witness
             c = self.certificate(eps=eps)
             ld = c.exhibited_log_delta
+            if self.k >= 4:  # k >= 4: the witness is the best pure dataset; keep the search too
+                found = worst_dataset(eps, self.k, self.eps0, self.n)
+                if found.log_delta > ld:
+                    return found
             return WorstDataset(
                 eps=eps,
                 others=c.worst_others,
