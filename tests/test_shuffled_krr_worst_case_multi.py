@@ -151,3 +151,16 @@ def test_mechanism_uses_it_for_k_at_least_4():
     e = m.epsilon(1e-6)
     assert m.epsilon_lower(1e-6) <= e <= m.epsilon(1e-6, method="blanket")
     assert m.delta(e) <= 1e-6
+
+
+@pytest.mark.parametrize(
+    "eps0,eps", [(1.0, math.nextafter(1.0, 0.0)), (1e-6, 5e-7), (100.0, 3.0), (2.0, 1e-9)]
+)
+def test_outside_the_validated_zone_the_blanket_is_returned(eps0, eps):
+    from shuffle_accounting.shuffled_krr import ShuffledKRR
+
+    cert = W.certify_multi(4, eps0, 5, eps=eps)
+    assert cert.used_blanket and cert.bounds == () and cert.exhibited_log_delta == -math.inf
+    assert cert.log_delta == float(certified_log_delta(eps, 4, eps0, 5))
+    assert W.verify(cert)
+    assert ShuffledKRR(4, eps0, 5).log_delta(eps) == cert.log_delta  # auto does not raise

@@ -114,6 +114,12 @@ _REL = 1e-10
 _DROP_MARGIN = 25.0
 #: Largest number of ``(N, h1)`` tail pairs for one evaluation of ``g``.
 MAX_PAIRS = 20_000_000
+#: Where the type bounds and the exhibited values are evaluated: ``VALID_EPS0[0] <= eps0 <=
+#: VALID_EPS0[1]``, ``eps = 0`` or ``eps >= VALID_MARGIN`` and ``eps <= eps0 - VALID_MARGIN``. Outside
+#: it (extreme eps0, eps next to 0 or to eps0) the certificate is the blanket bound, which handles
+#: those ranges itself, and no exhibited value is claimed.
+VALID_EPS0: tuple[float, float] = (1e-4, 40.0)
+VALID_MARGIN: float = 1e-4
 #: The three types of (M1): (pivot value, direction index 0 = forward / 1 = reverse).
 _TYPES = ((2, 0), (0, 0), (0, 1))
 
@@ -227,7 +233,12 @@ def pivot_log_hockey(
     if eps >= eps0:
         return -math.inf, -math.inf
     E = math.exp(eps)
-    d = p - pbar
+    # the differences below without cancellation (relative error a few u each; near eps0 and for
+    # tiny eps0 or eps the plain differences would lose every digit)
+    d = pbar * math.expm1(eps0)  # p - pbar
+    pmEq = p * -math.expm1(eps - eps0)  # p - E pbar >= 0 (eps < eps0)
+    Epmq = pbar * math.expm1(eps + eps0)  # E p - pbar >= 0
+    Em1 = math.expm1(eps)  # E - 1
     l1mp = math.log(k - 1) + lq
     t = log_tol - math.log(8.0)
     lo, lpn, rel, drop = _no_law(a, b, l1mp, lp, k, t)
@@ -245,8 +256,8 @@ def pivot_log_hockey(
     w_hi, w_lo = np.exp(lw) * (1 + rho), np.exp(lw) * (1 - rho)
     U_hi, U_lo = np.exp(lU) * (1 + rho), np.exp(lU) * (1 - rho)
     extra = []
-    if lo == 0 and v == 0 and p > E * pbar:
-        extra.append(float(lpn[0]) + math.log1p(rho) + math.log(p - E * pbar))  # N = 0, forward only
+    if lo == 0 and v == 0 and pmEq > 0:
+        extra.append(float(lpn[0]) + math.log1p(rho) + math.log(pmEq) + 4 * _U)  # N = 0, forward only
     base = float(logsumexp(np.array(edge)))
 
     def fin(terms: np.ndarray, ex: list) -> float:
@@ -275,7 +286,7 @@ def pivot_log_hockey(
         )
         a_up = (U_hi / N * d)[:, None]
         b_lo = (U_lo / N * d * E)[:, None]
-        g_lo = ((E - 1) * pbar * (w_lo + U_lo))[:, None]
+        g_lo = (Em1 * pbar * (w_lo + U_lo))[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             t_up = _down((b_lo * HH + g_lo) / a_up)
         Mx = np.where(ok, NN - HH, 0.0)
@@ -290,7 +301,7 @@ def pivot_log_hockey(
     l1 = -math.log(k - 1)
     # forward: (p - E pbar) w + (1 - E) pbar U - E (U/N) d h1 = Bu (s - h1), positive for h1 < s
     Bu = E * U_lo / N * d
-    A_up = np.where(p > E * pbar, (p - E * pbar) * w_hi, (p - E * pbar) * w_lo) + (1 - E) * pbar * U_lo
+    A_up = pmEq * w_hi * (1 + 4 * _U) - Em1 * pbar * U_lo * (1 - 4 * _U)
     with np.errstate(divide="ignore", invalid="ignore"):
         s_up = _up(A_up / Bu)
     # E[(s - X)_+] = E[(X' - (N - s))_+] with X' = N - X ~ Bin(N, (k - 2)/(k - 1)) (the mirror)
@@ -302,7 +313,7 @@ def pivot_log_hockey(
     # reverse: (pbar - E p) w + (1 - E) pbar U + (U/N) d h1 = Cu (h1 - S), positive for h1 > S
     Cu = U_hi / N * d
     with np.errstate(divide="ignore", invalid="ignore"):
-        S_up = _down(((E * p - pbar) * w_lo + (E - 1) * pbar * U_lo) / Cu)
+        S_up = _down((Epmq * w_lo * (1 - 4 * _U) + Em1 * pbar * U_lo * (1 - 4 * _U)) / Cu)
     xu = _log_upper_excess(N, l1, S_up)
     with np.errstate(divide="ignore"):
         rev_terms = np.where(Cu > 0, np.log(Cu) + 1e-14 + xu + mx, -np.inf)
@@ -387,10 +398,24 @@ class _Problem:
                 bisect.insort(starts, (s + e) // 2)
             starts = sorted(set(starts))
 
+    def valid(self, eps: float) -> bool:
+        """Whether ``eps`` is in the validated zone (:data:`VALID_EPS0`, :data:`VALID_MARGIN`)."""
+        return (
+            VALID_EPS0[0] <= self.eps0 <= VALID_EPS0[1]
+            and (eps == 0.0 or eps >= VALID_MARGIN)
+            and eps <= self.eps0 - VALID_MARGIN
+        )
+
     def certified(self, eps: float, rtol: float, max_cells: int) -> tuple[float, tuple]:
-        """``(log certified delta, per-type (v, direction, log bound, cell starts))`` at ``eps``."""
+        """``(log certified delta, per-type (v, direction, log bound, cell starts))`` at ``eps``.
+
+        Outside the validated zone (and below ``eps0``) the trivial bound ``log 1 = 0`` is returned,
+        so that the callers take the blanket.
+        """
         if eps >= self.eps0:
             return -math.inf, tuple((v, dr, -math.inf, ()) for v, dr in _TYPES)
+        if not self.valid(eps):
+            return 0.0, tuple((v, dr, 0.0, ()) for v, dr in _TYPES)
         recs = []
         for v, dr in _TYPES:
             u, starts = self.type_bound(v, dr, eps, rtol, max_cells)
@@ -401,6 +426,8 @@ class _Problem:
         """Best exact lower value among the datasets "all others at one value": ``(log, counts)``."""
         k, n = self.k, self.n
         best, others = -math.inf, None
+        if not self.valid(eps):  # eps >= eps0: delta = 0 exactly; else nothing is claimed here
+            return -math.inf, tuple([0, 0, n - 1] + [0] * (k - 3))
         for v in (2, 0):
             r = G.single_class_log_hockey(k, self.eps0, n, v, eps, self.log_tol)
             if r is None:
@@ -575,7 +602,7 @@ def certify_multi(
         pr = _Problem(k, eps0, n, level)
         ex, others = pr.exhibited(eps)
         bl = _blanket(eps, k, eps0, n)
-        if ex > -math.inf and bl <= ex + math.log1p(tol):  # the blanket is already within tol
+        if not pr.valid(eps) or (ex > -math.inf and bl <= ex + math.log1p(tol)):  # blanket: see above
             ld, recs = bl, ()
         else:
             ld, recs = pr.certified(eps, rtol, max_cells)
@@ -599,7 +626,7 @@ def certify_multi(
     f_0 = f_bl(0.0)
     e_bl = 0.0 if f_0 <= 0 else _illinois(f_bl, 0.0, eps0, f_0, -math.inf, 1e-11)[1]
     eps_low, ex, others = pr.exhibited_epsilon(log_delta, e_bl)
-    if e_bl <= eps_low * (1.0 + tol):  # the blanket is already within tol: no type bounds needed
+    if e_bl <= eps_low * (1.0 + tol) or not VALID_EPS0[0] <= eps0 <= VALID_EPS0[1]:  # blanket, as above
         return WorstCaseMultiCertificate(
             k, eps0, n, "epsilon", e_bl, delta, _blanket(e_bl, k, eps0, n), e_bl, eps_low, others, ex,
             (), pr.log_level, pr.evaluations, True, True,
