@@ -20,6 +20,7 @@ SMOKE = [
     "bench_shuffled_krr_lower.py",
     "bench_worst_case.py",
     "bench_worst_case_k.py",
+    "bench_worst_case_multi.py",
     "bench_cli.py",
     "bench_distributed.py",
     "bench_dsigma.py",

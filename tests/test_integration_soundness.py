@@ -53,7 +53,8 @@ def test_certified_dominates_every_dataset(k, n, eps0):
 def test_prepared_fact_k4_n7():
     # Issue 2 "facts checked": all others at x2, k=4, n=7, eps0=1, eps=0.5.
     m = ShuffledKRR(4, 1.0, 7)
-    assert m.delta(0.5) == pytest.approx(0.0205345108, rel=1e-8)
+    assert m.delta(0.5, method="blanket") == pytest.approx(0.0205345108, rel=1e-8)
+    assert m.delta(0.5) <= m.delta(0.5, method="blanket")  # auto: min(blanket, worst_case_multi)
     assert dataset_delta(0.5, 4, 1.0, (0, 0, 6, 0)) == pytest.approx(0.0189457458, rel=1e-8)
     assert m.delta_lower(0.5) >= 0.0189457458 * (1 - 1e-8)
     assert m.delta_lower(0.5) <= m.delta(0.5)

@@ -131,7 +131,7 @@ def test_blanket_strictly_above_worst_case_n3():
 
 def test_issue_fact_k4_n7():
     # Issue 2, "Facts checked": k=4, n=7, eps0=1, eps=0.5, blanket bound 0.0205345108
-    assert ShuffledKRR(4, 1.0, 7).delta(0.5) == pytest.approx(0.0205345108, abs=1e-10)
+    assert ShuffledKRR(4, 1.0, 7).delta(0.5, method="blanket") == pytest.approx(0.0205345108, abs=1e-10)
 
 
 def test_koskela_weak_adversary():

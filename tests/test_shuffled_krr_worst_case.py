@@ -212,9 +212,9 @@ def test_worst_case_method_and_certificate_bad_inputs():
     with pytest.raises(ParameterError, match="method"):
         ShuffledKRR(2, 1.0, 10).delta(0.1, method="exact")
     with pytest.raises(ParameterError, match="method"):
-        ShuffledKRR(4, 1.0, 10).epsilon(1e-3, method="worst-case")
+        ShuffledKRR(4, 1.0, 1).epsilon(1e-3, method="worst-case")
     with pytest.raises(ParameterError, match="method"):
-        ShuffledKRR(4, 1.0, 10).certificate(delta=1e-3)
+        ShuffledKRR(4, 1.0, 1).certificate(delta=1e-3)
     with pytest.raises(ParameterError, match="method"):
         ShuffledKRR(2, 1.0, 1).certificate(delta=1e-3)
     with pytest.raises(ParameterError, match="exactly one"):
@@ -317,7 +317,8 @@ def test_auto_policy_keeps_slow_worst_cases_out_of_the_default():
     assert not M.auto_uses_worst_case(2, small, M.AUTO_WORST_CASE_SMALL_EPS0_MAX_N + 1)
     assert M.auto_uses_worst_case(3, 1.0, M.AUTO_WORST_CASE_K_MAX_N)
     assert not M.auto_uses_worst_case(3, 1.0, M.AUTO_WORST_CASE_K_MAX_N + 1)
-    assert not M.auto_uses_worst_case(4, 1.0, 10)
+    assert M.auto_uses_worst_case(4, 1.0, M.AUTO_WORST_CASE_MULTI_MAX_N)
+    assert not M.auto_uses_worst_case(4, 1.0, M.AUTO_WORST_CASE_MULTI_MAX_N + 1)
     assert not M.auto_uses_worst_case(2, 1.0, 1)
     assert ShuffledKRR(2, small, 50_000).auto_method == "blanket"
     assert ShuffledKRR(2, 1.0, 50_000).auto_method == "worst-case"

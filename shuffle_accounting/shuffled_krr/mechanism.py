@@ -10,7 +10,8 @@ by the sub-linear certified evaluator :mod:`~shuffle_accounting.shuffled_krr.bla
 below that sum and within ``1e-6`` relative of it), and for ``k = 2`` also the certified exact
 worst case (:mod:`~shuffle_accounting.shuffled_krr.worst_case`), for ``k = 3`` the certified
 worst case by branch and bound over boxes (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`),
-the smaller one returned.
+for ``k >= 4`` the certified bound that keeps the largest class exact
+(:mod:`~shuffle_accounting.shuffled_krr.worst_case_multi`), the smaller one returned.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..randomizers import KRR
 from . import blanket_fast as _fast
 from . import worst_case as _wc
 from . import worst_case_k as _wck
+from . import worst_case_multi as _wcm
 from .blanket import BlanketEvaluator as _Blanket
 from .blanket import SoundnessError, blanket_degenerate, certified_log_delta, check_krr_parameters
 from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
@@ -49,6 +51,11 @@ AUTO_WORST_CASE_SMALL_EPS0_MAX_N: int = 10_000
 #: minutes at n = 1000; benchmarks/README.md). ``auto`` is called in loops (OpenDP's parameter
 #: search, calibration), so the default stays at sub-second calls; ``method="worst-case"`` goes further.
 AUTO_WORST_CASE_K_MAX_N: int = 30
+#: ``method="auto"`` uses the certified worst case for ``k >= 4``
+#: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_multi`) up to this many users (measured on
+#: this 2-core machine: 0.05-0.3 s per delta and 0.7-1.5 s per epsilon up to n = 100, 3-5 s per
+#: epsilon at n = 1000; benchmarks/README.md). Same reasoning as :data:`AUTO_WORST_CASE_K_MAX_N`.
+AUTO_WORST_CASE_MULTI_MAX_N: int = 30
 _METHODS = ("auto", "blanket", "worst-case")
 #: From this many users on, the blanket bound (``log_delta`` / ``delta`` with ``method="blanket"``,
 #: the blanket part of ``"auto"``, and ``epsilon``) is evaluated by the sub-linear certified
@@ -67,6 +74,7 @@ __all__ = [
     "AUTO_WORST_CASE_SMALL_EPS0",
     "AUTO_WORST_CASE_SMALL_EPS0_MAX_N",
     "AUTO_WORST_CASE_K_MAX_N",
+    "AUTO_WORST_CASE_MULTI_MAX_N",
     "FAST_BLANKET_MIN_N",
 ]
 
@@ -148,7 +156,8 @@ def auto_uses_worst_case(k: int, eps0: float, n: int) -> bool:
 
     k = 2: ``2 <= n <=`` :data:`AUTO_WORST_CASE_MAX_N` when ``eps0 >=``
     :data:`AUTO_WORST_CASE_SMALL_EPS0`, else ``n <=`` :data:`AUTO_WORST_CASE_SMALL_EPS0_MAX_N`;
-    k = 3: ``2 <= n <=`` :data:`AUTO_WORST_CASE_K_MAX_N`; never for ``k >= 4``. A choice of cost
+    k = 3: ``2 <= n <=`` :data:`AUTO_WORST_CASE_K_MAX_N`; k >= 4: ``2 <= n <=``
+    :data:`AUTO_WORST_CASE_MULTI_MAX_N`. A choice of cost
     only: both answers are certified, and ``auto`` returns the smaller.
 
     Example:
@@ -162,6 +171,8 @@ def auto_uses_worst_case(k: int, eps0: float, n: int) -> bool:
             AUTO_WORST_CASE_MAX_N if eps0 >= AUTO_WORST_CASE_SMALL_EPS0 else AUTO_WORST_CASE_SMALL_EPS0_MAX_N
         )
         return n <= cap
+    if k >= 4:
+        return n <= AUTO_WORST_CASE_MULTI_MAX_N
     return k == 3 and n <= AUTO_WORST_CASE_K_MAX_N
 
 
@@ -193,7 +204,7 @@ class ShuffledKRR:
     Example:
         >>> m = ShuffledKRR(k=4, eps0=1.0, n=7)
         >>> round(m.delta(0.5), 9)
-        0.020534511
+        0.019693203
         >>> m.delta(1.0)
         0.0
         >>> e = ShuffledKRR(k=10, eps0=2.0, n=10_000).epsilon(1e-6)
@@ -292,9 +303,10 @@ class ShuffledKRR:
         ``method`` (keyword only): ``"blanket"`` (the privacy-blanket divergence),
         ``"worst-case"`` (the certified exact worst case by branch and bound over datasets,
         :mod:`~shuffle_accounting.shuffled_krr.worst_case` for ``k = 2``,
-        :mod:`~shuffle_accounting.shuffled_krr.worst_case_k` for ``k = 3``) or ``"auto"`` (the
-        smaller of both where the worst case is implemented and ``n <=``
-        :data:`AUTO_WORST_CASE_MAX_N`, else the blanket). Every choice is certified.
+        :mod:`~shuffle_accounting.shuffled_krr.worst_case_k` for ``k = 3``,
+        :mod:`~shuffle_accounting.shuffled_krr.worst_case_multi` for ``k >= 4``: the largest class
+        exact, the rest blanketed) or ``"auto"`` (the smaller of both where
+        :func:`auto_uses_worst_case`, else the blanket). Every choice is certified.
 
         Args:
             eps: Scalar or array of ``eps >= 0`` (finite).
@@ -305,7 +317,7 @@ class ShuffledKRR:
 
         Raises:
             ParameterError: If ``eps`` is negative, NaN, infinite or not numeric, or ``method``
-                is unknown or ``"worst-case"`` for ``k >= 4``.
+                is unknown or ``"worst-case"`` for ``n = 1``.
             WorkBudgetExceeded: ``method="worst-case"`` only, when the branch and bound exceeds
                 its work budget.
 
@@ -370,11 +382,11 @@ class ShuffledKRR:
     def _method(self, method: str) -> str:
         """Resolve ``method`` to ``"blanket"``, ``"worst-case"`` or ``"auto"`` (both, min)."""
         method = check_choice("method", method, _METHODS)
-        implemented = self.k in (2, 3) and self.n >= 2
+        implemented = self.n >= 2
         if method == "worst-case":
             if not implemented:
                 raise ParameterError(
-                    "method='worst-case' is implemented for k in {2, 3} and n >= 2 only, got "
+                    "method='worst-case' is implemented for n >= 2 only, got "
                     f"k = {self.k}, n = {self.n}; use method='blanket' or 'auto'"
                 )
             return method
@@ -386,6 +398,8 @@ class ShuffledKRR:
         """The worst-case certificate: k = 2 by :mod:`worst_case`, k = 3 by :mod:`worst_case_k`."""
         if self.k == 2:
             return _wc.certify(self.eps0, self.n, **query)
+        if self.k >= 4:  # k >= 4: largest class exact, the rest blanketed (worst_case_multi)
+            return _wcm.certify_multi(self.k, self.eps0, self.n, **query)
         return _wck.certify_k(self.k, self.eps0, self.n, **query)
 
     def _worst_case_log_delta(self, eps: float, *, strict: bool) -> tuple[float, float]:
@@ -403,15 +417,18 @@ class ShuffledKRR:
         cert = _checked(cert)
         return cert.log_delta, cert.exhibited_log_delta
 
-    def certificate(self, *, delta=None, eps=None) -> _wc.WorstCaseCertificate | _wck.WorstCaseKCertificate:
-        """Re-checkable certificate of the worst case (``k = 2`` or ``3``): the cover and the witness.
+    def certificate(
+        self, *, delta=None, eps=None
+    ) -> _wc.WorstCaseCertificate | _wck.WorstCaseKCertificate | _wcm.WorstCaseMultiCertificate:
+        """Re-checkable certificate of the worst case: the cover (or type bounds) and the witness.
 
         Exactly one of ``eps`` (certifies ``delta(eps)``) or ``delta`` (certifies
         ``epsilon(delta)``); see :func:`shuffle_accounting.shuffled_krr.worst_case.certify` and
         :func:`~shuffle_accounting.shuffled_krr.worst_case.verify` (``k = 2``),
         :func:`~shuffle_accounting.shuffled_krr.worst_case_k.certify_k` and
         :func:`~shuffle_accounting.shuffled_krr.worst_case_k.verify` (``k = 3``; re-check with that
-        module's ``verify``).
+        module's ``verify``), :func:`~shuffle_accounting.shuffled_krr.worst_case_multi.certify_multi`
+        and :func:`~shuffle_accounting.shuffled_krr.worst_case_multi.verify` (``k >= 4``).
 
         Args:
             delta: Target delta in ``(0, 1)`` (keyword only).
@@ -419,10 +436,12 @@ class ShuffledKRR:
 
         Returns:
             A :class:`~shuffle_accounting.shuffled_krr.worst_case.WorstCaseCertificate` (``k = 2``)
-            or :class:`~shuffle_accounting.shuffled_krr.worst_case_k.WorstCaseKCertificate` (``k = 3``).
+            or :class:`~shuffle_accounting.shuffled_krr.worst_case_k.WorstCaseKCertificate` (``k = 3``)
+            or :class:`~shuffle_accounting.shuffled_krr.worst_case_multi.WorstCaseMultiCertificate`
+            (``k >= 4``).
 
         Raises:
-            ParameterError: If ``k >= 4`` or ``n = 1`` (not implemented), or on invalid input.
+            ParameterError: If ``n = 1`` (not implemented), or on invalid input.
             WorkBudgetExceeded: If the branch and bound exceeds its work budget.
 
         Example:
@@ -433,6 +452,10 @@ class ShuffledKRR:
             >>> from shuffle_accounting.shuffled_krr import worst_case_k
             >>> c3 = ShuffledKRR(3, 1.0, 20).certificate(eps=0.5)
             >>> worst_case_k.verify(c3), bool(c3.exhibited_log_delta <= c3.log_delta)
+            (True, True)
+            >>> from shuffle_accounting.shuffled_krr import worst_case_multi
+            >>> c4 = ShuffledKRR(10, 4.0, 100).certificate(eps=2.0)
+            >>> worst_case_multi.verify(c4), c4.worst_others[2] == 99
             (True, True)
         """
         self._method("worst-case")
@@ -624,7 +647,10 @@ class ShuffledKRR:
         """
         delta = check_delta("delta", delta)
         if self._method("auto") == "auto":  # k = 2, 3: the certificate's witness cannot be missed
-            return self.certificate(delta=delta).epsilon_lower
+            low = self.certificate(delta=delta).epsilon_lower
+            if self.k >= 4:  # k >= 4: the witness is the best pure dataset; keep the search too
+                low = max(low, lower_epsilon(delta, self.k, self.eps0, self.n))
+            return low
         return lower_epsilon(delta, self.k, self.eps0, self.n)
 
     #: Alias of :meth:`epsilon_lower` (the spelling of the module function
@@ -648,6 +674,10 @@ class ShuffledKRR:
         if self._method("auto") == "auto":  # k = 2, 3: the certificate's witness
             c = self.certificate(eps=eps)
             ld = c.exhibited_log_delta
+            if self.k >= 4:  # k >= 4: the witness is the best pure dataset; keep the search too
+                found = worst_dataset(eps, self.k, self.eps0, self.n)
+                if found.log_delta > ld:
+                    return found
             return WorstDataset(
                 eps=eps,
                 others=c.worst_others,
