@@ -94,8 +94,9 @@ Computation and rounding (all outward):
   directions: ``H >= (1 - crel) W - b d`` with ``W = max_bracket (a Y~(1-rho) - b F~(1+rho'))``
   when ``W > 0``. Treating ``C`` as one factor (not per entry) matters: ``D = aY - bF`` is a
   difference of two larger terms, and per-entry errors would be amplified by that cancellation.
-* Cell weights ``P(s_j <= B < s_{j+1})`` are Loader pmf sums inflated by ``1e-9``, and exact
-  binomial tail bounds for the end cells.
+* Cell weights ``P(s_j <= B < s_{j+1})`` are Loader pmf sums inflated by ``1e-9``, and the
+  binomial tails of :mod:`~shuffle_accounting._binomial` (relative error <= 1e-13) inflated by
+  ``1e-9`` for the end cells.
 
 Branch and bound. Intervals sit in a priority queue by their bound; the worst one is split
 (into halves, or into more equal pieces when a slack model ``U ~ h + kappa m`` fitted on its
@@ -218,28 +219,12 @@ def _log_chernoff(k: int, N: int, log_pi: float, log_1mpi: float) -> float:
     return -N * kl * (1.0 - 4.0 * _U)
 
 
-def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> _Dist:
-    """``Bin(N, pi)`` on a window whose dropped mass is at most about ``e^log_tol``.
+def _binom_window(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> tuple[int, int, int, float]:
+    """Window ``[lo, hi]`` of ``Bin(N, pi)`` (``pi <= 1/2``, ``N >= 1``), its mode ``k0`` and the log
+    of a Chernoff bound on the mass outside (at most ``log_tol`` unless the window is everything).
 
-    Given in logs (``pi`` may round to 0 or 1 in double precision, e.g. ``p`` at ``eps0 = 300``);
-    for ``pi > 1/2`` the law is the reflection ``N - Bin(N, 1 - pi)``, so every computation
-    works with the smaller probability. The mass outside the window is bounded by Chernoff
-    (:func:`_log_chernoff`).
+    The window ``mean +- z sd`` widens (x1.5) until the tails' bound is small enough.
     """
-    if N == 0:
-        return _Dist(0, np.ones(1), 0.0, -math.inf, 0.0, (0.0, 0.0))
-    if log_pi > log_1mpi:
-        d = _binom(N, log_1mpi, log_pi, log_tol)
-        mean, var = d.mom
-        return _Dist(
-            N - (d.lo + d.arr.size - 1),
-            d.arr[::-1].copy(),
-            d.scale,
-            d.log_drop,
-            d.rel,
-            (N - mean, var),
-            d.crel,
-        )
     pi = math.exp(log_pi)
     mean, sd = N * pi, math.sqrt(N * pi * (1.0 - pi))
     z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
@@ -255,10 +240,39 @@ def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> _Dist:
         if ltail <= log_tol or (lo == 0 and hi == N):
             break
         z *= 1.5
+    k0 = min(max(int(math.floor((N + 1) * pi)), lo), hi)
+    return lo, hi, k0, ltail
+
+
+def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float, mx: float | None = None) -> _Dist:
+    """``Bin(N, pi)`` on a window whose dropped mass is at most about ``e^log_tol``.
+
+    Given in logs (``pi`` may round to 0 or 1 in double precision, e.g. ``p`` at ``eps0 = 300``);
+    for ``pi > 1/2`` the law is the reflection ``N - Bin(N, 1 - pi)``, so every computation
+    works with the smaller probability. The mass outside the window is bounded by Chernoff
+    (:func:`_log_chernoff`). ``mx``, when given, is Loader's log-pmf at the mode of the law with
+    the smaller probability (computed in a batch by the caller; the same value as here).
+    """
+    if N == 0:
+        return _Dist(0, np.ones(1), 0.0, -math.inf, 0.0, (0.0, 0.0))
+    if log_pi > log_1mpi:
+        d = _binom(N, log_1mpi, log_pi, log_tol, mx)
+        mean, var = d.mom
+        return _Dist(
+            N - (d.lo + d.arr.size - 1),
+            d.arr[::-1].copy(),
+            d.scale,
+            d.log_drop,
+            d.rel,
+            (N - mean, var),
+            d.crel,
+        )
+    pi = math.exp(log_pi)
+    mean, sd = N * pi, math.sqrt(N * pi * (1.0 - pi))
+    lo, hi, k0, ltail = _binom_window(N, log_pi, log_1mpi, log_tol)
     # pmf relative to the mode k0 by the exact recurrence pmf(k + 1) / pmf(k) = (N - k) / (k + 1) * rho,
     # rho = pi / (1 - pi): each ratio costs <= 2 roundings plus the relative error of rho, so after
     # j steps the relative error is <= j (3u + err_rho) (1 + 1e-6); the mode's value is Loader's
-    k0 = min(max(int(math.floor((N + 1) * pi)), lo), hi)
     rho = math.exp(log_pi - log_1mpi)
     err_rho = 2.0 * _U * (abs(log_pi) + abs(log_1mpi)) + 2.0 * _U
     up = np.arange(k0, hi, dtype=float)  # k = k0 .. hi - 1
@@ -267,7 +281,8 @@ def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> _Dist:
         arr = np.concatenate(
             (np.cumprod(dn / ((N - dn + 1.0) * rho))[::-1], [1.0], np.cumprod((N - up) / (up + 1.0) * rho))
         )
-    mx = float(_log_binom_pmf(np.array([float(k0)]), float(N), log_pi, log_1mpi)[0])
+    if mx is None:
+        mx = float(_log_binom_pmf(np.array([float(k0)]), float(N), log_pi, log_1mpi)[0])
     steps = max(hi - k0, k0 - lo)
     rel = steps * (3.0 * _U + err_rho) * (1.0 + 1e-6) + 4.0 * _U  # per entry
     crel = _REL_PMF  # the mode's Loader value: one factor common to the whole window
@@ -617,7 +632,23 @@ class _Problem:
         self._bin_cache: dict[tuple[int, bool, float], _Dist] = {}
         self._half_cache: dict[int, _Dist] = {}  # Bin(s, 1/2): siblings share their cells
         self._cell_cache: dict[int, list[tuple[int, float]]] = {}
+        self._modes: dict[tuple[int, float], float] = {}  # (N, truncation) -> log-pmf at the mode
         self.evaluations = 0
+
+    def prefetch(self, pieces: list[tuple[int, int]]) -> None:
+        """Loader's log-pmf at the mode of every fixed binomial of ``pieces`` in one vectorised call.
+
+        ``Bin(c1, pbar)`` and ``Bin(n - 1 - c2, p)`` (reflected: ``Bin(n - 1 - c2, pbar)``) of each
+        interval; :meth:`_bin` then builds their windows without a scalar Loader call each.
+        """
+        t = self.log_tol - math.log(3.0)
+        Ns = sorted({c1 for c1, _ in pieces} | {self.n - 1 - c2 for _, c2 in pieces})
+        Ns = [N for N in Ns if N > 0 and (N, t) not in self._modes]
+        if not Ns:
+            return
+        k0 = [_binom_window(N, self.log_pbar, self.log_p, t)[2] for N in Ns]
+        vals = _log_binom_pmf(np.array(k0, dtype=float), np.array(Ns, dtype=float), self.log_pbar, self.log_p)
+        self._modes.update(zip(((N, t) for N in Ns), np.asarray(vals, dtype=float).tolist()))
 
     def _bin(self, N: int, one: bool, t: float) -> _Dist:
         """``Bin(N, p)`` (``one``: a user at 1) or ``Bin(N, pbar)`` at truncation ``t`` (cached:
@@ -627,7 +658,7 @@ class _Problem:
             if len(self._bin_cache) > 256:
                 self._bin_cache.pop(next(iter(self._bin_cache)))
             lp, lq = (self.log_p, self.log_pbar) if one else (self.log_pbar, self.log_p)
-            self._bin_cache[key] = _binom(N, lp, lq, t)
+            self._bin_cache[key] = _binom(N, lp, lq, t, self._modes.get((N, t)))
         return self._bin_cache[key]
 
     def leaf_dist(self, c: int) -> _Family:
@@ -649,13 +680,20 @@ class _Problem:
         r = self.leaf_many(c, np.array([eps]))
         return float(r[0, 0]), float(r[1, 0])
 
-    def _half(self, s: int, t: float) -> _Dist:
-        """``Bin(s, 1/2)`` at truncation ``t`` (cached; intervals of one depth share their cells)."""
-        if s not in self._half_cache:
-            if len(self._half_cache) > 512:
-                self._half_cache.pop(next(iter(self._half_cache)))
-            self._half_cache[s] = _binom(s, -math.log(2.0), -math.log(2.0), t)
-        return self._half_cache[s]
+    def _halves(self, ss: list[int], t: float) -> list[_Dist]:
+        """``Bin(s, 1/2)`` for every ``s`` at truncation ``t`` (cached; pieces of one width share
+        their cells), the modes of the new ones by one vectorised Loader call."""
+        new = sorted({s for s in ss if s > 0 and s not in self._half_cache})
+        if new:
+            lh = -math.log(2.0)
+            k0 = [_binom_window(s, lh, lh, t)[2] for s in new]
+            vals = np.asarray(_log_binom_pmf(np.array(k0, dtype=float), np.array(new, dtype=float), lh, lh))
+            keep = set(ss)
+            for old in [k for k in self._half_cache if k not in keep][: max(0, len(self._half_cache) + len(new) - 512)]:
+                del self._half_cache[old]
+            for s, v in zip(new, vals.tolist()):
+                self._half_cache[s] = _binom(s, lh, lh, t, v)
+        return [self._half_cache[s] if s > 0 else None for s in ss]
 
     def cells(self, m: int) -> list[tuple[int, float]]:
         """Cached :meth:`_cells`."""
@@ -675,11 +713,14 @@ class _Problem:
             b = np.arange(m + 1, dtype=float)
             lw = _log_binom_pmf(b, float(m), lg, l1g) + math.log1p(1e-9)
             return [(int(i), float(w)) for i, w in zip(b, lw)]
-        dist = _binom(m, lg, l1g, self.log_tol - math.log(4.0))
-        lo, hi = dist.lo, dist.lo + dist.arr.size - 1
+        if lg > l1g:  # gamma > 1/2 (eps0 < log 3): the window of the reflection, reflected back
+            lo1, hi1, _, _ = _binom_window(m, l1g, lg, self.log_tol - math.log(4.0))
+            lo, hi = m - hi1, m - lo1
+        else:
+            lo, hi, _, _ = _binom_window(m, lg, l1g, self.log_tol - math.log(4.0))
         out: list[tuple[int, float]] = []
         if lo > 0:
-            out.append((-1, float(_log_binom_cdf(lo - 1, m, g)) + math.log(2.0)))
+            out.append((-1, float(_log_binom_cdf(lo - 1, m, g)) + math.log1p(1e-9)))
         starts = sorted({int(round(x)) for x in np.linspace(lo, hi, _CELLS + 1)[:-1]})
         xs = np.arange(lo, hi + 1, dtype=float)
         lp = _log_binom_pmf(xs, float(m), lg, l1g)
@@ -688,7 +729,7 @@ class _Problem:
                 e = starts[j + 1]
                 w = float(logsumexp(lp[s - lo : e - lo])) + math.log1p(1e-9)
             else:
-                w = float(_log_binom_sf(s, m, g)) + math.log(2.0)  # top cell [s, m]: tail bound, doubled
+                w = float(_log_binom_sf(s, m, g)) + math.log1p(1e-9)  # top cell [s, m]: its tail
             out.append((s, w))
         return out
 
@@ -712,7 +753,7 @@ class _Problem:
         cells = self.cells(m)
         tail = [lw for s, lw in cells if s < 0]  # g <= 1 on the lowest tail cell
         live = [(s, lw) for s, lw in cells if s >= 0]
-        fam = _Family(a1, a2, [self._half(s, t) if s > 0 else None for s, _ in live])
+        fam = _Family(a1, a2, self._halves([s for s, _ in live], t))
         ups = _family_hockey(fam, eps, self.p, self.eps0)[0]  # (cells, len(eps))
         terms = np.array([lw for _, lw in live])[:, None] + ups
         if tail:
@@ -856,6 +897,55 @@ def _slope(c1: int, c2: int, u: float, a: int, b: int, ua: float, kappa: float) 
     return kappa
 
 
+def _plan(pr: _Problem, eps: float, target: float, cap: int) -> list[tuple[int, int, float]] | None:
+    """A first partition of ``[0, n - 1]`` predicted to pass at ``eps`` (a speed heuristic only).
+
+    Model: ``log h_c(eps)`` is interpolated linearly between leaves at 17 evenly spaced datasets
+    plus the seeds (it is nearly linear in ``c`` for ``k = 2``, see *Cost* in the module
+    docstring), and ``log U(c1, c2) ~ max(h_c1, h_c2) + kappa (c2 - c1)`` with ``kappa``
+    measured on one probe interval. Each piece gets ``0.7`` of the width the model allows below
+    ``target``. Any partition is sound (every piece is bounded, and split further if it fails);
+    this one replaces the ``O(log n)`` levels of halving from ``[0, n - 1]`` by one pass.
+    Returns ``(c1, c2, kappa)`` triples, or ``None`` when the model is unusable or predicts more
+    than ``cap`` pieces (the caller then splits from the root).
+    """
+    n = pr.n
+    if n < 64:
+        return None
+    cs = np.array(sorted(set(_seeds(n)) | {int(x) for x in np.linspace(0, n - 1, 17)}))
+    h = np.array([pr.leaf(int(c), eps)[0] for c in cs])
+    if not np.all(np.isfinite(h)):
+        return None
+    m_p = max(2, n // 1000)
+    c1 = n // 2 - m_p // 2
+    u = pr.interval(c1, c1 + m_p, eps)[0]
+    kappa = (u - max(np.interp(c1, cs, h), np.interp(c1 + m_p, cs, h))) / m_p
+    if not (math.isfinite(kappa) and kappa > 0.0):
+        return None
+    out: list[tuple[int, int, float]] = []
+    c = 0
+    while c <= n - 1:
+        m = 0
+        for _ in range(3):
+            hmax = max(float(np.interp(c, cs, h)), float(np.interp(c + m, cs, h)))
+            m = min(_quantize(max(int(0.7 * (target - hmax) / kappa), 0)), n - 1 - c)
+        out.append((c, c + m, kappa))
+        c += m + 1
+        if len(out) > cap:
+            return None
+    pr.prefetch([(a, b) for a, b, _ in out])
+    return out
+
+
+def _quantize(m: int) -> int:
+    """``m`` rounded down to ``j 2^e`` with ``8 <= j <= 15`` (at most 1/8 lower; exact below 16):
+    pieces of equal width share their cells of ``B`` and their ``Bin(s, 1/2)`` laws."""
+    if m < 16:
+        return m
+    e = m.bit_length() - 4
+    return (m >> e) << e
+
+
 def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
     best, best_c = -math.inf, 0
     for c in _seeds(pr.n):
@@ -866,6 +956,15 @@ def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
     heap = [(-up, 0, pr.n - 1, -1.0)]  # (-bound, c1, c2, slack slope estimate)
     done: list[CoverInterval] = []
     ltol = math.log1p(tol)
+    plan = _plan(pr, eps, best + ltol, max_evals // 2) if up > best + ltol else None
+    if plan is not None:
+        heap = []
+        for a, b, kappa in plan:
+            u, lo = pr.interval(a, b, eps)
+            if lo > best:
+                best, best_c = lo, a
+            heap.append((-u, a, b, kappa))
+        heapq.heapify(heap)
     while heap:
         neg, c1, c2, kappa = heap[0]
         if -neg <= best + ltol:
@@ -904,6 +1003,10 @@ def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int)
         # nothing exhibited above delta: try to certify eps = 0 first
         eps_up = 0.0
     heap = [(0.0, 0, pr.n - 1, -1.0, -1.0)]  # (-bound, c1, c2, eps of the bound, slack slope)
+    if eps_up > 0.0 and pr.interval(0, pr.n - 1, eps_up)[0] > log_delta:
+        plan = _plan(pr, eps_up, log_delta, max_evals // 2)
+        if plan is not None:  # unevaluated pieces (bound key 0.0), bounded when popped
+            heap = [(0.0, a, b, -1.0, kappa) for a, b, kappa in plan]
     done: list[CoverInterval] = []
     while heap:
         neg, c1, c2, e_at, kappa = heapq.heappop(heap)
