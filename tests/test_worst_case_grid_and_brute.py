@@ -68,9 +68,10 @@ def test_brute_force_every_dataset_up_to_n_1e4(eps0, n, eps_list):
         assert h[i, cert.worst_c] == pytest.approx(top, rel=1e-9)
         # the certified value is within the stopping tolerance of the truth
         assert math.exp(cert.log_delta) <= top * (1 + 1e-8)
-        # and the default tolerance (1e-7) lands within it too
+        # and the default tolerance lands within it too
         d = W.certify(eps0, n, eps=eps)
-        assert top * (1 - 1e-7) <= math.exp(d.exhibited_log_delta) <= top <= math.exp(d.log_delta)
+        assert top * (1 - W.DEFAULT_TOL) <= math.exp(d.exhibited_log_delta) <= top <= math.exp(d.log_delta)
+        assert math.exp(d.log_delta) <= math.exp(d.exhibited_log_delta) * (1 + W.DEFAULT_TOL)
 
 
 def _brute_direct(eps0: float, n: int, eps_list) -> np.ndarray:

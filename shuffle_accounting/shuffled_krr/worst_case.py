@@ -102,6 +102,13 @@ Branch and bound. Intervals sit in a priority queue by their bound; the worst on
 (into halves, or into more equal pieces when a slack model ``U ~ h + kappa m`` fitted on its
 parent says halves would fail again: a speed heuristic, any partition is sound); one-point
 intervals are exact leaves (bound ``h_c`` rounded up, exhibited value ``h_c`` rounded down).
+Where the root ``[0, n - 1]`` fails, the queue starts from a *planned* partition instead
+(:func:`_plan`, ``n >= 64``): ``log h_c`` interpolated between leaves at 17 evenly spaced
+datasets and the seeds, the slack slope ``kappa`` measured on one probe interval, each piece
+given :data:`_PLAN_SAFETY` of the width this model allows below the target, rounded down to
+``j 2^e`` (``8 <= j <= 15``) so that pieces of equal width share their cells of ``B``. That
+replaces the ``O(log n)`` levels of splitting from the root by one pass; pieces that fail are
+split as above. The plan only chooses a partition, so it cannot affect soundness.
 For ``delta(eps)`` it stops when the largest bound is within ``(1 + tol)``
 of the best exhibited leaf; for ``epsilon(delta)`` it keeps ``eps_up = (1 + tol) eps_low``
 (``eps_low`` the largest exhibited leaf epsilon) and splits until every interval's bound at some
@@ -113,18 +120,21 @@ bounded at every grid point in one evaluation, and the cover is refined until ea
 point's maximum is within ``(1 + tol)`` of its best exhibited leaf.
 
 Cost. For ``k = 2`` the variance of ``Y`` is the same for every dataset, so ``h_c`` is nearly
-flat in ``c`` (its log falls about linearly, ~``0.08 x / n`` at distance ``x`` from the worst end
-for ``eps0 = 1``, ``delta = 1e-6``), while the interval bound loses about ``2 m / n`` for ``m``
-free users (the revealed coins remove the variance of ``B / 2``). The cover therefore needs
-about 25 intervals per factor 2 of distance from the worst dataset, i.e. ``O(log n)``
-evaluations of ``O(sqrt n)`` work each, plus the leaves near the worst; near ``eps = 0``
-(``delta`` large, ``h_c`` flatter still) the count grows like ``n``.
+flat in ``c``: its log changes about linearly across ``[0, n - 1]``, by ``lam`` in all (measured at
+``n = 1e6``, ``delta = 1e-6``: ``lam`` = 3e-4, 7e-3, 5e-2 at ``eps0`` = 0.05, 0.5, 2), while the
+interval bound loses about ``kappa m / n`` for ``m`` free users (the revealed coins remove part of
+the variance; ``kappa`` = 0.07, 0.9, 2.6 at those ``eps0``). With a slack ``tau`` in log delta at the
+worst dataset (about ``2 log(1/delta) tol`` for ``epsilon(delta)``), a piece at distance ``x``
+from the worst end can hold ``(tau n + lam x) / kappa`` datasets, so the cover needs about
+``(kappa / lam) log(1 + lam / tau)`` pieces: ``O(log(1/tol))``, independent of ``n`` (150-350
+at ``n = 1e6``, ``tol = 1e-4``), each evaluation ``O(sqrt n)`` work. Near ``eps = 0`` (``delta``
+large, ``h_c`` flatter still) the count grows like ``n``.
 
 Example:
     >>> cert = certify(2.0, 1000, delta=1e-6)
     >>> round(cert.epsilon_lower, 8), cert.worst_c in (2, 997)
     (0.32332355, True)
-    >>> bool(cert.epsilon_lower <= cert.epsilon <= cert.epsilon_lower * (1 + 1e-6))
+    >>> bool(cert.epsilon_lower <= cert.epsilon <= cert.epsilon_lower * (1 + DEFAULT_TOL))
     True
 """
 
@@ -153,6 +163,7 @@ __all__ = [
     "interval_log_bound",
     "leaf_log_delta",
     "MAX_CONV_WORK",
+    "DEFAULT_TOL",
 ]
 
 _U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52: the error budgets below are in units of 2u
@@ -168,6 +179,10 @@ _DROP_MARGIN = 25.0
 _EXACT_CELLS = 32
 #: Number of cells of ``B`` inside its window for wider intervals.
 _CELLS = 12
+#: Default stopping tolerance of :func:`certify` (relative gap certified / exhibited - 1).
+DEFAULT_TOL = 5e-5
+#: Share of the model's width given to each piece of the planned first cover (:func:`_plan`).
+_PLAN_SAFETY = 0.9
 #: Up to this many multiply-adds the laws of a family are convolved in full (one eps at a time).
 _DIRECT_WORK = 2e6
 #: Largest multiply-add count of one convolution; above it :class:`WorkBudgetExceeded` is raised.
@@ -223,11 +238,12 @@ def _binom_window(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> tup
     """Window ``[lo, hi]`` of ``Bin(N, pi)`` (``pi <= 1/2``, ``N >= 1``), its mode ``k0`` and the log
     of a Chernoff bound on the mass outside (at most ``log_tol`` unless the window is everything).
 
-    The window ``mean +- z sd`` widens (x1.5) until the tails' bound is small enough.
+    The window ``mean +- z sd`` starts at the Gaussian ``z = sqrt(2 |log_tol|)`` and widens (x1.15)
+    until the tails' bound is small enough (the bound, not the guess, decides).
     """
     pi = math.exp(log_pi)
     mean, sd = N * pi, math.sqrt(N * pi * (1.0 - pi))
-    z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
+    z = max(6.0, math.sqrt(2.0 * max(0.0, -log_tol)))
     while True:
         lo = max(0, int(math.floor(mean - z * sd)) - 2)
         hi = min(N, int(math.ceil(mean + z * sd)) + 2)
@@ -239,7 +255,7 @@ def _binom_window(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> tup
         ltail = float(logsumexp(tails)) if tails else -math.inf
         if ltail <= log_tol or (lo == 0 and hi == N):
             break
-        z *= 1.5
+        z *= 1.15
     k0 = min(max(int(math.floor((N + 1) * pi)), lo), hi)
     return lo, hi, k0, ltail
 
@@ -352,11 +368,12 @@ def _hockey(Y: _Dist, eps: float, p: float, eps0: float) -> tuple[float, float]:
 def _pair_range(x: _Dist, y: _Dist, t0: int, t1: int, cum_y: np.ndarray | None = None) -> tuple:
     """Computed ``Y~(t)`` (and, with ``cum_y``, ``F~(t - 1)``) of the law of ``X + Y`` for ``t0 <= t <= t1``.
 
-    ``Y(t) = sum_s x(s) y(t - s)`` and ``F(t - 1) = sum_s x(s) F_y(t - 1 - s)`` for a contiguous
-    range of ``t`` at once: one ``valid`` convolution of ``x.arr`` with a zero-padded slice of
-    ``y.arr`` (resp. of its prefix sums, padded with 0 below the window and the total above),
-    ``O(len(x) (t1 - t0))`` work. Every term is a non-negative product, so the computed values are
-    within ``(len(x) + 2) u`` relative of the exact windowed sums (any summation order).
+    ``Y(t) = sum_s x(s) y(t - s)`` for a contiguous range of ``t`` at once: one ``valid``
+    convolution of ``x.arr`` with a zero-padded slice of ``y.arr``, ``O(len(x) (t1 - t0))`` work.
+    ``F(t0 - 1) = sum_s x(s) F_y(t0 - 1 - s)`` is one dot product with the prefix sums of ``y``
+    (0 below the window, the total above) and ``F(t - 1) = F(t0 - 1) + sum_{t0 <= u < t} Y(u)``.
+    Every term is non-negative, so ``Y~`` is within ``(len(x) + 2) u`` relative of the exact
+    windowed sums and ``F~`` within ``(len(x) + len(y) + (t1 - t0) + 4) u`` (any summation order).
     """
     lx, Lx, ly, Ly = x.lo, x.arr.size, y.lo, y.arr.size
     K = t1 - t0 + 1
@@ -370,12 +387,20 @@ def _pair_range(x: _Dist, y: _Dist, t0: int, t1: int, cum_y: np.ndarray | None =
     if cum_y is None:
         return yv, None
     # F_y(t - 1 - s): index j - 1 into cum_y, 0 below, total above
-    jf = idx - 1
+    jf = idx[:Lx] - 1
     segf = np.where(jf >= Ly - 1, cum_y[-1], 0.0)
     ok = (jf >= 0) & (jf < Ly - 1)
     segf[ok] = cum_y[jf[ok]]
-    fv = np.convolve(x.arr, segf, "valid")
-    return yv, fv
+    return yv, _prefix(float(np.dot(x.arr, segf[::-1])), yv)
+
+
+def _prefix(f0: float, yv: np.ndarray) -> np.ndarray:
+    """``F~(t - 1)`` on a block from ``F~(t0 - 1) = f0`` and the block's ``Y~(t)``: running sums."""
+    fv = np.empty(yv.size)
+    fv[0] = f0
+    np.cumsum(yv[:-1], out=fv[1:])
+    fv[1:] += f0
+    return fv
 
 
 class _Family:
@@ -421,7 +446,7 @@ class _Family:
             self.scale[i], self.log_drop[i] = scale, float(logsumexp(drops))
             self.lo_t[i], self.hi_t[i] = lo, lo + size - 1
             self.mean[i], self.var[i] = mean, var
-        # F~ adds one more summation (prefix sums of y, <= len(y) terms)
+        # F~ adds the prefix sums of y (<= len(y) terms); :meth:`values` adds its running sums
         self.rel_f = self.rel + 2.0 * (y.arr.size + 4) * _U
         ld = self.log_drop - self.scale
         with np.errstate(over="ignore"):
@@ -445,7 +470,10 @@ class _Family:
                 yv[i], fv[i] = by[sl], bf[sl]
             else:
                 yv[i] = np.convolve(c.arr, by[sl], "valid")
-                fv[i] = np.convolve(c.arr, bf[sl], "valid")
+                # F~(t0 - 1) of the law with C: one 'valid' output of c * F~_{X+Y}, then running sums
+                fv[i] = _prefix(float(np.dot(c.arr, bf[sl][c.arr.size - 1 :: -1])), yv[i])
+        # running sums: F~ carries the block's additions besides the products' (len(x) + 2) u
+        self.rel_f = self.rel + 2.0 * (self.y.arr.size + (B1 - B0 + 1) + K + 16) * _U
         return yv, fv
 
     def full_work(self) -> float:
@@ -928,7 +956,7 @@ def _plan(pr: _Problem, eps: float, target: float, cap: int) -> list[tuple[int, 
         m = 0
         for _ in range(3):
             hmax = max(float(np.interp(c, cs, h)), float(np.interp(c + m, cs, h)))
-            m = min(_quantize(max(int(0.7 * (target - hmax) / kappa), 0)), n - 1 - c)
+            m = min(_quantize(max(int(_PLAN_SAFETY * (target - hmax) / kappa), 0)), n - 1 - c)
         out.append((c, c + m, kappa))
         c += m + 1
         if len(out) > cap:
@@ -1058,8 +1086,9 @@ def certify(
         delta: ``0 < delta < 1``, to certify ``epsilon(delta)`` (keyword only).
         tol: Stopping tolerance (keyword only): relative gap in delta (``eps`` given) or in
             epsilon (``delta`` given) between the certified and the exhibited value; default
-            ``1e-7`` (about the width of one leaf's rounding bracket, so tighter buys nothing;
-            the search costs about the same as at ``1e-4``).
+            :data:`DEFAULT_TOL` = ``5e-5``, half the issue-11 target gap of ``1e-4`` (the cover
+            needs about ``log(1/tol)`` times more pieces, so ``1e-7`` costs about 2-3 x more at
+            ``n = 1e6``; any ``tol`` down to the leaves' rounding bracket, ~``1e-7``, is useful).
         max_evals: Work budget in bound evaluations (keyword only).
 
     Returns:
@@ -1082,7 +1111,7 @@ def certify(
     max_evals = check_int("max_evals", max_evals, minimum=1)
     if eps is not None:
         eps = check_real("eps", eps, low=0.0)
-        tol = 1e-7 if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
+        tol = DEFAULT_TOL if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
         # truncation level: the largest leaf value among the seeds (windows reach e^-25 below it)
         # (when every seed's lower value is lost in the truncation, their upper values, about the
         # dropped mass, lower the level step by step until the values are resolved)
@@ -1121,7 +1150,7 @@ def certify(
             pr.evaluations,
         )
     delta = check_delta("delta", delta)
-    tol = 1e-7 if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
+    tol = DEFAULT_TOL if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
     pr = _Problem(eps0, n, math.log(delta))
     cover, eps_up, eps_low, best_c, ex = _certify_epsilon(pr, math.log(delta), tol, max_evals)
     ld = max(c.log_bound for c in cover)
