@@ -248,7 +248,7 @@ def test_work_budget_is_reported_not_silently_wrong(monkeypatch):
     # above AUTO_WORST_CASE_MAX_N auto uses the (certified) blanket bound only
     from shuffle_accounting.shuffled_krr.mechanism import AUTO_WORST_CASE_MAX_N
 
-    m = ShuffledKRR(2, 0.5, AUTO_WORST_CASE_MAX_N + 1)
+    m = ShuffledKRR(2, 4.0, AUTO_WORST_CASE_MAX_N + 1)
     assert m.auto_method == "blanket"
     assert m.epsilon(1e-6) == m.epsilon(1e-6, method="blanket")
     # over budget, auto (worst case and blanket) returns the blanket value
@@ -312,8 +312,8 @@ def test_extreme_eps0_worst_case_and_the_standing_invariant():
 def test_auto_policy_keeps_slow_worst_cases_out_of_the_default():
     from shuffle_accounting.shuffled_krr import mechanism as M
 
-    assert M.auto_uses_worst_case(2, 1.0, M.AUTO_WORST_CASE_MAX_N)
-    assert not M.auto_uses_worst_case(2, 1.0, M.AUTO_WORST_CASE_MAX_N + 1)
+    assert M.auto_uses_worst_case(2, M.AUTO_WORST_CASE_SMALL_EPS0, M.AUTO_WORST_CASE_MAX_N)
+    assert not M.auto_uses_worst_case(2, M.AUTO_WORST_CASE_SMALL_EPS0, M.AUTO_WORST_CASE_MAX_N + 1)
     small = M.AUTO_WORST_CASE_SMALL_EPS0 / 2
     assert M.auto_uses_worst_case(2, small, M.AUTO_WORST_CASE_SMALL_EPS0_MAX_N)
     assert not M.auto_uses_worst_case(2, small, M.AUTO_WORST_CASE_SMALL_EPS0_MAX_N + 1)
@@ -321,5 +321,6 @@ def test_auto_policy_keeps_slow_worst_cases_out_of_the_default():
     assert not M.auto_uses_worst_case(3, 1.0, M.AUTO_WORST_CASE_K_MAX_N + 1)
     assert not M.auto_uses_worst_case(4, 1.0, 10)
     assert not M.auto_uses_worst_case(2, 1.0, 1)
-    assert ShuffledKRR(2, small, 50_000).auto_method == "blanket"
-    assert ShuffledKRR(2, 1.0, 50_000).auto_method == "worst-case"
+    assert ShuffledKRR(2, small, 500_000).auto_method == "blanket"
+    assert ShuffledKRR(2, small, 50_000).auto_method == "worst-case"
+    assert ShuffledKRR(2, 4.0, 1_000_000).auto_method == "worst-case"

@@ -925,39 +925,58 @@ def _slope(c1: int, c2: int, u: float, a: int, b: int, ua: float, kappa: float) 
     return kappa
 
 
-def _plan(pr: _Problem, eps: float, target: float, cap: int) -> list[tuple[int, int, float]] | None:
+def _plan(pr: _Problem, eps, target, cap: int) -> list[tuple[int, int, float]] | None:
     """A first partition of ``[0, n - 1]`` predicted to pass at ``eps`` (a speed heuristic only).
 
     Model: ``log h_c(eps)`` is interpolated linearly between leaves at 17 evenly spaced datasets
     plus the seeds (it is nearly linear in ``c`` for ``k = 2``, see *Cost* in the module
     docstring), and ``log U(c1, c2) ~ max(h_c1, h_c2) + kappa (c2 - c1)`` with ``kappa``
-    measured on one probe interval. Each piece gets ``0.7`` of the width the model allows below
-    ``target``. Any partition is sound (every piece is bounded, and split further if it fails);
-    this one replaces the ``O(log n)`` levels of halving from ``[0, n - 1]`` by one pass.
+    measured on one probe interval. Each piece gets :data:`_PLAN_SAFETY` of the width the model
+    allows below ``target``. Any partition is sound (every piece is bounded, and split further
+    if it fails); this one replaces the ``O(log n)`` levels of halving from ``[0, n - 1]`` by
+    one pass. ``eps`` and ``target`` may be arrays (a grid): the plan then serves every grid point
+    whose own plan would have at most ``cap`` pieces (the others are left to the refinement).
     Returns ``(c1, c2, kappa)`` triples, or ``None`` when the model is unusable or predicts more
     than ``cap`` pieces (the caller then splits from the root).
     """
     n = pr.n
     if n < 64:
         return None
+    ev = np.atleast_1d(np.asarray(eps, dtype=float))
+    tg = np.broadcast_to(np.asarray(target, dtype=float), ev.shape)
     cs = np.array(sorted(set(_seeds(n)) | {int(x) for x in np.linspace(0, n - 1, 17)}))
-    h = np.array([pr.leaf(int(c), eps)[0] for c in cs])
-    if not np.all(np.isfinite(h)):
-        return None
+    h = np.array([pr.leaf_many(int(c), ev)[0] for c in cs])  # (knots, points)
     m_p = max(2, n // 1000)
     c1 = n // 2 - m_p // 2
-    u = pr.interval(c1, c1 + m_p, eps)[0]
-    kappa = (u - max(np.interp(c1, cs, h), np.interp(c1 + m_p, cs, h))) / m_p
-    if not (math.isfinite(kappa) and kappa > 0.0):
+    u = pr.interval_many(c1, c1 + m_p, ev)[0]
+    with np.errstate(invalid="ignore"):
+        ends = np.maximum(
+            [np.interp(c1, cs, h[:, i]) for i in range(ev.size)],
+            [np.interp(c1 + m_p, cs, h[:, i]) for i in range(ev.size)],
+        )
+        kappa = (u - ends) / m_p
+        ok = np.isfinite(kappa) & (kappa > 0.0) & np.all(np.isfinite(h), axis=0) & np.isfinite(tg)
+        # predicted pieces per point: each stretch between knots at the width of its worse end
+        seg = np.maximum(h[1:], h[:-1])  # (segments, points)
+        w = np.maximum(_PLAN_SAFETY * (tg[None, :] - seg) / np.where(ok, kappa, 1.0)[None, :], 1.0)
+        count = np.sum(np.diff(cs)[:, None] / w, axis=0)
+    ok &= count <= cap
+    if not np.any(ok):
         return None
+    h, tg, kappa = h[:, ok], tg[ok], kappa[ok]
     out: list[tuple[int, int, float]] = []
     c = 0
     while c <= n - 1:
         m = 0
         for _ in range(3):
-            hmax = max(float(np.interp(c, cs, h)), float(np.interp(c + m, cs, h)))
-            m = min(_quantize(max(int(_PLAN_SAFETY * (target - hmax) / kappa), 0)), n - 1 - c)
-        out.append((c, c + m, kappa))
+            j = int(min(np.searchsorted(cs, c + m, side="right") - 1, cs.size - 2))
+            i0 = int(min(np.searchsorted(cs, c, side="right") - 1, cs.size - 2))
+            # interpolated log h at both ends (linear on each knot stretch)
+            h0 = h[i0] + (h[i0 + 1] - h[i0]) * ((c - cs[i0]) / (cs[i0 + 1] - cs[i0]))
+            h1 = h[j] + (h[j + 1] - h[j]) * ((c + m - cs[j]) / (cs[j + 1] - cs[j]))
+            room = float(np.min((tg - np.maximum(h0, h1)) / kappa))
+            m = min(_quantize(max(int(_PLAN_SAFETY * room), 0)), n - 1 - c)
+        out.append((c, c + m, float(np.min(kappa))))
         c += m + 1
         if len(out) > cap:
             return None
@@ -1257,6 +1276,17 @@ def certified_log_delta_grid(
     items = {0: (0, n - 1, root, -1.0)}  # id -> (c1, c2, bounds, slack slope)
     heap = [(key(root), 0)]
     nid = 1
+    plan = _plan(pr, ev, best + ltol, max_evals // 3) if key(root)[0] != 1 else None
+    if plan is not None:  # a planned first cover (speed only; any partition is sound)
+        items, heap, nid = {}, [], 0
+        for a, b, kappa in plan:
+            r = pr.interval_many(a, b, ev)
+            if a == b:
+                best = np.maximum(best, r[1])
+            items[nid] = (a, b, r[0], kappa)
+            heap.append((key(r[0]), nid))
+            nid += 1
+        heapq.heapify(heap)
     final: list[np.ndarray] = []
     while heap:
         kst, i = heap[0]
