@@ -717,7 +717,9 @@ class _Problem:
             k0 = [_binom_window(s, lh, lh, t)[2] for s in new]
             vals = np.asarray(_log_binom_pmf(np.array(k0, dtype=float), np.array(new, dtype=float), lh, lh))
             keep = set(ss)
-            for old in [k for k in self._half_cache if k not in keep][: max(0, len(self._half_cache) + len(new) - 512)]:
+            for old in [k for k in self._half_cache if k not in keep][
+                : max(0, len(self._half_cache) + len(new) - 512)
+            ]:
                 del self._half_cache[old]
             for s, v in zip(new, vals.tolist()):
                 self._half_cache[s] = _binom(s, lh, lh, t, v)
