@@ -146,6 +146,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._binomial import binom_window_range as _binom_window_range
 from .._binomial import log_binom_cdf as _log_binom_cdf
 from .._binomial import log_binom_pmf as _log_binom_pmf
 from .._binomial import log_binom_sf as _log_binom_sf
@@ -218,45 +219,11 @@ class _Dist:
         self.crel = crel
 
 
-def _log_chernoff(k: int, N: int, log_pi: float, log_1mpi: float) -> float:
-    """Upper bound on ``log P(X <= k)`` (``k < N pi``) or ``log P(X >= k)`` (``k > N pi``), ``X ~ Bin(N, pi)``.
-
-    Chernoff: ``P <= exp(-N KL(k/N || pi))``. The KL terms are computed with a rounding margin of
-    ``16 u`` of their magnitudes (so the returned value is an upper bound).
-    """
-    a = k / N
-    t1 = a * (math.log(a) - log_pi) if a > 0 else 0.0
-    t2 = (1.0 - a) * (math.log1p(-a) - log_1mpi) if a < 1 else 0.0
-    mag = (a * (abs(math.log(a)) + abs(log_pi)) if a > 0 else 0.0) + (
-        (1.0 - a) * (abs(math.log1p(-a)) + abs(log_1mpi)) if a < 1 else 0.0
-    )
-    kl = max(0.0, t1 + t2 - 16.0 * _U * (mag + 1.0))
-    return -N * kl * (1.0 - 4.0 * _U)
-
-
 def _binom_window(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> tuple[int, int, int, float]:
     """Window ``[lo, hi]`` of ``Bin(N, pi)`` (``pi <= 1/2``, ``N >= 1``), its mode ``k0`` and the log
-    of a Chernoff bound on the mass outside (at most ``log_tol`` unless the window is everything).
-
-    The window ``mean +- z sd`` starts at the Gaussian ``z = sqrt(2 |log_tol|)`` and widens (x1.15)
-    until the tails' bound is small enough (the bound, not the guess, decides).
-    """
-    pi = math.exp(log_pi)
-    mean, sd = N * pi, math.sqrt(N * pi * (1.0 - pi))
-    z = max(6.0, math.sqrt(2.0 * max(0.0, -log_tol)))
-    while True:
-        lo = max(0, int(math.floor(mean - z * sd)) - 2)
-        hi = min(N, int(math.ceil(mean + z * sd)) + 2)
-        tails = []
-        if lo > 0:
-            tails.append(_log_chernoff(lo - 1, N, log_pi, log_1mpi))
-        if hi < N:
-            tails.append(_log_chernoff(hi + 1, N, log_pi, log_1mpi))
-        ltail = float(logsumexp(tails)) if tails else -math.inf
-        if ltail <= log_tol or (lo == 0 and hi == N):
-            break
-        z *= 1.15
-    k0 = min(max(int(math.floor((N + 1) * pi)), lo), hi)
+    of a Chernoff bound on the mass outside (:func:`~shuffle_accounting._binomial.binom_window_range`)."""
+    lo, hi, ltail = _binom_window_range(N, log_pi, log_1mpi, log_tol, chernoff=True)
+    k0 = min(max(int(math.floor((N + 1) * math.exp(log_pi))), lo), hi)
     return lo, hi, k0, ltail
 
 
@@ -266,7 +233,7 @@ def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float, mx: float | N
     Given in logs (``pi`` may round to 0 or 1 in double precision, e.g. ``p`` at ``eps0 = 300``);
     for ``pi > 1/2`` the law is the reflection ``N - Bin(N, 1 - pi)``, so every computation
     works with the smaller probability. The mass outside the window is bounded by Chernoff
-    (:func:`_log_chernoff`). ``mx``, when given, is Loader's log-pmf at the mode of the law with
+    (:func:`~shuffle_accounting._binomial.log_binom_chernoff`). ``mx``, when given, is Loader's log-pmf at the mode of the law with
     the smaller probability (computed in a batch by the caller; the same value as here).
     """
     if N == 0:
