@@ -73,7 +73,10 @@ Computation and rounding (all outward):
 * Sums of independent laws are never convolved in full on the hot path: only the values
   ``Y~(t)`` and ``F~(t - 1)`` on a block of ``t`` around the threshold are computed, each a sum of
   non-negative products (``numpy.convolve`` in ``valid`` mode of one law with a slice of the
-  other, never FFT): relative error ``<= L u`` for ``L`` terms; products below the normal range
+  other, never FFT; ``F~`` at the block's first point by one dot product with the other law's
+  prefix sums, then running sums of the block's ``Y~``): relative error ``<= L u`` for ``L``
+  terms (for ``F~``, ``L`` counts the products and every addition of the running sums), so the
+  budget ``rel_f`` grows with the block length; products below the normal range
   are bounded by ``2.3e-308`` each (counted for every product of the full sum) and added to
   ``d``; the dropped mass of a sum is at most the sum of the dropped masses; common factors
   multiply (``crel = c1 + c2 + c1 c2``).
