@@ -1173,6 +1173,9 @@ def certified_log_delta_grid(
     bounded at every grid point at once (:meth:`_Problem.interval_many`, one threshold block for
     all ``eps``), and the interval whose bound exceeds its grid point's best exhibited leaf by
     the most (relative ``tol`` in delta) is split next, until no grid point has such an excess.
+    The first cover is planned as in :func:`certify` (module docstring), for the grid points
+    whose own plan has at most ``max_evals / 3`` pieces; the others (``eps`` near 0, where the
+    cover needs about ``n`` pieces) are left to the refinement and its budget.
     The result at ``eps_i`` is the max over the cover of the bounds at ``eps_i``, so by (F1)-(F4)
     (module docstring) it is ``>= sup_c delta_c(eps_i)`` whatever the stopping point;
     ``tol`` only decides the tightness. Grid points with ``eps >= eps0`` give ``-inf``
