@@ -14,7 +14,11 @@ bounds (:mod:`~shuffle_accounting.shuffled_krr.lower`) use:
   binomial CDF / survival function: the regularised incomplete beta function where the value is
   above 1e-200, the rigorous pmf-ratio series with a bounded remainder below it;
 * :func:`log_lower_tail_series` — that series;
-* :func:`logsumexp` — a light 1-d ``log(sum(exp(a)))`` for hot paths.
+* :func:`logsumexp` — a light 1-d ``log(sum(exp(a)))`` for hot paths;
+* :func:`log_binom_chernoff` — the Chernoff tail bound ``exp(-N KL(k/N || pi))``, rounded up;
+* :func:`binom_window_range` — the concentration window ``mean +- z sd`` of a binomial, widened
+  until a rigorous bound on the mass outside it is small enough (one loop for the k = 2 worst case
+  and the k = 3 grids; Chernoff or the exact tails above).
 
 Accounting code only: no randomness, no presentation imports.
 """
@@ -35,6 +39,8 @@ __all__ = [
     "log_binom_cdf",
     "log_binom_sf",
     "log_lower_tail_series",
+    "log_binom_chernoff",
+    "binom_window_range",
 ]
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -223,3 +229,80 @@ def log_binom_sf(j, n, q: float) -> np.ndarray:
     """Upper bound on log P(Bin(n, q) >= j) (through the mirrored lower tail)."""
     j, n = np.broadcast_arrays(np.asarray(j, float), np.asarray(n, float))
     return log_binom_cdf(n - j, n, 1.0 - q)
+
+
+def log_binom_chernoff(k: int, N: int, log_pi: float, log_1mpi: float) -> float:
+    """Upper bound on ``log P(X <= k)`` (``k < N pi``) or ``log P(X >= k)`` (``k > N pi``), ``X ~ Bin(N, pi)``.
+
+    Chernoff: ``P <= exp(-N KL(k/N || pi))``. The KL terms are computed with a rounding margin of
+    ``16 u`` of their magnitudes, so the returned value is an upper bound. ``pi`` is given in logs
+    (``log_pi``, ``log_1mpi = log(1 - pi)``).
+
+    Example:
+        >>> import math
+        >>> b = log_binom_chernoff(10, 100, math.log(0.5), math.log(0.5))
+        >>> bool(float(log_binom_cdf(10, 100, 0.5)) <= b < 0)
+        True
+    """
+    u2 = 2.0 * 2.0**-53
+    a = k / N
+    t1 = a * (math.log(a) - log_pi) if a > 0 else 0.0
+    t2 = (1.0 - a) * (math.log1p(-a) - log_1mpi) if a < 1 else 0.0
+    mag = (a * (abs(math.log(a)) + abs(log_pi)) if a > 0 else 0.0) + (
+        (1.0 - a) * (abs(math.log1p(-a)) + abs(log_1mpi)) if a < 1 else 0.0
+    )
+    kl = max(0.0, t1 + t2 - 16.0 * u2 * (mag + 1.0))
+    return -N * kl * (1.0 - 4.0 * u2)
+
+
+def binom_window_range(
+    N: int, log_pi: float, log_1mpi: float, log_tol: float, *, chernoff: bool = False
+) -> tuple[int, int, float]:
+    """Concentration window ``[lo, hi]`` of ``Bin(N, pi)`` and a bound on the log mass outside it.
+
+    The window is ``mean +- z sd`` (plus 2), ``z`` starting at ``max(8, sqrt(2 |log_tol|) + 2)`` and
+    growing x1.5 until the bound on the outside mass is ``<= log_tol`` (or the window is all of
+    ``[0, N]``). The bound is the sum of the two tails' upper bounds: Chernoff
+    (:func:`log_binom_chernoff`, cheap) with ``chernoff=True``, else the upper-bounding tails
+    :func:`log_binom_cdf` / :func:`log_binom_sf` doubled. Requires ``pi <= 1/2``
+    (``log_pi <= log_1mpi``; callers reflect ``N - Bin(N, 1 - pi)`` otherwise) and ``N >= 1``.
+
+    Args:
+        N: Number of trials, ``>= 1``.
+        log_pi: ``log pi``.
+        log_1mpi: ``log(1 - pi)``, ``>= log_pi``.
+        log_tol: Target log bound on the outside mass.
+        chernoff: Chernoff tails (keyword only) instead of the exact ones doubled.
+
+    Returns:
+        ``(lo, hi, log_outside)``: the window (inclusive) and the log upper bound on
+        ``P(X < lo) + P(X > hi)`` (``-inf`` when the window is everything).
+
+    Example:
+        >>> import math
+        >>> lo, hi, lt = binom_window_range(1000, math.log(0.1), math.log(0.9), -40.0)
+        >>> lo < 100 < hi, lt <= -40.0
+        (True, True)
+    """
+    pi = math.exp(log_pi)
+    mean, sd = N * pi, math.sqrt(N * pi * (1.0 - pi))
+    z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
+    while True:
+        lo = max(0, int(math.floor(mean - z * sd)) - 2)
+        hi = min(N, int(math.ceil(mean + z * sd)) + 2)
+        tails = []
+        if chernoff:
+            if lo > 0:
+                tails.append(log_binom_chernoff(lo - 1, N, log_pi, log_1mpi))
+            if hi < N:
+                tails.append(log_binom_chernoff(hi + 1, N, log_pi, log_1mpi))
+            ltail = float(logsumexp(tails)) if tails else -math.inf
+        else:
+            if lo > 0:
+                tails.append(float(log_binom_cdf(lo - 1, N, pi)))
+            if hi < N:
+                tails.append(float(log_binom_sf(hi + 1, N, pi)))
+            ltail = float(logsumexp(tails)) + math.log(2.0) if tails else -math.inf
+        if ltail <= log_tol or (lo == 0 and hi == N):
+            return lo, hi, ltail
+        z *= 1.5

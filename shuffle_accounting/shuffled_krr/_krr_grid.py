@@ -43,7 +43,7 @@ import math
 import numpy as np
 from scipy.signal import convolve2d
 
-from .._binomial import log_binom_cdf, log_binom_pmf, log_binom_sf, logsumexp
+from .._binomial import binom_window_range, log_binom_cdf, log_binom_pmf, log_binom_sf, logsumexp
 from .._logmath import UNIT_ROUNDOFF
 
 __all__ = [
@@ -122,21 +122,7 @@ def binom_window(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> tupl
     if log_pi > log_1mpi:
         lo, lp, lt = binom_window(N, log_1mpi, log_pi, log_tol)
         return N - (lo + lp.size - 1), lp[::-1].copy(), lt
-    pi = math.exp(log_pi)
-    mean, sd = N * pi, math.sqrt(N * pi * (1.0 - pi))
-    z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
-    while True:
-        lo = max(0, int(math.floor(mean - z * sd)) - 2)
-        hi = min(N, int(math.ceil(mean + z * sd)) + 2)
-        tails = []
-        if lo > 0:
-            tails.append(float(log_binom_cdf(lo - 1, N, pi)))
-        if hi < N:
-            tails.append(float(log_binom_sf(hi + 1, N, pi)))
-        ltail = float(logsumexp(tails)) + math.log(2.0) if tails else -math.inf
-        if ltail <= log_tol or (lo == 0 and hi == N):
-            break
-        z *= 1.5
+    lo, hi, ltail = binom_window_range(N, log_pi, log_1mpi, log_tol)  # exact tails, doubled
     x = np.arange(lo, hi + 1, dtype=float)
     return lo, log_binom_pmf(x, float(N), log_pi, log_1mpi), ltail
 

@@ -36,15 +36,17 @@ from .blanket import SoundnessError, blanket_degenerate, certified_log_delta, ch
 from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
 
 #: ``method="auto"`` uses the certified worst case (k = 2) up to this many users when
-#: ``eps0 >= AUTO_WORST_CASE_SMALL_EPS0`` (measured 0.25-2.5 s per epsilon at n = 1e5), and up to
-#: :data:`AUTO_WORST_CASE_SMALL_EPS0_MAX_N` users below that eps0 (at eps0 ~ 0.05 and n = 1e5 the
-#: branch and bound needs thousands of interval bounds, tens of seconds); above it ``auto`` returns
-#: the blanket bound (pass ``method="worst-case"`` to force it). See :func:`auto_uses_worst_case`.
-AUTO_WORST_CASE_MAX_N: int = 100_000
+#: ``eps0 >= AUTO_WORST_CASE_SMALL_EPS0`` (measured on the shared 2-core box under load 4-8 at
+#: n = 1e6: 1-2 s per ``epsilon(1e-6)`` or ``delta(eps)`` at eps0 = 2, 0.1 s at eps0 = 10), and up to
+#: :data:`AUTO_WORST_CASE_SMALL_EPS0_MAX_N` users below that eps0 (at n = 1e6 and eps0 in
+#: [0.05, 1] a ``delta(eps)`` needs 600-800 interval bounds, 8-18 s; at n = 1e5, 0.4-2.4 s); above
+#: it ``auto`` returns the blanket bound (pass ``method="worst-case"`` to force it). See
+#: :func:`auto_uses_worst_case` and benchmarks/README.md.
+AUTO_WORST_CASE_MAX_N: int = 1_000_000
 #: The eps0 below which ``auto`` keeps the k = 2 worst case to smaller deployments.
-AUTO_WORST_CASE_SMALL_EPS0: float = 0.5
+AUTO_WORST_CASE_SMALL_EPS0: float = 2.0
 #: The largest n at which ``auto`` uses the k = 2 worst case for ``eps0 < AUTO_WORST_CASE_SMALL_EPS0``.
-AUTO_WORST_CASE_SMALL_EPS0_MAX_N: int = 10_000
+AUTO_WORST_CASE_SMALL_EPS0_MAX_N: int = 100_000
 #: ``method="auto"`` uses the certified worst case for ``k = 3``
 #: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`) up to this many users (measured on this
 #: 2-core machine: 0.1-0.4 s per epsilon up to n = 30, about 1 s at n = 50, 2-8 s at n = 100,
@@ -161,8 +163,10 @@ def auto_uses_worst_case(k: int, eps0: float, n: int) -> bool:
     only: both answers are certified, and ``auto`` returns the smaller.
 
     Example:
-        >>> auto_uses_worst_case(2, 1.0, 50_000), auto_uses_worst_case(2, 0.1, 50_000)
+        >>> auto_uses_worst_case(2, 0.1, 100_000), auto_uses_worst_case(2, 1.0, 500_000)
         (True, False)
+        >>> auto_uses_worst_case(2, 4.0, 1_000_000)
+        True
     """
     if n < 2:
         return False

@@ -73,7 +73,10 @@ Computation and rounding (all outward):
 * Sums of independent laws are never convolved in full on the hot path: only the values
   ``Y~(t)`` and ``F~(t - 1)`` on a block of ``t`` around the threshold are computed, each a sum of
   non-negative products (``numpy.convolve`` in ``valid`` mode of one law with a slice of the
-  other, never FFT): relative error ``<= L u`` for ``L`` terms; products below the normal range
+  other, never FFT; ``F~`` at the block's first point by one dot product with the other law's
+  prefix sums, then running sums of the block's ``Y~``): relative error ``<= L u`` for ``L``
+  terms (for ``F~``, ``L`` counts the products and every addition of the running sums), so the
+  budget ``rel_f`` grows with the block length; products below the normal range
   are bounded by ``2.3e-308`` each (counted for every product of the full sum) and added to
   ``d``; the dropped mass of a sum is at most the sum of the dropped masses; common factors
   multiply (``crel = c1 + c2 + c1 c2``).
@@ -94,13 +97,21 @@ Computation and rounding (all outward):
   directions: ``H >= (1 - crel) W - b d`` with ``W = max_bracket (a Y~(1-rho) - b F~(1+rho'))``
   when ``W > 0``. Treating ``C`` as one factor (not per entry) matters: ``D = aY - bF`` is a
   difference of two larger terms, and per-entry errors would be amplified by that cancellation.
-* Cell weights ``P(s_j <= B < s_{j+1})`` are Loader pmf sums inflated by ``1e-9``, and exact
-  binomial tail bounds for the end cells.
+* Cell weights ``P(s_j <= B < s_{j+1})`` are Loader pmf sums inflated by ``1e-9``, and the
+  binomial tails of :mod:`~shuffle_accounting._binomial` (relative error <= 1e-13) inflated by
+  ``1e-9`` for the end cells.
 
 Branch and bound. Intervals sit in a priority queue by their bound; the worst one is split
 (into halves, or into more equal pieces when a slack model ``U ~ h + kappa m`` fitted on its
 parent says halves would fail again: a speed heuristic, any partition is sound); one-point
 intervals are exact leaves (bound ``h_c`` rounded up, exhibited value ``h_c`` rounded down).
+Where the root ``[0, n - 1]`` fails, the queue starts from a *planned* partition instead
+(:func:`_plan`, ``n >= 64``): ``log h_c`` interpolated between leaves at 17 evenly spaced
+datasets and the seeds, the slack slope ``kappa`` measured on one probe interval, each piece
+given :data:`_PLAN_SAFETY` of the width this model allows below the target, rounded down to
+``j 2^e`` (``8 <= j <= 15``) so that pieces of equal width share their cells of ``B``. That
+replaces the ``O(log n)`` levels of splitting from the root by one pass; pieces that fail are
+split as above. The plan only chooses a partition, so it cannot affect soundness.
 For ``delta(eps)`` it stops when the largest bound is within ``(1 + tol)``
 of the best exhibited leaf; for ``epsilon(delta)`` it keeps ``eps_up = (1 + tol) eps_low``
 (``eps_low`` the largest exhibited leaf epsilon) and splits until every interval's bound at some
@@ -112,18 +123,21 @@ bounded at every grid point in one evaluation, and the cover is refined until ea
 point's maximum is within ``(1 + tol)`` of its best exhibited leaf.
 
 Cost. For ``k = 2`` the variance of ``Y`` is the same for every dataset, so ``h_c`` is nearly
-flat in ``c`` (its log falls about linearly, ~``0.08 x / n`` at distance ``x`` from the worst end
-for ``eps0 = 1``, ``delta = 1e-6``), while the interval bound loses about ``2 m / n`` for ``m``
-free users (the revealed coins remove the variance of ``B / 2``). The cover therefore needs
-about 25 intervals per factor 2 of distance from the worst dataset, i.e. ``O(log n)``
-evaluations of ``O(sqrt n)`` work each, plus the leaves near the worst; near ``eps = 0``
-(``delta`` large, ``h_c`` flatter still) the count grows like ``n``.
+flat in ``c``: its log changes about linearly across ``[0, n - 1]``, by ``lam`` in all (measured at
+``n = 1e6``, ``delta = 1e-6``: ``lam`` = 3e-4, 7e-3, 5e-2 at ``eps0`` = 0.05, 0.5, 2), while the
+interval bound loses about ``kappa m / n`` for ``m`` free users (the revealed coins remove part of
+the variance; ``kappa`` = 0.07, 0.9, 2.6 at those ``eps0``). With a slack ``tau`` in log delta at the
+worst dataset (about ``2 log(1/delta) tol`` for ``epsilon(delta)``), a piece at distance ``x``
+from the worst end can hold ``(tau n + lam x) / kappa`` datasets, so the cover needs about
+``(kappa / lam) log(1 + lam / tau)`` pieces: ``O(log(1/tol))``, independent of ``n`` (150-350
+at ``n = 1e6``, ``tol = 1e-4``), each evaluation ``O(sqrt n)`` work. Near ``eps = 0`` (``delta``
+large, ``h_c`` flatter still) the count grows like ``n``.
 
 Example:
     >>> cert = certify(2.0, 1000, delta=1e-6)
     >>> round(cert.epsilon_lower, 8), cert.worst_c in (2, 997)
     (0.32332355, True)
-    >>> bool(cert.epsilon_lower <= cert.epsilon <= cert.epsilon_lower * (1 + 1e-6))
+    >>> bool(cert.epsilon_lower <= cert.epsilon <= cert.epsilon_lower * (1 + DEFAULT_TOL))
     True
 """
 
@@ -135,6 +149,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._binomial import binom_window_range as _binom_window_range
 from .._binomial import log_binom_cdf as _log_binom_cdf
 from .._binomial import log_binom_pmf as _log_binom_pmf
 from .._binomial import log_binom_sf as _log_binom_sf
@@ -159,6 +174,7 @@ __all__ = [
     "interval_log_bound",
     "leaf_log_delta",
     "MAX_CONV_WORK",
+    "DEFAULT_TOL",
 ]
 
 _U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52: the error budgets below are in units of 2u
@@ -174,6 +190,10 @@ _DROP_MARGIN = 25.0
 _EXACT_CELLS = 32
 #: Number of cells of ``B`` inside its window for wider intervals.
 _CELLS = 12
+#: Default stopping tolerance of :func:`certify` (relative gap certified / exhibited - 1).
+DEFAULT_TOL = 5e-5
+#: Share of the model's width given to each piece of the planned first cover (:func:`_plan`).
+_PLAN_SAFETY = 0.9
 #: Up to this many multiply-adds the laws of a family are convolved in full (one eps at a time).
 _DIRECT_WORK = 2e6
 #: Largest multiply-add count of one convolution; above it :class:`WorkBudgetExceeded` is raised.
@@ -210,34 +230,27 @@ class _Dist:
         self.crel = crel
 
 
-def _log_chernoff(k: int, N: int, log_pi: float, log_1mpi: float) -> float:
-    """Upper bound on ``log P(X <= k)`` (``k < N pi``) or ``log P(X >= k)`` (``k > N pi``), ``X ~ Bin(N, pi)``.
-
-    Chernoff: ``P <= exp(-N KL(k/N || pi))``. The KL terms are computed with a rounding margin of
-    ``16 u`` of their magnitudes (so the returned value is an upper bound).
-    """
-    a = k / N
-    t1 = a * (math.log(a) - log_pi) if a > 0 else 0.0
-    t2 = (1.0 - a) * (math.log1p(-a) - log_1mpi) if a < 1 else 0.0
-    mag = (a * (abs(math.log(a)) + abs(log_pi)) if a > 0 else 0.0) + (
-        (1.0 - a) * (abs(math.log1p(-a)) + abs(log_1mpi)) if a < 1 else 0.0
-    )
-    kl = max(0.0, t1 + t2 - 16.0 * _U * (mag + 1.0))
-    return -N * kl * (1.0 - 4.0 * _U)
+def _binom_window(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> tuple[int, int, int, float]:
+    """Window ``[lo, hi]`` of ``Bin(N, pi)`` (``pi <= 1/2``, ``N >= 1``), its mode ``k0`` and the log
+    of a Chernoff bound on the mass outside (:func:`~shuffle_accounting._binomial.binom_window_range`)."""
+    lo, hi, ltail = _binom_window_range(N, log_pi, log_1mpi, log_tol, chernoff=True)
+    k0 = min(max(int(math.floor((N + 1) * math.exp(log_pi))), lo), hi)
+    return lo, hi, k0, ltail
 
 
-def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> _Dist:
+def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float, mx: float | None = None) -> _Dist:
     """``Bin(N, pi)`` on a window whose dropped mass is at most about ``e^log_tol``.
 
     Given in logs (``pi`` may round to 0 or 1 in double precision, e.g. ``p`` at ``eps0 = 300``);
     for ``pi > 1/2`` the law is the reflection ``N - Bin(N, 1 - pi)``, so every computation
     works with the smaller probability. The mass outside the window is bounded by Chernoff
-    (:func:`_log_chernoff`).
+    (:func:`~shuffle_accounting._binomial.log_binom_chernoff`). ``mx``, when given, is Loader's log-pmf at the mode of the law with
+    the smaller probability (computed in a batch by the caller; the same value as here).
     """
     if N == 0:
         return _Dist(0, np.ones(1), 0.0, -math.inf, 0.0, (0.0, 0.0))
     if log_pi > log_1mpi:
-        d = _binom(N, log_1mpi, log_pi, log_tol)
+        d = _binom(N, log_1mpi, log_pi, log_tol, mx)
         mean, var = d.mom
         return _Dist(
             N - (d.lo + d.arr.size - 1),
@@ -250,23 +263,10 @@ def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> _Dist:
         )
     pi = math.exp(log_pi)
     mean, sd = N * pi, math.sqrt(N * pi * (1.0 - pi))
-    z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
-    while True:
-        lo = max(0, int(math.floor(mean - z * sd)) - 2)
-        hi = min(N, int(math.ceil(mean + z * sd)) + 2)
-        tails = []
-        if lo > 0:
-            tails.append(_log_chernoff(lo - 1, N, log_pi, log_1mpi))
-        if hi < N:
-            tails.append(_log_chernoff(hi + 1, N, log_pi, log_1mpi))
-        ltail = float(logsumexp(tails)) if tails else -math.inf
-        if ltail <= log_tol or (lo == 0 and hi == N):
-            break
-        z *= 1.5
+    lo, hi, k0, ltail = _binom_window(N, log_pi, log_1mpi, log_tol)
     # pmf relative to the mode k0 by the exact recurrence pmf(k + 1) / pmf(k) = (N - k) / (k + 1) * rho,
     # rho = pi / (1 - pi): each ratio costs <= 2 roundings plus the relative error of rho, so after
     # j steps the relative error is <= j (3u + err_rho) (1 + 1e-6); the mode's value is Loader's
-    k0 = min(max(int(math.floor((N + 1) * pi)), lo), hi)
     rho = math.exp(log_pi - log_1mpi)
     err_rho = 2.0 * _U * (abs(log_pi) + abs(log_1mpi)) + 2.0 * _U
     up = np.arange(k0, hi, dtype=float)  # k = k0 .. hi - 1
@@ -275,7 +275,8 @@ def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> _Dist:
         arr = np.concatenate(
             (np.cumprod(dn / ((N - dn + 1.0) * rho))[::-1], [1.0], np.cumprod((N - up) / (up + 1.0) * rho))
         )
-    mx = float(_log_binom_pmf(np.array([float(k0)]), float(N), log_pi, log_1mpi)[0])
+    if mx is None:
+        mx = float(_log_binom_pmf(np.array([float(k0)]), float(N), log_pi, log_1mpi)[0])
     steps = max(hi - k0, k0 - lo)
     rel = steps * (3.0 * _U + err_rho) * (1.0 + 1e-6) + 4.0 * _U  # per entry
     crel = _REL_PMF  # the mode's Loader value: one factor common to the whole window
@@ -345,11 +346,12 @@ def _hockey(Y: _Dist, eps: float, p: float, eps0: float) -> tuple[float, float]:
 def _pair_range(x: _Dist, y: _Dist, t0: int, t1: int, cum_y: np.ndarray | None = None) -> tuple:
     """Computed ``Y~(t)`` (and, with ``cum_y``, ``F~(t - 1)``) of the law of ``X + Y`` for ``t0 <= t <= t1``.
 
-    ``Y(t) = sum_s x(s) y(t - s)`` and ``F(t - 1) = sum_s x(s) F_y(t - 1 - s)`` for a contiguous
-    range of ``t`` at once: one ``valid`` convolution of ``x.arr`` with a zero-padded slice of
-    ``y.arr`` (resp. of its prefix sums, padded with 0 below the window and the total above),
-    ``O(len(x) (t1 - t0))`` work. Every term is a non-negative product, so the computed values are
-    within ``(len(x) + 2) u`` relative of the exact windowed sums (any summation order).
+    ``Y(t) = sum_s x(s) y(t - s)`` for a contiguous range of ``t`` at once: one ``valid``
+    convolution of ``x.arr`` with a zero-padded slice of ``y.arr``, ``O(len(x) (t1 - t0))`` work.
+    ``F(t0 - 1) = sum_s x(s) F_y(t0 - 1 - s)`` is one dot product with the prefix sums of ``y``
+    (0 below the window, the total above) and ``F(t - 1) = F(t0 - 1) + sum_{t0 <= u < t} Y(u)``.
+    Every term is non-negative, so ``Y~`` is within ``(len(x) + 2) u`` relative of the exact
+    windowed sums and ``F~`` within ``(len(x) + len(y) + (t1 - t0) + 4) u`` (any summation order).
     """
     lx, Lx, ly, Ly = x.lo, x.arr.size, y.lo, y.arr.size
     K = t1 - t0 + 1
@@ -363,12 +365,20 @@ def _pair_range(x: _Dist, y: _Dist, t0: int, t1: int, cum_y: np.ndarray | None =
     if cum_y is None:
         return yv, None
     # F_y(t - 1 - s): index j - 1 into cum_y, 0 below, total above
-    jf = idx - 1
+    jf = idx[:Lx] - 1
     segf = np.where(jf >= Ly - 1, cum_y[-1], 0.0)
     ok = (jf >= 0) & (jf < Ly - 1)
     segf[ok] = cum_y[jf[ok]]
-    fv = np.convolve(x.arr, segf, "valid")
-    return yv, fv
+    return yv, _prefix(float(np.dot(x.arr, segf[::-1])), yv)
+
+
+def _prefix(f0: float, yv: np.ndarray) -> np.ndarray:
+    """``F~(t - 1)`` on a block from ``F~(t0 - 1) = f0`` and the block's ``Y~(t)``: running sums."""
+    fv = np.empty(yv.size)
+    fv[0] = f0
+    np.cumsum(yv[:-1], out=fv[1:])
+    fv[1:] += f0
+    return fv
 
 
 class _Family:
@@ -414,7 +424,7 @@ class _Family:
             self.scale[i], self.log_drop[i] = scale, float(logsumexp(drops))
             self.lo_t[i], self.hi_t[i] = lo, lo + size - 1
             self.mean[i], self.var[i] = mean, var
-        # F~ adds one more summation (prefix sums of y, <= len(y) terms)
+        # F~ adds the prefix sums of y (<= len(y) terms); :meth:`values` adds its running sums
         self.rel_f = self.rel + 2.0 * (y.arr.size + 4) * _U
         ld = self.log_drop - self.scale
         with np.errstate(over="ignore"):
@@ -438,7 +448,10 @@ class _Family:
                 yv[i], fv[i] = by[sl], bf[sl]
             else:
                 yv[i] = np.convolve(c.arr, by[sl], "valid")
-                fv[i] = np.convolve(c.arr, bf[sl], "valid")
+                # F~(t0 - 1) of the law with C: one 'valid' output of c * F~_{X+Y}, then running sums
+                fv[i] = _prefix(float(np.dot(c.arr, bf[sl][c.arr.size - 1 :: -1])), yv[i])
+        # running sums: F~ carries the block's additions besides the products' (len(x) + 2) u
+        self.rel_f = self.rel + 2.0 * (self.y.arr.size + (B1 - B0 + 1) + K + 16) * _U
         return yv, fv
 
     def full_work(self) -> float:
@@ -625,7 +638,23 @@ class _Problem:
         self._bin_cache: dict[tuple[int, bool, float], _Dist] = {}
         self._half_cache: dict[int, _Dist] = {}  # Bin(s, 1/2): siblings share their cells
         self._cell_cache: dict[int, list[tuple[int, float]]] = {}
+        self._modes: dict[tuple[int, float], float] = {}  # (N, truncation) -> log-pmf at the mode
         self.evaluations = 0
+
+    def prefetch(self, pieces: list[tuple[int, int]]) -> None:
+        """Loader's log-pmf at the mode of every fixed binomial of ``pieces`` in one vectorised call.
+
+        ``Bin(c1, pbar)`` and ``Bin(n - 1 - c2, p)`` (reflected: ``Bin(n - 1 - c2, pbar)``) of each
+        interval; :meth:`_bin` then builds their windows without a scalar Loader call each.
+        """
+        t = self.log_tol - math.log(3.0)
+        Ns = sorted({c1 for c1, _ in pieces} | {self.n - 1 - c2 for _, c2 in pieces})
+        Ns = [N for N in Ns if N > 0 and (N, t) not in self._modes]
+        if not Ns:
+            return
+        k0 = [_binom_window(N, self.log_pbar, self.log_p, t)[2] for N in Ns]
+        vals = _log_binom_pmf(np.array(k0, dtype=float), np.array(Ns, dtype=float), self.log_pbar, self.log_p)
+        self._modes.update(zip(((N, t) for N in Ns), np.asarray(vals, dtype=float).tolist()))
 
     def _bin(self, N: int, one: bool, t: float) -> _Dist:
         """``Bin(N, p)`` (``one``: a user at 1) or ``Bin(N, pbar)`` at truncation ``t`` (cached:
@@ -635,7 +664,7 @@ class _Problem:
             if len(self._bin_cache) > 256:
                 self._bin_cache.pop(next(iter(self._bin_cache)))
             lp, lq = (self.log_p, self.log_pbar) if one else (self.log_pbar, self.log_p)
-            self._bin_cache[key] = _binom(N, lp, lq, t)
+            self._bin_cache[key] = _binom(N, lp, lq, t, self._modes.get((N, t)))
         return self._bin_cache[key]
 
     def leaf_dist(self, c: int) -> _Family:
@@ -657,13 +686,22 @@ class _Problem:
         r = self.leaf_many(c, np.array([eps]))
         return float(r[0, 0]), float(r[1, 0])
 
-    def _half(self, s: int, t: float) -> _Dist:
-        """``Bin(s, 1/2)`` at truncation ``t`` (cached; intervals of one depth share their cells)."""
-        if s not in self._half_cache:
-            if len(self._half_cache) > 512:
-                self._half_cache.pop(next(iter(self._half_cache)))
-            self._half_cache[s] = _binom(s, -math.log(2.0), -math.log(2.0), t)
-        return self._half_cache[s]
+    def _halves(self, ss: list[int], t: float) -> list[_Dist]:
+        """``Bin(s, 1/2)`` for every ``s`` at truncation ``t`` (cached; pieces of one width share
+        their cells), the modes of the new ones by one vectorised Loader call."""
+        new = sorted({s for s in ss if s > 0 and s not in self._half_cache})
+        if new:
+            lh = -math.log(2.0)
+            k0 = [_binom_window(s, lh, lh, t)[2] for s in new]
+            vals = np.asarray(_log_binom_pmf(np.array(k0, dtype=float), np.array(new, dtype=float), lh, lh))
+            keep = set(ss)
+            for old in [k for k in self._half_cache if k not in keep][
+                : max(0, len(self._half_cache) + len(new) - 512)
+            ]:
+                del self._half_cache[old]
+            for s, v in zip(new, vals.tolist()):
+                self._half_cache[s] = _binom(s, lh, lh, t, v)
+        return [self._half_cache[s] if s > 0 else None for s in ss]
 
     def cells(self, m: int) -> list[tuple[int, float]]:
         """Cached :meth:`_cells`."""
@@ -683,11 +721,14 @@ class _Problem:
             b = np.arange(m + 1, dtype=float)
             lw = _log_binom_pmf(b, float(m), lg, l1g) + math.log1p(1e-9)
             return [(int(i), float(w)) for i, w in zip(b, lw)]
-        dist = _binom(m, lg, l1g, self.log_tol - math.log(4.0))
-        lo, hi = dist.lo, dist.lo + dist.arr.size - 1
+        if lg > l1g:  # gamma > 1/2 (eps0 < log 3): the window of the reflection, reflected back
+            lo1, hi1, _, _ = _binom_window(m, l1g, lg, self.log_tol - math.log(4.0))
+            lo, hi = m - hi1, m - lo1
+        else:
+            lo, hi, _, _ = _binom_window(m, lg, l1g, self.log_tol - math.log(4.0))
         out: list[tuple[int, float]] = []
         if lo > 0:
-            out.append((-1, float(_log_binom_cdf(lo - 1, m, g)) + math.log(2.0)))
+            out.append((-1, float(_log_binom_cdf(lo - 1, m, g)) + math.log1p(1e-9)))
         starts = sorted({int(round(x)) for x in np.linspace(lo, hi, _CELLS + 1)[:-1]})
         xs = np.arange(lo, hi + 1, dtype=float)
         lp = _log_binom_pmf(xs, float(m), lg, l1g)
@@ -696,7 +737,7 @@ class _Problem:
                 e = starts[j + 1]
                 w = float(logsumexp(lp[s - lo : e - lo])) + math.log1p(1e-9)
             else:
-                w = float(_log_binom_sf(s, m, g)) + math.log(2.0)  # top cell [s, m]: tail bound, doubled
+                w = float(_log_binom_sf(s, m, g)) + math.log1p(1e-9)  # top cell [s, m]: its tail
             out.append((s, w))
         return out
 
@@ -720,7 +761,7 @@ class _Problem:
         cells = self.cells(m)
         tail = [lw for s, lw in cells if s < 0]  # g <= 1 on the lowest tail cell
         live = [(s, lw) for s, lw in cells if s >= 0]
-        fam = _Family(a1, a2, [self._half(s, t) if s > 0 else None for s, _ in live])
+        fam = _Family(a1, a2, self._halves([s for s, _ in live], t))
         ups = _family_hockey(fam, eps, self.p, self.eps0)[0]  # (cells, len(eps))
         terms = np.array([lw for _, lw in live])[:, None] + ups
         if tail:
@@ -864,6 +905,74 @@ def _slope(c1: int, c2: int, u: float, a: int, b: int, ua: float, kappa: float) 
     return kappa
 
 
+def _plan(pr: _Problem, eps, target, cap: int) -> list[tuple[int, int, float]] | None:
+    """A first partition of ``[0, n - 1]`` predicted to pass at ``eps`` (a speed heuristic only).
+
+    Model: ``log h_c(eps)`` is interpolated linearly between leaves at 17 evenly spaced datasets
+    plus the seeds (it is nearly linear in ``c`` for ``k = 2``, see *Cost* in the module
+    docstring), and ``log U(c1, c2) ~ max(h_c1, h_c2) + kappa (c2 - c1)`` with ``kappa``
+    measured on one probe interval. Each piece gets :data:`_PLAN_SAFETY` of the width the model
+    allows below ``target``. Any partition is sound (every piece is bounded, and split further
+    if it fails); this one replaces the ``O(log n)`` levels of halving from ``[0, n - 1]`` by
+    one pass. ``eps`` and ``target`` may be arrays (a grid): the plan then serves every grid point
+    whose own plan would have at most ``cap`` pieces (the others are left to the refinement).
+    Returns ``(c1, c2, kappa)`` triples, or ``None`` when the model is unusable or predicts more
+    than ``cap`` pieces (the caller then splits from the root).
+    """
+    n = pr.n
+    if n < 64:
+        return None
+    ev = np.atleast_1d(np.asarray(eps, dtype=float))
+    tg = np.broadcast_to(np.asarray(target, dtype=float), ev.shape)
+    cs = np.array(sorted(set(_seeds(n)) | {int(x) for x in np.linspace(0, n - 1, 17)}))
+    h = np.array([pr.leaf_many(int(c), ev)[0] for c in cs])  # (knots, points)
+    m_p = max(2, n // 1000)
+    c1 = n // 2 - m_p // 2
+    u = pr.interval_many(c1, c1 + m_p, ev)[0]
+    with np.errstate(invalid="ignore"):
+        ends = np.maximum(
+            [np.interp(c1, cs, h[:, i]) for i in range(ev.size)],
+            [np.interp(c1 + m_p, cs, h[:, i]) for i in range(ev.size)],
+        )
+        kappa = (u - ends) / m_p
+        ok = np.isfinite(kappa) & (kappa > 0.0) & np.all(np.isfinite(h), axis=0) & np.isfinite(tg)
+        # predicted pieces per point: each stretch between knots at the width of its worse end
+        seg = np.maximum(h[1:], h[:-1])  # (segments, points)
+        w = np.maximum(_PLAN_SAFETY * (tg[None, :] - seg) / np.where(ok, kappa, 1.0)[None, :], 1.0)
+        count = np.sum(np.diff(cs)[:, None] / w, axis=0)
+    ok &= count <= cap
+    if not np.any(ok):
+        return None
+    h, tg, kappa = h[:, ok], tg[ok], kappa[ok]
+    out: list[tuple[int, int, float]] = []
+    c = 0
+    while c <= n - 1:
+        m = 0
+        for _ in range(3):
+            j = int(min(np.searchsorted(cs, c + m, side="right") - 1, cs.size - 2))
+            i0 = int(min(np.searchsorted(cs, c, side="right") - 1, cs.size - 2))
+            # interpolated log h at both ends (linear on each knot stretch)
+            h0 = h[i0] + (h[i0 + 1] - h[i0]) * ((c - cs[i0]) / (cs[i0 + 1] - cs[i0]))
+            h1 = h[j] + (h[j + 1] - h[j]) * ((c + m - cs[j]) / (cs[j + 1] - cs[j]))
+            room = float(np.min((tg - np.maximum(h0, h1)) / kappa))
+            m = min(_quantize(max(int(_PLAN_SAFETY * room), 0)), n - 1 - c)
+        out.append((c, c + m, float(np.min(kappa))))
+        c += m + 1
+        if len(out) > cap:
+            return None
+    pr.prefetch([(a, b) for a, b, _ in out])
+    return out
+
+
+def _quantize(m: int) -> int:
+    """``m`` rounded down to ``j 2^e`` with ``8 <= j <= 15`` (at most 1/8 lower; exact below 16):
+    pieces of equal width share their cells of ``B`` and their ``Bin(s, 1/2)`` laws."""
+    if m < 16:
+        return m
+    e = m.bit_length() - 4
+    return (m >> e) << e
+
+
 def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
     best, best_c = -math.inf, 0
     for c in _seeds(pr.n):
@@ -874,6 +983,15 @@ def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
     heap = [(-up, 0, pr.n - 1, -1.0)]  # (-bound, c1, c2, slack slope estimate)
     done: list[CoverInterval] = []
     ltol = math.log1p(tol)
+    plan = _plan(pr, eps, best + ltol, max_evals // 2) if up > best + ltol else None
+    if plan is not None:
+        heap = []
+        for a, b, kappa in plan:
+            u, lo = pr.interval(a, b, eps)
+            if lo > best:
+                best, best_c = lo, a
+            heap.append((-u, a, b, kappa))
+        heapq.heapify(heap)
     while heap:
         neg, c1, c2, kappa = heap[0]
         if -neg <= best + ltol:
@@ -912,6 +1030,10 @@ def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int)
         # nothing exhibited above delta: try to certify eps = 0 first
         eps_up = 0.0
     heap = [(0.0, 0, pr.n - 1, -1.0, -1.0)]  # (-bound, c1, c2, eps of the bound, slack slope)
+    if eps_up > 0.0 and pr.interval(0, pr.n - 1, eps_up)[0] > log_delta:
+        plan = _plan(pr, eps_up, log_delta, max_evals // 2)
+        if plan is not None:  # unevaluated pieces (bound key 0.0), bounded when popped
+            heap = [(0.0, a, b, -1.0, kappa) for a, b, kappa in plan]
     done: list[CoverInterval] = []
     while heap:
         neg, c1, c2, e_at, kappa = heapq.heappop(heap)
@@ -963,8 +1085,9 @@ def certify(
         delta: ``0 < delta < 1``, to certify ``epsilon(delta)`` (keyword only).
         tol: Stopping tolerance (keyword only): relative gap in delta (``eps`` given) or in
             epsilon (``delta`` given) between the certified and the exhibited value; default
-            ``1e-7`` (about the width of one leaf's rounding bracket, so tighter buys nothing;
-            the search costs about the same as at ``1e-4``).
+            :data:`DEFAULT_TOL` = ``5e-5``, half the issue-11 target gap of ``1e-4`` (the cover
+            needs about ``log(1/tol)`` times more pieces, so ``1e-7`` costs about 2-3 x more at
+            ``n = 1e6``; any ``tol`` down to the leaves' rounding bracket, ~``1e-7``, is useful).
         max_evals: Work budget in bound evaluations (keyword only).
 
     Returns:
@@ -987,7 +1110,7 @@ def certify(
     max_evals = check_int("max_evals", max_evals, minimum=1)
     if eps is not None:
         eps = check_real("eps", eps, low=0.0)
-        tol = 1e-7 if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
+        tol = DEFAULT_TOL if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
         # truncation level: the largest leaf value among the seeds (windows reach e^-25 below it)
         # (when every seed's lower value is lost in the truncation, their upper values, about the
         # dropped mass, lower the level step by step until the values are resolved)
@@ -1026,7 +1149,7 @@ def certify(
             pr.evaluations,
         )
     delta = check_delta("delta", delta)
-    tol = 1e-7 if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
+    tol = DEFAULT_TOL if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
     pr = _Problem(eps0, n, math.log(delta))
     cover, eps_up, eps_low, best_c, ex = _certify_epsilon(pr, math.log(delta), tol, max_evals)
     ld = max(c.log_bound for c in cover)
@@ -1058,6 +1181,9 @@ def certified_log_delta_grid(
     bounded at every grid point at once (:meth:`_Problem.interval_many`, one threshold block for
     all ``eps``), and the interval whose bound exceeds its grid point's best exhibited leaf by
     the most (relative ``tol`` in delta) is split next, until no grid point has such an excess.
+    The first cover is planned as in :func:`certify` (module docstring), for the grid points
+    whose own plan has at most ``max_evals / 3`` pieces; the others (``eps`` near 0, where the
+    cover needs about ``n`` pieces) are left to the refinement and its budget.
     The result at ``eps_i`` is the max over the cover of the bounds at ``eps_i``, so by (F1)-(F4)
     (module docstring) it is ``>= sup_c delta_c(eps_i)`` whatever the stopping point;
     ``tol`` only decides the tightness. Grid points with ``eps >= eps0`` give ``-inf``
@@ -1133,6 +1259,17 @@ def certified_log_delta_grid(
     items = {0: (0, n - 1, root, -1.0)}  # id -> (c1, c2, bounds, slack slope)
     heap = [(key(root), 0)]
     nid = 1
+    plan = _plan(pr, ev, best + ltol, max_evals // 3) if key(root)[0] != 1 else None
+    if plan is not None:  # a planned first cover (speed only; any partition is sound)
+        items, heap, nid = {}, [], 0
+        for a, b, kappa in plan:
+            r = pr.interval_many(a, b, ev)
+            if a == b:
+                best = np.maximum(best, r[1])
+            items[nid] = (a, b, r[0], kappa)
+            heap.append((key(r[0]), nid))
+            nid += 1
+        heapq.heapify(heap)
     final: list[np.ndarray] = []
     while heap:
         kst, i = heap[0]
