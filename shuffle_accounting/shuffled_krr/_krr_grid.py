@@ -60,6 +60,8 @@ __all__ = [
     "MAX_TAIL_WORK",
     "dataset_log_hockey_k3",
     "MAX_DATASET_WORK",
+    "add_users",
+    "MAX_SEQUENTIAL_WORK",
 ]
 
 _U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52 (the budgets below are in units of 2u)
@@ -490,9 +492,11 @@ def dataset_log_hockey_k3(eps0: float, counts: tuple[int, int, int], eps: float,
     """``((up, low) of log H(P || Q), (up, low) of log H(Q || P))`` for one ``k = 3`` dataset.
 
     The value with the most other users is the pivot (:func:`pivot_grid`, no uniform users), the
-    other two classes are windowed trinomials (:func:`class_grid`) added by direct convolution,
-    and :class:`Hockey` sums both directions cell by cell. ``None`` when the convolution work
-    exceeds :data:`MAX_DATASET_WORK`.
+    other two classes are added either as windowed trinomials (:func:`class_grid`) by direct
+    2-D convolution (while that work is below :data:`MAX_DATASET_WORK`) or one user at a time
+    (:func:`add_users`, work about ``users x cells``, below :data:`MAX_SEQUENTIAL_WORK`),
+    whichever is estimated cheaper; :class:`Hockey` sums both directions cell by cell. ``None``
+    when neither fits its budget (e.g. three classes of ~3000 users each).
     """
     lp = -math.log1p(2.0 * math.exp(-eps0))
     lq = lp - eps0
@@ -506,17 +510,147 @@ def dataset_log_hockey_k3(eps0: float, counts: tuple[int, int, int], eps: float,
 
     t = log_tol - math.log(8.0)
     R = pivot_grid(law_from_binom(counts[v], math.log(2.0) + lq, lp, t), t)
-    small = None
-    for u in (d, o):
-        if counts[u] > 0:
-            cg = class_grid(counts[u], row(u, v), row(u, d), row(u, o), t)
-            if small is not None and float(small.arr.size) * cg.arr.size > MAX_DATASET_WORK:
-                return None
-            small = cg if small is None else conv2d(small, cg)
-    if small is not None:
-        if float(R.arr.size) * small.arr.size > MAX_DATASET_WORK:
-            return None
-        R = conv2d(R, small)
+    rest = [u for u in (d, o) if counts[u] > 0]
+    grids = [class_grid(counts[u], row(u, v), row(u, d), row(u, o), t) for u in rest]
+    # direct convolution work, and the work of adding the same users one at a time
+    shapes = [g.arr.shape for g in grids]
+    direct = 0.0
+    if len(grids) == 2:
+        direct += float(grids[0].arr.size) * grids[1].arr.size
+    if grids:
+        sr = sum(s[0] for s in shapes) - len(shapes) + 1
+        sc = sum(s[1] for s in shapes) - len(shapes) + 1
+        direct += float(R.arr.size) * sr * sc
+    c_rest = sum(counts[u] for u in rest)
+    z = max(8.0, math.sqrt(2.0 * max(0.0, -t)) + 2.0)
+    grow = 2.0 * z * math.sqrt(0.25 * c_rest) + 4.0
+    sequential = float(c_rest) * (R.arr.shape[0] + grow) * (R.arr.shape[1] + grow)
+    if direct <= MAX_DATASET_WORK and direct <= 4.0 * sequential:
+        small = None
+        for g in grids:
+            small = g if small is None else conv2d(small, g)
+        if small is not None:
+            R = conv2d(R, small)
+    elif sequential <= MAX_SEQUENTIAL_WORK:
+        for u in rest:
+            R = add_users(R, counts[u], (row(u, v), row(u, d), row(u, o)), t - math.log(2.0))
+    else:
+        return None
     pi0 = (row(0, v), row(0, d), row(0, o))
     pi1 = (row(1, v), row(1, d), row(1, o))
     return Hockey(R, pi0, pi1).bounds(eps), Hockey(R, pi1, pi0).bounds(eps)
+
+
+# ---------------------------------------------------------------------------------------------
+# one user at a time: k = 3 datasets with two or three large classes
+# ---------------------------------------------------------------------------------------------
+
+#: Largest ``(users added) x (grid cells)`` of :func:`add_users` accepted by
+#: :func:`dataset_log_hockey_k3` (about ten seconds on one core).
+MAX_SEQUENTIAL_WORK = 4_000_000_000
+#: Steps between two trims (and rescalings) of the grid in :func:`add_users`.
+_TRIM_EVERY = 8
+
+
+def _trim_mass(sums: np.ndarray, budget: float) -> tuple[int, int, float]:
+    """Longest prefix and suffix of ``sums`` (non-negative) whose totals are each ``<= budget / 2``.
+
+    Returns ``(number dropped at the front, number dropped at the back, total dropped)``, never
+    dropping everything (at least the largest entry stays).
+    """
+    half = 0.5 * budget
+    cs = np.cumsum(sums)
+    front = int(np.searchsorted(cs, half, side="right"))
+    rs = np.cumsum(sums[::-1])
+    back = int(np.searchsorted(rs, half, side="right"))
+    keep_at = int(np.argmax(sums))
+    front = min(front, keep_at)
+    back = min(back, sums.size - 1 - keep_at)
+    dropped = (float(cs[front - 1]) if front else 0.0) + (float(rs[back - 1]) if back else 0.0)
+    return front, back, dropped
+
+
+def add_users(R: Grid, c: int, log_w: tuple[float, float, float], log_tol: float) -> Grid:
+    """Law of ``R`` plus ``c`` independent users, added one at a time, in pivot coordinates.
+
+    Each added user moves ``(N, j)`` by ``(0, 0)``, ``(1, 1)`` or ``(1, 0)`` (a report ``v``,
+    ``d`` or ``o``) with probabilities ``e^log_w`` (summing to 1); a user holding ``d`` has
+    ``(pbar, p, pbar)``, one holding ``o`` has ``(pbar, pbar, p)``. One step is
+    ``R'(x) = sum_s w_s R(x - s)``: three non-negative products summed, so the computed grid
+    is the exact step of the previous computed grid times ``(1 + theta)`` cell by cell,
+    ``|theta| <= 6.5 * 2u`` (three products and two sums, ``2.5 * 2u``; the weights ``e^log_w``
+    within ``4 * 2u`` of the exact probabilities, ``log_w`` being computed from ``eps0`` in a few
+    operations), plus ``0.5 * 2u`` for the rescaling below; after ``S`` steps the relative error
+    is at most ``R.rel + (1 + R.rel)((1 + 7 * 2u)^S - 1)``, bounded by
+    ``R.rel + 1.001 (1 + R.rel) * 7 * 2u * S`` while ``7 * 2u * S < 1e-3``.
+
+    Truncation, with the dropped mass *measured*, not estimated: every :data:`_TRIM_EVERY`
+    steps (and at the end) the grid is rescaled by its maximum (one more rounding, counted in the
+    step budget above as the seventh unit) and the leading and trailing rows and columns whose
+    summed mass stays below ``e^log_tol / (number of trims)`` are removed; their computed mass,
+    rounded up by ``(1 + rel)(1 + cells * 2u)``, is added to ``log_drop``. This is sound for the
+    :class:`Grid` error model: the true law is the computed one plus the transported images of
+    every dropped part (and of ``R``'s own dropped mass), each step being a Markov kernel that
+    preserves total mass, so ``sum_x (true(x) - computed(x)(1 + rel))_+`` is at most the sum of
+    every mass ever dropped; and ``true >= computed (1 - rel)`` cell by cell because dropping only
+    removes non-negative contributions. Products that underflowed add at most ``_TINY`` each.
+
+    Args:
+        R: The law so far (e.g. :func:`pivot_grid` of the pivot class).
+        c: Number of users to add (``>= 0``).
+        log_w: Log-probabilities of the moves ``(0, 0)``, ``(1, 1)``, ``(1, 0)``.
+        log_tol: Log of the total mass the trims may drop.
+
+    Returns:
+        The :class:`Grid` of the sum.
+    """
+    if c == 0:
+        return R
+    w0, w1, w2 = (math.exp(x) for x in log_w)
+    arr = R.arr.copy()
+    scale, n_lo, j_lo = R.scale, R.n_lo, R.j_lo
+    rel = R.rel
+    drops = [R.log_drop]
+    n_trims = c // _TRIM_EVERY + 1
+    budget_log = log_tol - math.log(n_trims)
+    products = 0.0
+    top_scale = scale  # products are bounded in units of e^scale; track the largest scale
+    done = 0
+    while done < c:
+        steps = min(_TRIM_EVERY, c - done)
+        for _ in range(steps):
+            rows, cols = arr.shape
+            new = np.empty((rows + 1, cols + 1))
+            new[:-1, :] = 0.0
+            new[-1, :] = 0.0
+            with np.errstate(under="ignore"):
+                new[:-1, :-1] = w0 * arr
+                new[1:, 1:] += w1 * arr
+                new[1:, :-1] += w2 * arr
+            products += 3.0 * arr.size
+            arr = new  # the lower corner does not move: every move is >= (0, 0)
+        done += steps
+        # rescale by the maximum, then trim rows and columns (measured mass)
+        mx = float(np.max(arr))
+        if mx <= 0.0:  # pragma: no cover - every step keeps the total mass positive
+            raise RuntimeError("internal: grid underflowed to zero")
+        arr = arr / mx
+        scale += math.log(mx)
+        top_scale = max(top_scale, scale)
+        budget = math.exp(budget_log - scale)
+        grow = 1.0 + rel + (arr.size + 4) * _U
+        f, b, dr = _trim_mass(arr.sum(axis=1), budget)
+        if dr > 0.0:
+            drops.append(math.log(dr * grow) + scale)
+        arr = arr[f : arr.shape[0] - b, :]
+        n_lo += f
+        f2, b2, dc = _trim_mass(arr.sum(axis=0), budget)
+        if dc > 0.0:
+            drops.append(math.log(dc * grow) + scale)
+        arr = arr[:, f2 : arr.shape[1] - b2]
+        j_lo += f2
+        rel = R.rel + (1.0 + R.rel) * 7.0 * _U * done * 1.001
+    if 7.0 * _U * c >= 1e-3:  # pragma: no cover - c would have to exceed 1e12
+        raise RuntimeError("internal: too many steps for the first-order error bound")
+    drops.append(math.log(products * _TINY) + top_scale)
+    return Grid(n_lo, j_lo, np.ascontiguousarray(arr), scale, float(logsumexp(drops)), rel)
