@@ -61,6 +61,10 @@ __all__ = [
     "dataset_log_hockey_k3",
     "MAX_DATASET_WORK",
     "add_users",
+    "sweep_users",
+    "fixed_law_k3",
+    "target_rows_k3",
+    "k3_rows",
     "MAX_SEQUENTIAL_WORK",
 ]
 
@@ -488,20 +492,25 @@ MAX_DATASET_WORK = 1_000_000_000
 _PIVOT_COORDS = {2: (0, 1), 0: (1, 2), 1: (0, 2)}
 
 
-def dataset_log_hockey_k3(eps0: float, counts: tuple[int, int, int], eps: float, log_tol: float):
-    """``((up, low) of log H(P || Q), (up, low) of log H(Q || P))`` for one ``k = 3`` dataset.
-
-    The value with the most other users is the pivot (:func:`pivot_grid`, no uniform users), the
-    other two classes are added either as windowed trinomials (:func:`class_grid`) by direct
-    2-D convolution (while that work is below :data:`MAX_DATASET_WORK`) or one user at a time
-    (:func:`add_users`, work about ``users x cells``, below :data:`MAX_SEQUENTIAL_WORK`),
-    whichever is estimated cheaper; :class:`Hockey` sums both directions cell by cell. ``None``
-    when neither fits its budget (e.g. three classes of ~3000 users each).
-    """
+def k3_rows(eps0: float) -> tuple[float, float]:
+    """``(log p, log pbar)`` of 3-RR with local privacy ``eps0``."""
     lp = -math.log1p(2.0 * math.exp(-eps0))
-    lq = lp - eps0
-    if eps >= eps0:
-        return (-math.inf, -math.inf), (-math.inf, -math.inf)
+    return lp, lp - eps0
+
+
+def fixed_law_k3(eps0: float, counts: tuple[int, int, int], log_tol: float):
+    """``(pivot v, Grid)``: the law of the reports of ``counts`` users of 3-RR, or ``None``.
+
+    The value with the most users is the pivot (:func:`pivot_grid`, no uniform users; ties:
+    2, then 0, then 1), in the coordinates ``(N, j)`` of ``v`` with ``(d, o)`` from
+    ``{2: (0, 1), 0: (1, 2), 1: (0, 2)}``. The other two classes are added either as windowed
+    trinomials (:func:`class_grid`) by direct 2-D convolution (while that work is below
+    :data:`MAX_DATASET_WORK`) or one user at a time (:func:`add_users`, work about
+    ``users x cells``, below :data:`MAX_SEQUENTIAL_WORK`), whichever is estimated cheaper; the
+    dropped mass is at most about ``e^log_tol``. ``None`` when neither fits its budget (e.g.
+    three classes of ~3000 users each).
+    """
+    lp, lq = k3_rows(eps0)
     v = max((2, 0, 1), key=lambda x: counts[x])
     d, o = _PIVOT_COORDS[v]
 
@@ -511,16 +520,15 @@ def dataset_log_hockey_k3(eps0: float, counts: tuple[int, int, int], eps: float,
     t = log_tol - math.log(8.0)
     R = pivot_grid(law_from_binom(counts[v], math.log(2.0) + lq, lp, t), t)
     rest = [u for u in (d, o) if counts[u] > 0]
+    if not rest:
+        return v, R
     grids = [class_grid(counts[u], row(u, v), row(u, d), row(u, o), t) for u in rest]
     # direct convolution work, and the work of adding the same users one at a time
     shapes = [g.arr.shape for g in grids]
-    direct = 0.0
-    if len(grids) == 2:
-        direct += float(grids[0].arr.size) * grids[1].arr.size
-    if grids:
-        sr = sum(s[0] for s in shapes) - len(shapes) + 1
-        sc = sum(s[1] for s in shapes) - len(shapes) + 1
-        direct += float(R.arr.size) * sr * sc
+    direct = float(grids[0].arr.size) * grids[1].arr.size if len(grids) == 2 else 0.0
+    sr = sum(x[0] for x in shapes) - len(shapes) + 1
+    sc = sum(x[1] for x in shapes) - len(shapes) + 1
+    direct += float(R.arr.size) * sr * sc
     c_rest = sum(counts[u] for u in rest)
     z = max(8.0, math.sqrt(2.0 * max(0.0, -t)) + 2.0)
     grow = 2.0 * z * math.sqrt(0.25 * c_rest) + 4.0
@@ -529,15 +537,38 @@ def dataset_log_hockey_k3(eps0: float, counts: tuple[int, int, int], eps: float,
         small = None
         for g in grids:
             small = g if small is None else conv2d(small, g)
-        if small is not None:
-            R = conv2d(R, small)
-    elif sequential <= MAX_SEQUENTIAL_WORK:
+        return v, conv2d(R, small)
+    if sequential <= MAX_SEQUENTIAL_WORK:
         for u in rest:
             R = add_users(R, counts[u], (row(u, v), row(u, d), row(u, o)), t - math.log(2.0))
-    else:
+        return v, R
+    return None
+
+
+def target_rows_k3(eps0: float, v: int) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    """Log-probabilities of the target's report being ``(v, d, o)`` when it holds 0 / holds 1."""
+    lp, lq = k3_rows(eps0)
+    d, o = _PIVOT_COORDS[v]
+
+    def row(x: int, y: int) -> float:
+        return lp if x == y else lq
+
+    return (row(0, v), row(0, d), row(0, o)), (row(1, v), row(1, d), row(1, o))
+
+
+def dataset_log_hockey_k3(eps0: float, counts: tuple[int, int, int], eps: float, log_tol: float):
+    """``((up, low) of log H(P || Q), (up, low) of log H(Q || P))`` for one ``k = 3`` dataset.
+
+    The others' law comes from :func:`fixed_law_k3` and :class:`Hockey` sums both directions
+    cell by cell. ``None`` when :func:`fixed_law_k3` is over budget.
+    """
+    if eps >= eps0:
+        return (-math.inf, -math.inf), (-math.inf, -math.inf)
+    res = fixed_law_k3(eps0, counts, log_tol)
+    if res is None:
         return None
-    pi0 = (row(0, v), row(0, d), row(0, o))
-    pi1 = (row(1, v), row(1, d), row(1, o))
+    v, R = res
+    pi0, pi1 = target_rows_k3(eps0, v)
     return Hockey(R, pi0, pi1).bounds(eps), Hockey(R, pi1, pi0).bounds(eps)
 
 
@@ -570,8 +601,11 @@ def _trim_mass(sums: np.ndarray, budget: float) -> tuple[int, int, float]:
     return front, back, dropped
 
 
-def add_users(R: Grid, c: int, log_w: tuple[float, float, float], log_tol: float) -> Grid:
-    """Law of ``R`` plus ``c`` independent users, added one at a time, in pivot coordinates.
+def sweep_users(R: Grid, stops, log_w: tuple[float, float, float], log_tol: float):
+    """Laws of ``R`` plus ``b`` independent users, added one at a time, for each ``b`` in ``stops``.
+
+    A generator: yields ``(b, Grid)`` for the increasing non-negative integers ``stops`` (the
+    users are identical; the grid after ``b`` users is the law of ``R`` plus ``b`` of them).
 
     Each added user moves ``(N, j)`` by ``(0, 0)``, ``(1, 1)`` or ``(1, 0)`` (a report ``v``,
     ``d`` or ``o``) with probabilities ``e^log_w`` (summing to 1); a user holding ``d`` has
@@ -597,15 +631,23 @@ def add_users(R: Grid, c: int, log_w: tuple[float, float, float], log_tol: float
 
     Args:
         R: The law so far (e.g. :func:`pivot_grid` of the pivot class).
-        c: Number of users to add (``>= 0``).
+        stops: Increasing non-negative integers: the numbers of added users to yield at.
         log_w: Log-probabilities of the moves ``(0, 0)``, ``(1, 1)``, ``(1, 0)``.
-        log_tol: Log of the total mass the trims may drop.
+        log_tol: Log of the total mass the trims may drop (over all ``max(stops)`` steps).
 
-    Returns:
-        The :class:`Grid` of the sum.
+    Yields:
+        ``(b, Grid)`` for each ``b`` in ``stops``.
     """
-    if c == 0:
-        return R
+    stops = sorted(set(int(x) for x in stops))
+    c = stops[-1] if stops else 0
+    if 7.0 * _U * c >= 1e-3:  # pragma: no cover - c would have to exceed 1e12
+        raise RuntimeError("internal: too many steps for the first-order error bound")
+    k_stop = 0
+    while k_stop < len(stops) and stops[k_stop] == 0:
+        yield 0, R
+        k_stop += 1
+    if k_stop == len(stops):
+        return
     w0, w1, w2 = (math.exp(x) for x in log_w)
     arr = R.arr.copy()
     scale, n_lo, j_lo = R.scale, R.n_lo, R.j_lo
@@ -617,7 +659,7 @@ def add_users(R: Grid, c: int, log_w: tuple[float, float, float], log_tol: float
     top_scale = scale  # products are bounded in units of e^scale; track the largest scale
     done = 0
     while done < c:
-        steps = min(_TRIM_EVERY, c - done)
+        steps = min(_TRIM_EVERY - done % _TRIM_EVERY, stops[k_stop] - done)
         for _ in range(steps):
             rows, cols = arr.shape
             new = np.empty((rows + 1, cols + 1))
@@ -630,6 +672,12 @@ def add_users(R: Grid, c: int, log_w: tuple[float, float, float], log_tol: float
             products += 3.0 * arr.size
             arr = new  # the lower corner does not move: every move is >= (0, 0)
         done += steps
+        if done % _TRIM_EVERY and done < c:  # a stop between two trims: yield an untrimmed copy
+            rel_now = R.rel + (1.0 + R.rel) * 7.0 * _U * done * 1.001
+            tiny = math.log(products * _TINY) + top_scale
+            yield done, Grid(n_lo, j_lo, arr, scale, float(logsumexp(drops + [tiny])), rel_now)
+            k_stop += 1
+            continue
         # rescale by the maximum, then trim rows and columns (measured mass)
         mx = float(np.max(arr))
         if mx <= 0.0:  # pragma: no cover - every step keeps the total mass positive
@@ -650,7 +698,25 @@ def add_users(R: Grid, c: int, log_w: tuple[float, float, float], log_tol: float
         arr = arr[:, f2 : arr.shape[1] - b2]
         j_lo += f2
         rel = R.rel + (1.0 + R.rel) * 7.0 * _U * done * 1.001
-    if 7.0 * _U * c >= 1e-3:  # pragma: no cover - c would have to exceed 1e12
-        raise RuntimeError("internal: too many steps for the first-order error bound")
-    drops.append(math.log(products * _TINY) + top_scale)
-    return Grid(n_lo, j_lo, np.ascontiguousarray(arr), scale, float(logsumexp(drops)), rel)
+        if done == stops[k_stop]:
+            tiny = math.log(products * _TINY) + top_scale
+            yield done, Grid(n_lo, j_lo, arr, scale, float(logsumexp(drops + [tiny])), rel)
+            k_stop += 1
+
+
+def add_users(R: Grid, c: int, log_w: tuple[float, float, float], log_tol: float) -> Grid:
+    """Law of ``R`` plus ``c`` independent identical users (:func:`sweep_users`, one stop at ``c``).
+
+    Args:
+        R: The law so far (e.g. :func:`pivot_grid` of the pivot class).
+        c: Number of users to add (``>= 0``).
+        log_w: Log-probabilities of the moves ``(0, 0)``, ``(1, 1)``, ``(1, 0)``.
+        log_tol: Log of the total mass the trims may drop.
+
+    Returns:
+        The :class:`Grid` of the sum.
+    """
+    out = R
+    for _, g in sweep_users(R, [c], log_w, log_tol):
+        out = g
+    return out
