@@ -638,7 +638,7 @@ def sweep_users(R: Grid, stops, log_w: tuple[float, float, float], log_tol: floa
     Yields:
         ``(b, Grid)`` for each ``b`` in ``stops``.
     """
-    stops = sorted(set(int(x) for x in stops))
+    stops = sorted({int(x) for x in stops})
     c = stops[-1] if stops else 0
     if 7.0 * _U * c >= 1e-3:  # pragma: no cover - c would have to exceed 1e12
         raise RuntimeError("internal: too many steps for the first-order error bound")

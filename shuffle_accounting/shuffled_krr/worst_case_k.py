@@ -100,7 +100,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._binomial import log_binom_cdf, log_binom_pmf, log_binom_sf, logsumexp
+from .._binomial import logsumexp
 from .._logmath import UNIT_ROUNDOFF, bisect_bracket
 from .._validation import ParameterError, check_delta, check_int, check_real
 from . import _krr_grid as G
@@ -111,21 +111,11 @@ __all__ = [
     "certify_k",
     "verify",
     "box_log_bound",
-    "MAX_GRID_WORK",
 ]
 
 _U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52 (the budgets below are in units of 2u)
 #: Windows are widened until the dropped mass is below ``e^-_DROP_MARGIN`` times the level.
 _DROP_MARGIN = 25.0
-#: Up to this many free users, every value of ``B`` is its own cell (exact expectation).
-_EXACT_CELLS = 12
-#: Number of cells of ``B`` inside its window for wider boxes.
-_CELLS = 10
-#: Largest direct 2-D convolution work (multiply-adds) spent on hiding the non-pivot classes of
-#: one box; classes beyond it have (part of) their coins revealed ((K2)).
-MAX_GRID_WORK: int = 3_000_000
-#: The designated and other value for each pivot.
-_COORDS = {2: (0, 1), 0: (1, 2), 1: (0, 2)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -138,150 +128,62 @@ class _Problem:
 
     def __init__(self, eps0: float, n: int, log_level: float) -> None:
         self.eps0, self.n = eps0, n
-        self.lp = -math.log1p(2.0 * math.exp(-eps0))  # log p
-        self.lq = self.lp - eps0  # log pbar
+        self.lp, self.lq = G.k3_rows(eps0)  # log p, log pbar
         self.log_g = math.log(3.0) + self.lq  # log gamma
         self.log_1mg = self.lp + math.log(-math.expm1(-eps0))  # log(1 - gamma) = log(p - pbar)
         self.log_level = log_level
         self.log_tol = log_level - _DROP_MARGIN
-        self._hockey_cache: dict[tuple, G.Hockey] = {}
-        self._small_cache: dict[tuple, G.Grid] = {}
-        self._pivot_cache: dict[tuple, G.Grid] = {}
-        self._class_cache: dict[tuple, G.Grid] = {}
-        self._cell_cache: dict[int, list[tuple[int, float]]] = {}
+        self._fixed_cache: dict[tuple[int, int, int], tuple[int, G.Grid, int]] = {}
+        self._leaf_cache: dict[tuple[int, int, int], G.Hockey] = {}
+        self._value_cache: dict[tuple, tuple[float, float]] = {}
         self.evaluations = 0
 
-    # -- reports ---------------------------------------------------------------------------
-    def _row(self, x: int, y: int) -> float:
-        """log P(report y | value x)."""
-        return self.lp if x == y else self.lq
+    def fixed(self, L: tuple[int, int, int]) -> tuple[int, G.Grid, int]:
+        """``(pivot v, law of the hidden fixed users, number of fixed users revealed)`` (cached).
 
-    def _pivot(self, c: int, b: int) -> G.Grid:
-        """``R`` of ``c`` pivot users and ``b`` uniform users (independent of which value is the pivot)."""
-        key = (c, b)
-        g = self._pivot_cache.get(key)
-        if g is None:
-            if len(self._pivot_cache) > 64:
-                self._pivot_cache.pop(next(iter(self._pivot_cache)))
-            t = self.log_tol - math.log(8.0)
-            l2q = math.log(2.0) + self.lq  # log(2 pbar) = log(1 - p)
-            no = G.conv1d(
-                G.law_from_binom(c, l2q, self.lp, t),
-                G.law_from_binom(b, math.log(2.0 / 3.0), -math.log(3.0), t),
-            )
-            g = G.pivot_grid(no, t)
-            self._pivot_cache[key] = g
-        return g
-
-    def _class(self, v: int, u: int, c: int) -> G.Grid:
-        """Windowed law of ``c`` users holding ``u`` in the coordinates of pivot ``v`` (cached)."""
-        key = (v, u, c)
-        g = self._class_cache.get(key)
-        if g is None:
-            if len(self._class_cache) > 256:
-                self._class_cache.pop(next(iter(self._class_cache)))
-            d, o = _COORDS[v]
-            t = self.log_tol - math.log(8.0)
-            g = G.class_grid(c, self._row(u, v), self._row(u, d), self._row(u, o), t)
-            self._class_cache[key] = g
-        return g
-
-    def plan(self, L: tuple[int, int, int], m: int = 0) -> tuple[int, int, tuple[tuple[int, int], ...], int]:
-        """``(pivot v, c_v, hidden classes ((u, c_u'), ...), revealed users)`` for fixed counts ``L``
-        and ``m`` free users.
-
-        The pivot is the value with the most fixed users (ties: 2, then 0). The other classes,
-        smallest first, are kept hidden (convolved exactly) while the direct-convolution work stays
-        within :data:`MAX_GRID_WORK` (measured on the pivot grid without uniform users; ``m`` is
-        kept for a future work model); a class that does not fit is hidden in part (halving its
-        hidden count) and the coins of the rest are revealed ((K2)). Deterministic in ``(L, m)``.
+        Every fixed user stays hidden when :func:`~._krr_grid.fixed_law_k3` is within budget;
+        otherwise the coins of the two smaller classes are revealed ((K2)) and only the pivot
+        class stays hidden.
         """
-        v = max((2, 0, 1), key=lambda x: L[x])
-        rest = sorted((L[u], u) for u in (0, 1, 2) if u != v and L[u] > 0)
-        piv = self._pivot(L[v], 0)
-        p_rows, p_cols = piv.arr.shape
-        hidden: list[tuple[int, int]] = []
-        s_rows = s_cols = 1
-        revealed = 0
-        for c, u in rest:
-            h = c
-            while h > 0:
-                cg = self._class(v, u, h)
-                r2, c2 = s_rows + cg.arr.shape[0] - 1, s_cols + cg.arr.shape[1] - 1
-                work = s_rows * s_cols * cg.arr.size + p_rows * p_cols * r2 * c2
-                if work <= MAX_GRID_WORK:
-                    hidden.append((u, h))
-                    s_rows, s_cols = r2, c2
-                    break
-                h //= 2
-            revealed += c - h
-        return v, L[v], tuple(sorted(hidden)), revealed
-
-    def _small(self, v: int, hidden: tuple[tuple[int, int], ...]) -> G.Grid | None:
-        if not hidden:
-            return None
-        key = (v, hidden)
-        if key not in self._small_cache:
-            if len(self._small_cache) > 64:
-                self._small_cache.pop(next(iter(self._small_cache)))
-            grid = None
-            for u, c in hidden:
-                g = self._class(v, u, c)
-                grid = g if grid is None else G.conv2d(grid, g)
-            if grid is None:  # pragma: no cover - callers pass at least one hidden class
-                raise RuntimeError("internal: no hidden class to convolve")
-            self._small_cache[key] = grid
-        return self._small_cache[key]
-
-    def hockey(self, v: int, c: int, hidden: tuple[tuple[int, int], ...], b: int) -> G.Hockey:
-        """The cell-wise hockey-stick object of ``T + (c at v) + hidden + Mult(b, 1/3)`` (cached)."""
-        key = (v, c, hidden, b)
-        h = self._hockey_cache.get(key)
-        if h is None:
-            if len(self._hockey_cache) > 64:
-                self._hockey_cache.pop(next(iter(self._hockey_cache)))
-            R = self._pivot(c, b)
-            small = self._small(v, hidden)
-            if small is not None:
-                R = G.conv2d(R, small)
-            d, o = _COORDS[v]
-            pi_p = (self._row(0, v), self._row(0, d), self._row(0, o))
-            pi_q = (self._row(1, v), self._row(1, d), self._row(1, o))
-            h = G.Hockey(R, pi_p, pi_q)
-            self._hockey_cache[key] = h
-        return h
+        got = self._fixed_cache.get(L)
+        if got is None:
+            if len(self._fixed_cache) > 32:
+                self._fixed_cache.pop(next(iter(self._fixed_cache)))
+            t = self.log_tol - math.log(4.0)
+            res = G.fixed_law_k3(self.eps0, L, t)
+            revealed = 0
+            if res is None:
+                v = max((2, 0, 1), key=lambda x: L[x])
+                only = tuple(L[x] if x == v else 0 for x in range(3))
+                res = G.fixed_law_k3(self.eps0, only, t)
+                revealed = sum(L) - L[v]
+                if res is None:  # pragma: no cover - a single class always fits
+                    raise RuntimeError("internal: the pivot class alone is over budget")
+            got = (res[0], res[1], revealed)
+            self._fixed_cache[L] = got
+        return got
 
     # -- cells of B ------------------------------------------------------------------------
-    def cells(self, m: int) -> list[tuple[int, float]]:
-        """Cells of ``B ~ Bin(m, gamma)``: ``(left end, log upper bound on the cell's mass)``.
+    def cells(self, m: int) -> tuple[list[int], list[float], float]:
+        """Cells of ``B ~ Bin(m, gamma)``: ``(left ends, log upper bounds on their masses, log tails)``.
 
-        A left end of ``-1`` marks the lowest tail cell, bounded by ``g <= 1``.
+        Every value of ``B`` within ``mean +- 4 sd`` is its own cell; beyond, cells are
+        ``max(1, sd / 2)`` wide. The window's two tails (mass ``<= e^tails``) are bounded with
+        ``g <= 1``.
         """
-        if m in self._cell_cache:
-            return self._cell_cache[m]
-        lg, l1g = self.log_g, self.log_1mg
-        g = math.exp(lg)
-        if m <= _EXACT_CELLS:
-            b = np.arange(m + 1, dtype=float)
-            lw = log_binom_pmf(b, float(m), lg, l1g) + math.log1p(1e-9)
-            out = [(int(i), float(w)) for i, w in zip(b, lw)]
-        else:
-            lo, lp, _ = G.binom_window(m, lg, l1g, self.log_tol - math.log(4.0))
-            hi = lo + lp.size - 1
-            out = []
-            if lo > 0:
-                out.append((-1, float(log_binom_cdf(lo - 1, m, g)) + math.log(2.0)))
-            starts = sorted({int(round(x)) for x in np.linspace(lo, hi, _CELLS + 1)[:-1]})
-            for j, s in enumerate(starts):
-                if j + 1 < len(starts):
-                    w = float(logsumexp(lp[s - lo : starts[j + 1] - lo])) + math.log1p(1e-9)
-                else:
-                    w = float(log_binom_sf(s, m, g)) + math.log(2.0)  # top cell [s, m]: tail, doubled
-                out.append((s, w))
-        if len(self._cell_cache) > 512:
-            self._cell_cache.pop(next(iter(self._cell_cache)))
-        self._cell_cache[m] = out
-        return out
+        lo, lpw, ltail = G.binom_window(m, self.log_g, self.log_1mg, self.log_tol - math.log(4.0))
+        hi = lo + lpw.size - 1
+        g = math.exp(self.log_g)
+        mean, sd = m * g, math.sqrt(m * g * (1.0 - g))
+        wide = max(1, int(sd / 2.0))
+        starts = []
+        b = lo
+        while b <= hi:
+            starts.append(b)
+            b += 1 if abs(b - mean) <= 4.0 * sd + 1.0 else wide
+        ends = starts[1:] + [hi + 1]
+        lw = [float(logsumexp(lpw[s - lo : e - lo])) + math.log1p(1e-9) for s, e in zip(starts, ends)]
+        return starts, lw, ltail
 
     # -- boxes -----------------------------------------------------------------------------
     def corner(self, box: tuple[int, int, int, int]) -> tuple[tuple[int, int, int], int]:
@@ -291,7 +193,7 @@ class _Problem:
 
     def is_exact(self, box: tuple[int, int, int, int]) -> bool:
         L, m = self.corner(box)
-        return m == 0 and self.plan(L, m)[3] == 0
+        return m == 0 and self.fixed(L)[2] == 0
 
     def bound(self, box: tuple[int, int, int, int], eps: float) -> tuple[float, float]:
         """``(log U, log lower)``: the box bound (K2)-(K4); the lower value only for an exact leaf."""
@@ -299,18 +201,32 @@ class _Problem:
         if eps >= self.eps0:
             return -math.inf, -math.inf
         L, m = self.corner(box)
-        v, c, hidden, revealed = self.plan(L, m)
+        key = (L, m, eps)
+        got = self._value_cache.get(key)
+        if got is not None:
+            return got
+        v, F, revealed = self.fixed(L)
         mm = m + revealed
+        pi_p, pi_q = G.target_rows_k3(self.eps0, v)
         if mm == 0:
-            return self.hockey(v, c, hidden, 0).bounds(eps)
-        terms = []
-        for s, lw in self.cells(mm):
-            if s < 0:
-                terms.append(lw)  # g <= 1 on the lowest tail cell
-                continue
-            up, _ = self.hockey(v, c, hidden, s).bounds(eps)
-            terms.append(lw + up)
-        return min(float(logsumexp(terms)) + 4.0 * len(terms) * _U, 0.0), -math.inf
+            h = self._leaf_cache.get(L)
+            if h is None:
+                if len(self._leaf_cache) > 64:
+                    self._leaf_cache.pop(next(iter(self._leaf_cache)))
+                h = G.Hockey(F, pi_p, pi_q)
+                self._leaf_cache[L] = h
+            got = h.bounds(eps)
+        else:
+            starts, lw, ltail = self.cells(mm)
+            terms = [ltail]  # the window's tails, with g <= 1
+            third = -math.log(3.0)
+            for j, (_, grid) in enumerate(G.sweep_users(F, starts, (third, third, third), self.log_tol - 2.0)):
+                terms.append(lw[j] + G.Hockey(grid, pi_p, pi_q).bounds(eps)[0])
+            got = (min(float(logsumexp(terms)) + 4.0 * len(terms) * _U, 0.0), -math.inf)
+        if len(self._value_cache) > 100_000:
+            self._value_cache.clear()
+        self._value_cache[key] = got
+        return got
 
     def leaf_epsilon(self, box: tuple[int, int, int, int], log_delta: float, upper: bool) -> float:
         """Bisection on eps: exhibited (``upper=False``, rounded down) or certified (``True``) eps."""
