@@ -197,15 +197,67 @@ def pivot_grid(no_law: Law1D, log_tol: float, log_r: float = _LOG_HALF, log_1mr:
         if ltail <= log_tol or (j_lo == 0 and j_hi == n_hi):
             break
         z *= 1.5
-    J = np.arange(j_lo, j_hi + 1, dtype=float)
-    NN, JJ = np.meshgrid(Ns, J, indexing="ij")
-    valid = JJ <= NN
-    lb = np.where(valid, log_binom_pmf(np.where(valid, JJ, 0.0), NN, log_r, log_1mr), -np.inf)
+    lb, extra = _binom_rows(Ns, j_lo, j_hi, log_r, log_1mr)
     with np.errstate(divide="ignore"):
         lr = np.log(no_law.arr)[:, None] + lb
     arr, mx, fl = _flush(lr)
     log_drop = float(logsumexp([no_law.log_drop, ltail, fl + no_law.scale]))
-    return Grid(n_lo, j_lo, arr, mx + no_law.scale, log_drop, no_law.rel + REL_PMF + 4.0 * _U)
+    rel = no_law.rel + REL_PMF + 4.0 * _U + extra
+    return Grid(n_lo, j_lo, arr, mx + no_law.scale, log_drop, rel)
+
+
+def _binom_rows(Ns: np.ndarray, j_lo: int, j_hi: int, log_r: float, log_1mr: float) -> tuple[np.ndarray, float]:
+    """``log Bin(N, r)(j)`` for every ``N`` in ``Ns`` and ``j`` in ``[j_lo, j_hi]`` (``-inf`` for ``j > N``).
+
+    One Loader log-pmf per row at an anchor ``j_a`` near ``N r`` (relative error counted in
+    :data:`REL_PMF`), the rest by the ratio recurrence ``log pmf(j + 1) - log pmf(j) = log(N - j)
+    - log(j + 1) + log r - log(1 - r)``, summed by ``numpy.cumsum``. Returns the log-pmfs and a
+    bound ``extra`` on the relative error the recurrence adds (``e^x - 1`` of its log error):
+    each term has absolute error at most ``4 * 2u (|log(N - i)| + |log(i + 1)| + |lr|)``, and a
+    running sum of ``K`` terms at most ``K * 2u * sum |terms|`` (Higham, Thm 4.4, ``gamma_K``
+    rounded up); a value is a difference of two running sums plus the anchor, so its log error is
+    at most twice the row's total plus ``2u |anchor|``. Rows where that exceeds ``1e-9`` fall
+    back to a Loader log-pmf per cell.
+    """
+    J = np.arange(j_lo, j_hi + 1, dtype=float)
+    NN, JJ = np.meshgrid(Ns, J, indexing="ij")
+    valid = JJ <= NN
+    K = J.size
+    lrat = log_r - log_1mr
+    anchor = np.clip(np.round(Ns * math.exp(log_r)), j_lo, np.minimum(j_hi, Ns))
+    la = log_binom_pmf(anchor, Ns, log_r, log_1mr)
+    if K > 1:
+        I = J[:-1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            T = np.where(I[None, :] < NN[:, :-1], np.log(np.maximum(NN[:, :-1] - I[None, :], 1.0)), -np.inf)
+            T = T - np.log(I + 1.0)[None, :] + lrat
+        C = np.zeros(NN.shape)
+        C[:, 1:] = np.cumsum(T, axis=1)
+        ia = (anchor - j_lo).astype(np.int64)
+        ca = C[np.arange(C.shape[0]), ia]
+        with np.errstate(invalid="ignore"):
+            lb = np.where(valid, la[:, None] + (C - ca[:, None]), -np.inf)
+        fin = np.isfinite(T)
+        absT = np.where(fin, np.abs(T), 0.0)
+        logs = np.where(
+            fin,
+            np.abs(np.log(np.maximum(NN[:, :-1] - I[None, :], 1.0))) + np.abs(np.log(I + 1.0))[None, :] + abs(lrat),
+            0.0,
+        )
+        row_err = 2.0 * (K * _U * absT.sum(axis=1) + 4.0 * _U * logs.sum(axis=1)) + _U * np.abs(la)
+        row_err = row_err * (1.0 + 1e-6)
+        bad = row_err > 1e-9
+        if np.any(bad):  # fall back to Loader per cell on those rows
+            sub = valid[bad]
+            lb[bad] = np.where(
+                sub, log_binom_pmf(np.where(sub, JJ[bad], 0.0), NN[bad], log_r, log_1mr), -np.inf
+            )
+            row_err = np.where(bad, 0.0, row_err)
+        extra = math.expm1(float(np.max(row_err)))
+    else:
+        lb = np.where(valid, la[:, None], -np.inf)
+        extra = 0.0
+    return lb, extra
 
 
 def class_grid(c: int, log_v: float, log_d: float, log_o: float, log_tol: float) -> Grid:
@@ -498,10 +550,12 @@ def k3_rows(eps0: float) -> tuple[float, float]:
     return lp, lp - eps0
 
 
-def fixed_law_k3(eps0: float, counts: tuple[int, int, int], log_tol: float):
+def fixed_law_k3(eps0: float, counts: tuple[int, int, int], log_tol: float, uniform: int = 0):
     """``(pivot v, Grid)``: the law of the reports of ``counts`` users of 3-RR, or ``None``.
 
-    The value with the most users is the pivot (:func:`pivot_grid`, no uniform users; ties:
+    With ``uniform = b > 0``, also of ``b`` users reporting uniformly (they have the pivot form
+    for every pivot: ``N_o`` gains an independent ``Bin(b, 2/3)`` term, module docstring).
+    The value with the most users is the pivot (:func:`pivot_grid`; ties:
     2, then 0, then 1), in the coordinates ``(N, j)`` of ``v`` with ``(d, o)`` from
     ``{2: (0, 1), 0: (1, 2), 1: (0, 2)}``. The other two classes are added either as windowed
     trinomials (:func:`class_grid`) by direct 2-D convolution (while that work is below
@@ -518,7 +572,10 @@ def fixed_law_k3(eps0: float, counts: tuple[int, int, int], log_tol: float):
         return lp if x == y else lq
 
     t = log_tol - math.log(8.0)
-    R = pivot_grid(law_from_binom(counts[v], math.log(2.0) + lq, lp, t), t)
+    no = law_from_binom(counts[v], math.log(2.0) + lq, lp, t)
+    if uniform > 0:
+        no = conv1d(no, law_from_binom(uniform, math.log(2.0 / 3.0), -math.log(3.0), t))
+    R = pivot_grid(no, t)
     rest = [u for u in (d, o) if counts[u] > 0]
     if not rest:
         return v, R
