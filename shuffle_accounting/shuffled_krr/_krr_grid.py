@@ -55,6 +55,7 @@ __all__ = [
     "class_grid",
     "conv2d",
     "Hockey",
+    "hockey_upper",
     "single_class_log_hockey",
     "TAIL_REL",
     "MAX_TAIL_WORK",
@@ -206,7 +207,9 @@ def pivot_grid(no_law: Law1D, log_tol: float, log_r: float = _LOG_HALF, log_1mr:
     return Grid(n_lo, j_lo, arr, mx + no_law.scale, log_drop, rel)
 
 
-def _binom_rows(Ns: np.ndarray, j_lo: int, j_hi: int, log_r: float, log_1mr: float) -> tuple[np.ndarray, float]:
+def _binom_rows(
+    Ns: np.ndarray, j_lo: int, j_hi: int, log_r: float, log_1mr: float
+) -> tuple[np.ndarray, float]:
     """``log Bin(N, r)(j)`` for every ``N`` in ``Ns`` and ``j`` in ``[j_lo, j_hi]`` (``-inf`` for ``j > N``).
 
     One Loader log-pmf per row at an anchor ``j_a`` near ``N r`` (relative error counted in
@@ -241,7 +244,9 @@ def _binom_rows(Ns: np.ndarray, j_lo: int, j_hi: int, log_r: float, log_1mr: flo
         absT = np.where(fin, np.abs(T), 0.0)
         logs = np.where(
             fin,
-            np.abs(np.log(np.maximum(NN[:, :-1] - I[None, :], 1.0))) + np.abs(np.log(I + 1.0))[None, :] + abs(lrat),
+            np.abs(np.log(np.maximum(NN[:, :-1] - I[None, :], 1.0)))
+            + np.abs(np.log(I + 1.0))[None, :]
+            + abs(lrat),
             0.0,
         )
         row_err = 2.0 * (K * _U * absT.sum(axis=1) + 4.0 * _U * logs.sum(axis=1)) + _U * np.abs(la)
@@ -336,6 +341,37 @@ class Hockey:
             if corr < ll:
                 log_low = ll + math.log(-math.expm1(corr - ll))
         return min(log_up, 0.0), min(log_low, log_up)
+
+
+def hockey_upper(
+    R: Grid, pi_p: tuple[float, float, float], pi_q: tuple[float, float, float], eps: float
+) -> float:
+    """The upper end of :meth:`Hockey.bounds` in one pass (no ``P``, ``Q`` arrays kept).
+
+    ``sum_x (P(1 + rho) - E Q(1 - rho) + 4 * 2u (P + E Q))_+ + d`` is computed as
+    ``sum_x (sum_y c_y R(x - shift(y)))_+`` with ``c_y = pi_p(y)(1 + rho + 12 * 2u) - E pi_q(y)
+    (1 - rho - 12 * 2u)``: the extra ``8 * 2u (P + E Q)`` per cell dominates the rounding of the
+    coefficients (``exp``, two products, a difference: ``5u`` relative to ``a pi_p + b E pi_q``)
+    and of the three products and two sums (``4u`` relative to ``sum |c_y| R``), so each
+    computed cell is at least the exact term of :class:`Hockey`; the final sum of ``M``
+    non-negative terms is rounded up by ``(1 + (M + 4) 2u)``. ``log`` of the bound, capped at 0.
+    """
+    if eps < 0:  # pragma: no cover - callers pass eps >= 0
+        raise ValueError(f"eps must be >= 0, got {eps}")
+    E = math.exp(eps)
+    rho = R.rel + 8.0 * _U
+    a, b = 1.0 + rho + 12.0 * _U, E * (1.0 - rho - 12.0 * _U)
+    c = [math.exp(x) * a - math.exp(y) * b for x, y in zip(pi_p, pi_q)]
+    arr = R.arr
+    rows, cols = arr.shape
+    out = np.zeros((rows + 1, cols + 1))
+    out[:-1, :-1] = c[0] * arr
+    out[1:, 1:] += c[1] * arr
+    out[1:, :-1] += c[2] * arr
+    np.maximum(out, 0.0, out=out)
+    up = float(np.sum(out)) * (1.0 + (out.size + 4) * _U)
+    log_up = float(np.logaddexp(math.log(up) + R.scale if up > 0 else -math.inf, R.log_drop))
+    return min(log_up, 0.0)
 
 
 # ---------------------------------------------------------------------------------------------

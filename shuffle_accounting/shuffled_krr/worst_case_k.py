@@ -158,7 +158,9 @@ class _Problem:
         self._value_cache: dict[tuple, tuple[float, float]] = {}
         self.evaluations = 0
 
-    def fixed(self, L: tuple[int, int, int], uniform: int = 0, reveal: bool = False) -> tuple[int, G.Grid, int]:
+    def fixed(
+        self, L: tuple[int, int, int], uniform: int = 0, reveal: bool = False
+    ) -> tuple[int, G.Grid, int]:
         """``(pivot v, law of the hidden fixed users + uniform ones, fixed users revealed)`` (cached).
 
         Every fixed user stays hidden when :func:`~._krr_grid.fixed_law_k3` is within budget
@@ -254,7 +256,7 @@ class _Problem:
             third = -math.log(3.0)
             stops = [s - starts[0] for s in starts]
             for j, (_, grid) in enumerate(G.sweep_users(F, stops, (third, third, third), self.log_tol - 2.0)):
-                terms.append(lw[j] + G.Hockey(grid, pi_p, pi_q).bounds(eps)[0])
+                terms.append(lw[j] + G.hockey_upper(grid, pi_p, pi_q, eps))
             got = (min(float(logsumexp(terms)) + 4.0 * len(terms) * _U, 0.0), -math.inf)
         if len(self._value_cache) > 100_000:
             self._value_cache.clear()
