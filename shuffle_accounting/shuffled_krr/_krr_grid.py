@@ -586,7 +586,9 @@ def k3_rows(eps0: float) -> tuple[float, float]:
     return lp, lp - eps0
 
 
-def fixed_law_k3(eps0: float, counts: tuple[int, int, int], log_tol: float, uniform: int = 0):
+def fixed_law_k3(
+    eps0: float, counts: tuple[int, int, int], log_tol: float, uniform: int = 0, *, check_only: bool = False
+):
     """``(pivot v, Grid)``: the law of the reports of ``counts`` users of 3-RR, or ``None``.
 
     With ``uniform = b > 0``, also of ``b`` users reporting uniformly (they have the pivot form
@@ -598,7 +600,8 @@ def fixed_law_k3(eps0: float, counts: tuple[int, int, int], log_tol: float, unif
     :data:`MAX_DATASET_WORK`) or one user at a time (:func:`add_users`, work about
     ``users x cells``, below :data:`MAX_SEQUENTIAL_WORK`), whichever is estimated cheaper; the
     dropped mass is at most about ``e^log_tol``. ``None`` when neither fits its budget (e.g.
-    three classes of ~3000 users each).
+    three classes of ~3000 users each). ``check_only``: decide only (the returned grid is then
+    the pivot part alone, not the law).
     """
     lp, lq = k3_rows(eps0)
     v = max((2, 0, 1), key=lambda x: counts[x])
@@ -627,11 +630,15 @@ def fixed_law_k3(eps0: float, counts: tuple[int, int, int], log_tol: float, unif
     grow = 2.0 * z * math.sqrt(0.25 * c_rest) + 4.0
     sequential = float(c_rest) * (R.arr.shape[0] + grow) * (R.arr.shape[1] + grow)
     if direct <= MAX_DATASET_WORK and direct <= 4.0 * sequential:
+        if check_only:
+            return v, R
         small = None
         for g in grids:
             small = g if small is None else conv2d(small, g)
         return v, conv2d(R, small)
     if sequential <= MAX_SEQUENTIAL_WORK:
+        if check_only:
+            return v, R
         for u in rest:
             R = add_users(R, counts[u], (row(u, v), row(u, d), row(u, o)), t - math.log(2.0))
         return v, R

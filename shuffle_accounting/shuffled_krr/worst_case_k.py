@@ -50,10 +50,12 @@ single dataset (``m = 0``, nothing revealed) ``U = g_L(0) = h_c`` exactly: an *e
 report to both laws, a Markov kernel applied to both: by the data-processing inequality of
 ``H_E``, ``g_L`` is non-increasing. For cells ``s_0 < s_1 < ... < s_J`` covering the window
 ``[lo, hi]`` of ``B``, ``E_B g_L(B) <= sum_j P(s_j <= B < s_{j+1}) g_L(s_j) + P(B < lo) +
-P(B > hi)`` (``g <= 1`` on the two tails), with no truncation error. Every value of ``B`` within
-``mean +- (4 sd + 1)`` is its own cell (the expectation is exact there); beyond, cells are
-``max(1, sd / 2)`` wide (they carry a mass below ``1e-4``, so their left-endpoint slack is
-negligible).
+P(B > hi)`` (``g <= 1`` on the two tails), with no truncation error. Every value of ``B`` in
+``[mean - 5 sd, mean + 4 sd]`` is its own cell (the expectation is exact there); below, one cell
+``[lo, mean - 5 sd)`` bounded by ``g(lo)`` (mass below ``3e-7``), above, one cell
+``[mean + 4 sd, hi]`` bounded by ``g`` at its left end (mass below ``4e-5``, where ``g`` is
+smallest); a tail cell spanning at most 64 values is cut into unit cells instead. The left-end
+slack of the two wide cells is at most their mass times ``g`` there, far below the gap targets.
 
 (K4) *Computing g.* The fixed users' law ``F_L`` is exact up to bounded, added truncation
 (:func:`~shuffle_accounting.shuffled_krr._krr_grid.fixed_law_k3`): the value ``v`` with the most
@@ -136,6 +138,8 @@ __all__ = [
 _U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52 (the budgets below are in units of 2u)
 #: Windows are widened until the dropped mass is below ``e^-_DROP_MARGIN`` times the level.
 _DROP_MARGIN = 25.0
+#: Tail cells of ``B`` spanning at most this many values are cut into unit cells.
+_UNIT_SPAN = 64
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,6 +158,7 @@ class _Problem:
         self.log_level = log_level
         self.log_tol = log_level - _DROP_MARGIN
         self._fixed_cache: dict[tuple, tuple[int, G.Grid, int]] = {}
+        self._fits_cache: dict[tuple[int, int, int], bool] = {}
         self._leaf_cache: dict[tuple[int, int, int], G.Hockey] = {}
         self._value_cache: dict[tuple, tuple[float, float]] = {}
         self.evaluations = 0
@@ -187,27 +192,43 @@ class _Problem:
             self._fixed_cache[key] = got
         return got
 
-    # -- cells of B ------------------------------------------------------------------------
-    def cells(self, m: int) -> tuple[list[int], list[float], float]:
-        """Cells of ``B ~ Bin(m, gamma)``: ``(left ends, log upper bounds on their masses, log tails)``.
+    def fits(self, L: tuple[int, int, int]) -> bool:
+        """Whether every fixed user of ``L`` can be hidden (:func:`~._krr_grid.fixed_law_k3`'s budget)."""
+        got = self._fits_cache.get(L)
+        if got is None:
+            t = self.log_tol - math.log(4.0)
+            got = G.fixed_law_k3(self.eps0, L, t, check_only=True) is not None
+            self._fits_cache[L] = got
+        return got
 
-        Every value of ``B`` within ``mean +- 4 sd`` is its own cell; beyond, cells are
-        ``max(1, sd / 2)`` wide. The window's two tails (mass ``<= e^tails``) are bounded with
-        ``g <= 1``.
+    # -- cells of B ------------------------------------------------------------------------
+    def cells(self, m: int) -> tuple[int, list[int], list[float], float, float]:
+        """Cells of ``B ~ Bin(m, gamma)`` (module docstring (K3)).
+
+        Returns ``(lo, starts, log masses, log tails, log low-cell mass)``: the window ``[lo, hi]`` of ``B`` is cut
+        into a low cell ``[lo, s1)`` (left end ``lo``; absent when ``s1 = lo``), unit cells for
+        every ``b`` in ``[s1, s2)`` and a top cell ``[s2, hi]``, with ``s1 = mean - 5 sd`` and
+        ``s2 = mean + 4 sd`` (clipped to the window; a tail cell spanning at most
+        :data:`_UNIT_SPAN` values is cut into unit cells instead); ``starts`` are the unit and top cells'
+        left ends (from ``s1``). Masses are the window's log-pmfs summed and inflated by
+        ``1e-9``; the window's two tails (mass ``<= e^tails``) are bounded with ``g <= 1``.
         """
         lo, lpw, ltail = G.binom_window(m, self.log_g, self.log_1mg, self.log_tol - math.log(4.0))
         hi = lo + lpw.size - 1
         g = math.exp(self.log_g)
         mean, sd = m * g, math.sqrt(m * g * (1.0 - g))
-        wide = max(1, int(sd / 2.0))
-        starts = []
-        b = lo
-        while b <= hi:
-            starts.append(b)
-            b += 1 if abs(b - mean) <= 4.0 * sd + 1.0 else wide
-        ends = starts[1:] + [hi + 1]
-        lw = [float(logsumexp(lpw[s - lo : e - lo])) + math.log1p(1e-9) for s, e in zip(starts, ends)]
-        return starts, lw, ltail
+        s1 = min(max(lo, int(math.floor(mean - 5.0 * sd))), hi)
+        s2 = min(max(s1, int(math.ceil(mean + 4.0 * sd))), hi)
+        if s1 - lo <= _UNIT_SPAN:  # short tails: every value its own cell (exact there too)
+            s1 = lo
+        if hi - s2 <= _UNIT_SPAN:
+            s2 = hi
+        infl = math.log1p(1e-9)
+        starts = list(range(s1, s2 + 1))
+        lw = [float(lpw[b - lo]) + infl for b in range(s1, s2)]
+        lw.append(float(logsumexp(lpw[s2 - lo :])) + infl)
+        low = float(logsumexp(lpw[: s1 - lo])) + infl if s1 > lo else -math.inf
+        return lo, starts, lw, ltail, low
 
     # -- boxes -----------------------------------------------------------------------------
     def corner(self, box: tuple[int, int, int, int]) -> tuple[tuple[int, int, int], int]:
@@ -244,15 +265,24 @@ class _Problem:
             if h is not None:
                 got = h.bounds(eps)
         if m > 0:
-            starts, lw, ltail = self.cells(m)
-            # the first cell's uniform users enter the pivot's closed form; the others are
-            # added one at a time
+            if not reveal and not self.fits(L):
+                m, reveal = m + sum(L) - max(L), True
+            lo, starts, lw, ltail, lmass = self.cells(m)
+            # the first unit cell's uniform users enter the pivot's closed form; the others are
+            # added one at a time; the low cell [lo, s1) is bounded by g(lo) (K3)
             v, F, rev = self.fixed(L, starts[0], reveal)
-            if rev > 0 and not reveal:
-                starts, lw, ltail = self.cells(m + rev)
-                v, F, _ = self.fixed(L, starts[0], True)
+            if rev > 0 and not reveal:  # hiding failed with these uniform users: reveal, redo
+                m, reveal = m + rev, True
+                lo, starts, lw, ltail, lmass = self.cells(m)
+                v, F, rev = self.fixed(L, starts[0], reveal)
             pi_p, pi_q = G.target_rows_k3(self.eps0, v)
             terms = [ltail]  # the window's tails, with g <= 1
+            if lmass > -math.inf:
+                v0, F0, rev0 = self.fixed(L, lo, reveal)
+                if rev0 == rev:
+                    terms.append(lmass + G.hockey_upper(F0, *G.target_rows_k3(self.eps0, v0), eps))
+                else:  # pragma: no cover - a smaller law fits whenever a larger one does
+                    terms.append(lmass)  # g <= 1
             third = -math.log(3.0)
             stops = [s - starts[0] for s in starts]
             for j, (_, grid) in enumerate(G.sweep_users(F, stops, (third, third, third), self.log_tol - 2.0)):
