@@ -270,23 +270,32 @@ class _Problem:
             lo, starts, lw, ltail, lmass = self.cells(m)
             # the first unit cell's uniform users enter the pivot's closed form; the others are
             # added one at a time; the low cell [lo, s1) is bounded by g(lo) (K3)
-            v, F, rev = self.fixed(L, starts[0], reveal)
+            # where many non-pivot users are hidden, rebuilding the law at lo costs more than
+            # stepping from lo to s1: build once at lo and sweep through
+            through = lmass > -math.inf and sum(L) - max(L) > starts[0] - lo
+            base = lo if through else starts[0]
+            v, F, rev = self.fixed(L, base, reveal)
             if rev > 0 and not reveal:  # hiding failed with these uniform users: reveal, redo
                 m, reveal = m + rev, True
                 lo, starts, lw, ltail, lmass = self.cells(m)
-                v, F, rev = self.fixed(L, starts[0], reveal)
+                through = False
+                base = starts[0]
+                v, F, rev = self.fixed(L, base, reveal)
             pi_p, pi_q = G.target_rows_k3(self.eps0, v)
             terms = [ltail]  # the window's tails, with g <= 1
-            if lmass > -math.inf:
+            if lmass > -math.inf and not through:
                 v0, F0, rev0 = self.fixed(L, lo, reveal)
                 if rev0 == rev:
                     terms.append(lmass + G.hockey_upper(F0, *G.target_rows_k3(self.eps0, v0), eps))
                 else:  # pragma: no cover - a smaller law fits whenever a larger one does
                     terms.append(lmass)  # g <= 1
             third = -math.log(3.0)
-            stops = [s - starts[0] for s in starts]
+            stops = [b - base for b in starts]
+            wts = list(lw)
+            if through:  # the low cell's bound g(lo) is the sweep's first stop
+                stops, wts = [0, *stops], [lmass, *wts]
             for j, (_, grid) in enumerate(G.sweep_users(F, stops, (third, third, third), self.log_tol - 2.0)):
-                terms.append(lw[j] + G.hockey_upper(grid, pi_p, pi_q, eps))
+                terms.append(wts[j] + G.hockey_upper(grid, pi_p, pi_q, eps))
             got = (min(float(logsumexp(terms)) + 4.0 * len(terms) * _U, 0.0), -math.inf)
         if len(self._value_cache) > 100_000:
             self._value_cache.clear()
