@@ -16,7 +16,7 @@ from shuffle_accounting.shuffled_krr import worst_case_k as K
 @pytest.mark.parametrize("n_hi,r,j_lo,j_hi", [(40, 0.5, 0, 40), (900, 0.5, 380, 520), (300, 0.8, 200, 270)])
 def test_binomial_rows_match_loader_within_their_bound(n_hi, r, j_lo, j_hi):
     Ns = np.arange(max(0, n_hi - 60), n_hi + 1, dtype=float)
-    lb, extra = G._binom_rows(Ns, j_lo, j_hi, math.log(r), math.log1p(-r))
+    lb, extra = G.binom_rows(Ns, j_lo, j_hi, math.log(r), math.log1p(-r))
     NN, JJ = np.meshgrid(Ns, np.arange(j_lo, j_hi + 1, dtype=float), indexing="ij")
     ok = JJ <= NN
     ref = np.where(ok, log_binom_pmf(np.where(ok, JJ, 0.0), NN, math.log(r), math.log1p(-r)), -np.inf)

@@ -52,6 +52,7 @@ __all__ = [
     "binom_window",
     "conv1d",
     "pivot_grid",
+    "binom_rows",
     "class_grid",
     "conv2d",
     "Hockey",
@@ -198,7 +199,7 @@ def pivot_grid(no_law: Law1D, log_tol: float, log_r: float = _LOG_HALF, log_1mr:
         if ltail <= log_tol or (j_lo == 0 and j_hi == n_hi):
             break
         z *= 1.5
-    lb, extra = _binom_rows(Ns, j_lo, j_hi, log_r, log_1mr)
+    lb, extra = binom_rows(Ns, j_lo, j_hi, log_r, log_1mr)
     with np.errstate(divide="ignore"):
         lr = np.log(no_law.arr)[:, None] + lb
     arr, mx, fl = _flush(lr)
@@ -207,7 +208,7 @@ def pivot_grid(no_law: Law1D, log_tol: float, log_r: float = _LOG_HALF, log_1mr:
     return Grid(n_lo, j_lo, arr, mx + no_law.scale, log_drop, rel)
 
 
-def _binom_rows(
+def binom_rows(
     Ns: np.ndarray, j_lo: int, j_hi: int, log_r: float, log_1mr: float
 ) -> tuple[np.ndarray, float]:
     """``log Bin(N, r)(j)`` for every ``N`` in ``Ns`` and ``j`` in ``[j_lo, j_hi]`` (``-inf`` for ``j > N``).
