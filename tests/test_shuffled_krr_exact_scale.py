@@ -87,3 +87,41 @@ def test_bounds_api_shapes_and_small_inputs():
         dataset_log_delta_bounds(0.1, 10, 2.0, [100, 0, 399] + [0] * 7)
     with pytest.raises(ParameterError, match="eps"):
         dataset_log_delta_bounds(-1.0, 3, 1.0, [1, 1, 1])
+
+
+@pytest.mark.parametrize("counts", [(3, 2, 6), (9, 1, 1), (4, 4, 4), (12, 9, 7), (0, 8, 14)])
+@pytest.mark.parametrize("eps0,eps", [(1.0, 0.2), (2.5, 1.0), (0.5, 0.0)])
+def test_k3_one_user_at_a_time_brackets_the_exact_enumeration(monkeypatch, counts, eps0, eps):
+    """The sequential path (forced: no direct convolution allowed) against exact enumeration."""
+    monkeypatch.setattr(G, "MAX_DATASET_WORK", 0)
+    f, r = _exact_dirs(3, eps0, counts, eps)
+    (fu, fl), (ru, rl) = G.dataset_log_hockey_k3(eps0, counts, eps, -80.0)
+    assert _inside(f, fl, fu) and _inside(r, rl, ru)
+    assert fu - fl < 1e-6 * (1 + abs(f)) and ru - rl < 1e-6 * (1 + abs(r))
+
+
+def test_add_users_counts_its_trimmed_mass(monkeypatch):
+    """A coarse truncation level makes the trims drop real mass: the bracket still holds and widens."""
+    counts, eps0, eps = (14, 11, 9), 1.0, 0.1
+    f, r = _exact_dirs(3, eps0, counts, eps)
+    monkeypatch.setattr(G, "MAX_DATASET_WORK", 0)
+    (fu, fl), (ru, rl) = G.dataset_log_hockey_k3(eps0, counts, eps, -8.0)
+    assert _inside(f, fl, fu) and _inside(r, rl, ru)
+    (fu2, fl2), _ = G.dataset_log_hockey_k3(eps0, counts, eps, -80.0)
+    assert fu - fl > fu2 - fl2  # the dropped mass was counted, not ignored
+
+
+def test_three_large_classes_at_n_1000_run_and_agree_with_the_direct_path():
+    # beyond MAX_DATASET_WORK for the direct convolution: the sequential path answers (0.3 s)
+    counts = (100, 100, 799)
+    lo, up = dataset_log_delta_bounds(0.13, 3, 1.0, list(counts))
+    assert -math.inf < lo <= up < lo + 1e-6
+    # and a smaller three-class dataset, where both paths run, gives overlapping brackets
+    (fu, fl), _ = G.dataset_log_hockey_k3(1.0, (40, 30, 50), 0.2, -70.0)
+    save = G.MAX_DATASET_WORK
+    try:
+        G.MAX_DATASET_WORK = 0
+        (fu2, fl2), _ = G.dataset_log_hockey_k3(1.0, (40, 30, 50), 0.2, -70.0)
+    finally:
+        G.MAX_DATASET_WORK = save
+    assert max(fl, fl2) <= min(fu, fu2)

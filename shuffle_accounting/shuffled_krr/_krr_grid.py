@@ -52,14 +52,22 @@ __all__ = [
     "binom_window",
     "conv1d",
     "pivot_grid",
+    "binom_rows",
     "class_grid",
     "conv2d",
     "Hockey",
+    "hockey_upper",
     "single_class_log_hockey",
     "TAIL_REL",
     "MAX_TAIL_WORK",
     "dataset_log_hockey_k3",
     "MAX_DATASET_WORK",
+    "add_users",
+    "sweep_users",
+    "fixed_law_k3",
+    "target_rows_k3",
+    "k3_rows",
+    "MAX_SEQUENTIAL_WORK",
 ]
 
 _U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52 (the budgets below are in units of 2u)
@@ -177,15 +185,71 @@ def pivot_grid(no_law: Law1D, log_tol: float, log_r: float = _LOG_HALF, log_1mr:
         if ltail <= log_tol or (j_lo == 0 and j_hi == n_hi):
             break
         z *= 1.5
-    J = np.arange(j_lo, j_hi + 1, dtype=float)
-    NN, JJ = np.meshgrid(Ns, J, indexing="ij")
-    valid = JJ <= NN
-    lb = np.where(valid, log_binom_pmf(np.where(valid, JJ, 0.0), NN, log_r, log_1mr), -np.inf)
+    lb, extra = binom_rows(Ns, j_lo, j_hi, log_r, log_1mr)
     with np.errstate(divide="ignore"):
         lr = np.log(no_law.arr)[:, None] + lb
     arr, mx, fl = _flush(lr)
     log_drop = float(logsumexp([no_law.log_drop, ltail, fl + no_law.scale]))
-    return Grid(n_lo, j_lo, arr, mx + no_law.scale, log_drop, no_law.rel + REL_PMF + 4.0 * _U)
+    rel = no_law.rel + REL_PMF + 4.0 * _U + extra
+    return Grid(n_lo, j_lo, arr, mx + no_law.scale, log_drop, rel)
+
+
+def binom_rows(
+    Ns: np.ndarray, j_lo: int, j_hi: int, log_r: float, log_1mr: float
+) -> tuple[np.ndarray, float]:
+    """``log Bin(N, r)(j)`` for every ``N`` in ``Ns`` and ``j`` in ``[j_lo, j_hi]`` (``-inf`` for ``j > N``).
+
+    One Loader log-pmf per row at an anchor ``j_a`` near ``N r`` (relative error counted in
+    :data:`REL_PMF`), the rest by the ratio recurrence ``log pmf(j + 1) - log pmf(j) = log(N - j)
+    - log(j + 1) + log r - log(1 - r)``, summed by ``numpy.cumsum``. Returns the log-pmfs and a
+    bound ``extra`` on the relative error the recurrence adds (``e^x - 1`` of its log error):
+    each term has absolute error at most ``4 * 2u (|log(N - i)| + |log(i + 1)| + |lr|)``, and a
+    running sum of ``K`` terms at most ``K * 2u * sum |terms|`` (Higham, Thm 4.4, ``gamma_K``
+    rounded up); a value is a difference of two running sums plus the anchor, so its log error is
+    at most twice the row's total plus ``2u |anchor|``. Rows where that exceeds ``1e-9`` fall
+    back to a Loader log-pmf per cell.
+    """
+    J = np.arange(j_lo, j_hi + 1, dtype=float)
+    NN, JJ = np.meshgrid(Ns, J, indexing="ij")
+    valid = JJ <= NN
+    K = J.size
+    lrat = log_r - log_1mr
+    anchor = np.clip(np.round(Ns * math.exp(log_r)), j_lo, np.minimum(j_hi, Ns))
+    la = log_binom_pmf(anchor, Ns, log_r, log_1mr)
+    if K > 1:
+        I = J[:-1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            T = np.where(I[None, :] < NN[:, :-1], np.log(np.maximum(NN[:, :-1] - I[None, :], 1.0)), -np.inf)
+            T = T - np.log(I + 1.0)[None, :] + lrat
+        C = np.zeros(NN.shape)
+        C[:, 1:] = np.cumsum(T, axis=1)
+        ia = (anchor - j_lo).astype(np.int64)
+        ca = C[np.arange(C.shape[0]), ia]
+        with np.errstate(invalid="ignore"):
+            lb = np.where(valid, la[:, None] + (C - ca[:, None]), -np.inf)
+        fin = np.isfinite(T)
+        absT = np.where(fin, np.abs(T), 0.0)
+        logs = np.where(
+            fin,
+            np.abs(np.log(np.maximum(NN[:, :-1] - I[None, :], 1.0)))
+            + np.abs(np.log(I + 1.0))[None, :]
+            + abs(lrat),
+            0.0,
+        )
+        row_err = 2.0 * (K * _U * absT.sum(axis=1) + 4.0 * _U * logs.sum(axis=1)) + _U * np.abs(la)
+        row_err = row_err * (1.0 + 1e-6)
+        bad = row_err > 1e-9
+        if np.any(bad):  # fall back to Loader per cell on those rows
+            sub = valid[bad]
+            lb[bad] = np.where(
+                sub, log_binom_pmf(np.where(sub, JJ[bad], 0.0), NN[bad], log_r, log_1mr), -np.inf
+            )
+            row_err = np.where(bad, 0.0, row_err)
+        extra = math.expm1(float(np.max(row_err)))
+    else:
+        lb = np.where(valid, la[:, None], -np.inf)
+        extra = 0.0
+    return lb, extra
 
 
 def class_grid(c: int, log_v: float, log_d: float, log_o: float, log_tol: float) -> Grid:
@@ -264,6 +328,37 @@ class Hockey:
             if corr < ll:
                 log_low = ll + math.log(-math.expm1(corr - ll))
         return min(log_up, 0.0), min(log_low, log_up)
+
+
+def hockey_upper(
+    R: Grid, pi_p: tuple[float, float, float], pi_q: tuple[float, float, float], eps: float
+) -> float:
+    """The upper end of :meth:`Hockey.bounds` in one pass (no ``P``, ``Q`` arrays kept).
+
+    ``sum_x (P(1 + rho) - E Q(1 - rho) + 4 * 2u (P + E Q))_+ + d`` is computed as
+    ``sum_x (sum_y c_y R(x - shift(y)))_+`` with ``c_y = pi_p(y)(1 + rho + 12 * 2u) - E pi_q(y)
+    (1 - rho - 12 * 2u)``: the extra ``8 * 2u (P + E Q)`` per cell dominates the rounding of the
+    coefficients (``exp``, two products, a difference: ``5u`` relative to ``a pi_p + b E pi_q``)
+    and of the three products and two sums (``4u`` relative to ``sum |c_y| R``), so each
+    computed cell is at least the exact term of :class:`Hockey`; the final sum of ``M``
+    non-negative terms is rounded up by ``(1 + (M + 4) 2u)``. ``log`` of the bound, capped at 0.
+    """
+    if eps < 0:  # pragma: no cover - callers pass eps >= 0
+        raise ValueError(f"eps must be >= 0, got {eps}")
+    E = math.exp(eps)
+    rho = R.rel + 8.0 * _U
+    a, b = 1.0 + rho + 12.0 * _U, E * (1.0 - rho - 12.0 * _U)
+    c = [math.exp(x) * a - math.exp(y) * b for x, y in zip(pi_p, pi_q)]
+    arr = R.arr
+    rows, cols = arr.shape
+    out = np.zeros((rows + 1, cols + 1))
+    out[:-1, :-1] = c[0] * arr
+    out[1:, 1:] += c[1] * arr
+    out[1:, :-1] += c[2] * arr
+    np.maximum(out, 0.0, out=out)
+    up = float(np.sum(out)) * (1.0 + (out.size + 4) * _U)
+    log_up = float(np.logaddexp(math.log(up) + R.scale if up > 0 else -math.inf, R.log_drop))
+    return min(log_up, 0.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -472,18 +567,30 @@ MAX_DATASET_WORK = 1_000_000_000
 _PIVOT_COORDS = {2: (0, 1), 0: (1, 2), 1: (0, 2)}
 
 
-def dataset_log_hockey_k3(eps0: float, counts: tuple[int, int, int], eps: float, log_tol: float):
-    """``((up, low) of log H(P || Q), (up, low) of log H(Q || P))`` for one ``k = 3`` dataset.
-
-    The value with the most other users is the pivot (:func:`pivot_grid`, no uniform users), the
-    other two classes are windowed trinomials (:func:`class_grid`) added by direct convolution,
-    and :class:`Hockey` sums both directions cell by cell. ``None`` when the convolution work
-    exceeds :data:`MAX_DATASET_WORK`.
-    """
+def k3_rows(eps0: float) -> tuple[float, float]:
+    """``(log p, log pbar)`` of 3-RR with local privacy ``eps0``."""
     lp = -math.log1p(2.0 * math.exp(-eps0))
-    lq = lp - eps0
-    if eps >= eps0:
-        return (-math.inf, -math.inf), (-math.inf, -math.inf)
+    return lp, lp - eps0
+
+
+def fixed_law_k3(
+    eps0: float, counts: tuple[int, int, int], log_tol: float, uniform: int = 0, *, check_only: bool = False
+):
+    """``(pivot v, Grid)``: the law of the reports of ``counts`` users of 3-RR, or ``None``.
+
+    With ``uniform = b > 0``, also of ``b`` users reporting uniformly (they have the pivot form
+    for every pivot: ``N_o`` gains an independent ``Bin(b, 2/3)`` term, module docstring).
+    The value with the most users is the pivot (:func:`pivot_grid`; ties:
+    2, then 0, then 1), in the coordinates ``(N, j)`` of ``v`` with ``(d, o)`` from
+    ``{2: (0, 1), 0: (1, 2), 1: (0, 2)}``. The other two classes are added either as windowed
+    trinomials (:func:`class_grid`) by direct 2-D convolution (while that work is below
+    :data:`MAX_DATASET_WORK`) or one user at a time (:func:`add_users`, work about
+    ``users x cells``, below :data:`MAX_SEQUENTIAL_WORK`), whichever is estimated cheaper; the
+    dropped mass is at most about ``e^log_tol``. ``None`` when neither fits its budget (e.g.
+    three classes of ~3000 users each). ``check_only``: decide only (the returned grid is then
+    the pivot part alone, not the law).
+    """
+    lp, lq = k3_rows(eps0)
     v = max((2, 0, 1), key=lambda x: counts[x])
     d, o = _PIVOT_COORDS[v]
 
@@ -491,18 +598,212 @@ def dataset_log_hockey_k3(eps0: float, counts: tuple[int, int, int], eps: float,
         return lp if x == y else lq
 
     t = log_tol - math.log(8.0)
-    R = pivot_grid(law_from_binom(counts[v], math.log(2.0) + lq, lp, t), t)
-    small = None
-    for u in (d, o):
-        if counts[u] > 0:
-            cg = class_grid(counts[u], row(u, v), row(u, d), row(u, o), t)
-            if small is not None and float(small.arr.size) * cg.arr.size > MAX_DATASET_WORK:
-                return None
-            small = cg if small is None else conv2d(small, cg)
-    if small is not None:
-        if float(R.arr.size) * small.arr.size > MAX_DATASET_WORK:
-            return None
-        R = conv2d(R, small)
-    pi0 = (row(0, v), row(0, d), row(0, o))
-    pi1 = (row(1, v), row(1, d), row(1, o))
+    no = law_from_binom(counts[v], math.log(2.0) + lq, lp, t)
+    if uniform > 0:
+        no = conv1d(no, law_from_binom(uniform, math.log(2.0 / 3.0), -math.log(3.0), t))
+    R = pivot_grid(no, t)
+    rest = [u for u in (d, o) if counts[u] > 0]
+    if not rest:
+        return v, R
+    grids = [class_grid(counts[u], row(u, v), row(u, d), row(u, o), t) for u in rest]
+    # direct convolution work, and the work of adding the same users one at a time
+    shapes = [g.arr.shape for g in grids]
+    direct = float(grids[0].arr.size) * grids[1].arr.size if len(grids) == 2 else 0.0
+    sr = sum(x[0] for x in shapes) - len(shapes) + 1
+    sc = sum(x[1] for x in shapes) - len(shapes) + 1
+    direct += float(R.arr.size) * sr * sc
+    c_rest = sum(counts[u] for u in rest)
+    z = max(8.0, math.sqrt(2.0 * max(0.0, -t)) + 2.0)
+    grow = 2.0 * z * math.sqrt(0.25 * c_rest) + 4.0
+    sequential = float(c_rest) * (R.arr.shape[0] + grow) * (R.arr.shape[1] + grow)
+    if direct <= MAX_DATASET_WORK and direct <= 4.0 * sequential:
+        if check_only:
+            return v, R
+        small = None
+        for g in grids:
+            small = g if small is None else conv2d(small, g)
+        return v, conv2d(R, small)
+    if sequential <= MAX_SEQUENTIAL_WORK:
+        if check_only:
+            return v, R
+        for u in rest:
+            R = add_users(R, counts[u], (row(u, v), row(u, d), row(u, o)), t - math.log(2.0))
+        return v, R
+    return None
+
+
+def target_rows_k3(eps0: float, v: int) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    """Log-probabilities of the target's report being ``(v, d, o)`` when it holds 0 / holds 1."""
+    lp, lq = k3_rows(eps0)
+    d, o = _PIVOT_COORDS[v]
+
+    def row(x: int, y: int) -> float:
+        return lp if x == y else lq
+
+    return (row(0, v), row(0, d), row(0, o)), (row(1, v), row(1, d), row(1, o))
+
+
+def dataset_log_hockey_k3(eps0: float, counts: tuple[int, int, int], eps: float, log_tol: float):
+    """``((up, low) of log H(P || Q), (up, low) of log H(Q || P))`` for one ``k = 3`` dataset.
+
+    The others' law comes from :func:`fixed_law_k3` and :class:`Hockey` sums both directions
+    cell by cell. ``None`` when :func:`fixed_law_k3` is over budget.
+    """
+    if eps >= eps0:
+        return (-math.inf, -math.inf), (-math.inf, -math.inf)
+    res = fixed_law_k3(eps0, counts, log_tol)
+    if res is None:
+        return None
+    v, R = res
+    pi0, pi1 = target_rows_k3(eps0, v)
     return Hockey(R, pi0, pi1).bounds(eps), Hockey(R, pi1, pi0).bounds(eps)
+
+
+# ---------------------------------------------------------------------------------------------
+# one user at a time: k = 3 datasets with two or three large classes
+# ---------------------------------------------------------------------------------------------
+
+#: Largest ``(users added) x (grid cells)`` of :func:`add_users` accepted by
+#: :func:`dataset_log_hockey_k3` (about ten seconds on one core).
+MAX_SEQUENTIAL_WORK = 4_000_000_000
+#: Steps between two trims (and rescalings) of the grid in :func:`add_users`.
+_TRIM_EVERY = 8
+
+
+def _trim_mass(sums: np.ndarray, budget: float) -> tuple[int, int, float]:
+    """Longest prefix and suffix of ``sums`` (non-negative) whose totals are each ``<= budget / 2``.
+
+    Returns ``(number dropped at the front, number dropped at the back, total dropped)``, never
+    dropping everything (at least the largest entry stays).
+    """
+    half = 0.5 * budget
+    cs = np.cumsum(sums)
+    front = int(np.searchsorted(cs, half, side="right"))
+    rs = np.cumsum(sums[::-1])
+    back = int(np.searchsorted(rs, half, side="right"))
+    keep_at = int(np.argmax(sums))
+    front = min(front, keep_at)
+    back = min(back, sums.size - 1 - keep_at)
+    dropped = (float(cs[front - 1]) if front else 0.0) + (float(rs[back - 1]) if back else 0.0)
+    return front, back, dropped
+
+
+def sweep_users(R: Grid, stops, log_w: tuple[float, float, float], log_tol: float):
+    """Laws of ``R`` plus ``b`` independent users, added one at a time, for each ``b`` in ``stops``.
+
+    A generator: yields ``(b, Grid)`` for the increasing non-negative integers ``stops`` (the
+    users are identical; the grid after ``b`` users is the law of ``R`` plus ``b`` of them).
+
+    Each added user moves ``(N, j)`` by ``(0, 0)``, ``(1, 1)`` or ``(1, 0)`` (a report ``v``,
+    ``d`` or ``o``) with probabilities ``e^log_w`` (summing to 1); a user holding ``d`` has
+    ``(pbar, p, pbar)``, one holding ``o`` has ``(pbar, pbar, p)``. One step is
+    ``R'(x) = sum_s w_s R(x - s)``: three non-negative products summed, so the computed grid
+    is the exact step of the previous computed grid times ``(1 + theta)`` cell by cell,
+    ``|theta| <= 6.5 * 2u`` (three products and two sums, ``2.5 * 2u``; the weights ``e^log_w``
+    within ``4 * 2u`` of the exact probabilities, ``log_w`` being computed from ``eps0`` in a few
+    operations), plus ``0.5 * 2u`` for the rescaling below; after ``S`` steps the relative error
+    is at most ``R.rel + (1 + R.rel)((1 + 7 * 2u)^S - 1)``, bounded by
+    ``R.rel + 1.001 (1 + R.rel) * 7 * 2u * S`` while ``7 * 2u * S < 1e-3``.
+
+    Truncation, with the dropped mass *measured*, not estimated: every :data:`_TRIM_EVERY`
+    steps (and at the end) the grid is rescaled by its maximum (one more rounding, counted in the
+    step budget above as the seventh unit) and the leading and trailing rows and columns whose
+    summed mass stays below ``e^log_tol / (number of trims)`` are removed; their computed mass,
+    rounded up by ``(1 + rel)(1 + cells * 2u)``, is added to ``log_drop``. This is sound for the
+    :class:`Grid` error model: the true law is the computed one plus the transported images of
+    every dropped part (and of ``R``'s own dropped mass), each step being a Markov kernel that
+    preserves total mass, so ``sum_x (true(x) - computed(x)(1 + rel))_+`` is at most the sum of
+    every mass ever dropped; and ``true >= computed (1 - rel)`` cell by cell because dropping only
+    removes non-negative contributions. Products that underflowed add at most ``_TINY`` each.
+
+    Args:
+        R: The law so far (e.g. :func:`pivot_grid` of the pivot class).
+        stops: Increasing non-negative integers: the numbers of added users to yield at.
+        log_w: Log-probabilities of the moves ``(0, 0)``, ``(1, 1)``, ``(1, 0)``.
+        log_tol: Log of the total mass the trims may drop (over all ``max(stops)`` steps).
+
+    Yields:
+        ``(b, Grid)`` for each ``b`` in ``stops``.
+    """
+    stops = sorted({int(x) for x in stops})
+    c = stops[-1] if stops else 0
+    if 7.0 * _U * c >= 1e-3:  # pragma: no cover - c would have to exceed 1e12
+        raise RuntimeError("internal: too many steps for the first-order error bound")
+    k_stop = 0
+    while k_stop < len(stops) and stops[k_stop] == 0:
+        yield 0, R
+        k_stop += 1
+    if k_stop == len(stops):
+        return
+    w0, w1, w2 = (math.exp(x) for x in log_w)
+    arr = R.arr.copy()
+    scale, n_lo, j_lo = R.scale, R.n_lo, R.j_lo
+    rel = R.rel
+    drops = [R.log_drop]
+    n_trims = c // _TRIM_EVERY + 1
+    budget_log = log_tol - math.log(n_trims)
+    products = 0.0
+    top_scale = scale  # products are bounded in units of e^scale; track the largest scale
+    done = 0
+    while done < c:
+        steps = min(_TRIM_EVERY - done % _TRIM_EVERY, stops[k_stop] - done)
+        for _ in range(steps):
+            rows, cols = arr.shape
+            new = np.empty((rows + 1, cols + 1))
+            new[:-1, :] = 0.0
+            new[-1, :] = 0.0
+            with np.errstate(under="ignore"):
+                new[:-1, :-1] = w0 * arr
+                new[1:, 1:] += w1 * arr
+                new[1:, :-1] += w2 * arr
+            products += 3.0 * arr.size
+            arr = new  # the lower corner does not move: every move is >= (0, 0)
+        done += steps
+        if done % _TRIM_EVERY and done < c:  # a stop between two trims: yield an untrimmed copy
+            rel_now = R.rel + (1.0 + R.rel) * 7.0 * _U * done * 1.001
+            tiny = math.log(products * _TINY) + top_scale
+            yield done, Grid(n_lo, j_lo, arr, scale, float(logsumexp(drops + [tiny])), rel_now)
+            k_stop += 1
+            continue
+        # rescale by the maximum, then trim rows and columns (measured mass)
+        mx = float(np.max(arr))
+        if mx <= 0.0:  # pragma: no cover - every step keeps the total mass positive
+            raise RuntimeError("internal: grid underflowed to zero")
+        arr = arr / mx
+        scale += math.log(mx)
+        top_scale = max(top_scale, scale)
+        budget = math.exp(budget_log - scale)
+        grow = 1.0 + rel + (arr.size + 4) * _U
+        f, b, dr = _trim_mass(arr.sum(axis=1), budget)
+        if dr > 0.0:
+            drops.append(math.log(dr * grow) + scale)
+        arr = arr[f : arr.shape[0] - b, :]
+        n_lo += f
+        f2, b2, dc = _trim_mass(arr.sum(axis=0), budget)
+        if dc > 0.0:
+            drops.append(math.log(dc * grow) + scale)
+        arr = arr[:, f2 : arr.shape[1] - b2]
+        j_lo += f2
+        rel = R.rel + (1.0 + R.rel) * 7.0 * _U * done * 1.001
+        if done == stops[k_stop]:
+            tiny = math.log(products * _TINY) + top_scale
+            yield done, Grid(n_lo, j_lo, arr, scale, float(logsumexp(drops + [tiny])), rel)
+            k_stop += 1
+
+
+def add_users(R: Grid, c: int, log_w: tuple[float, float, float], log_tol: float) -> Grid:
+    """Law of ``R`` plus ``c`` independent identical users (:func:`sweep_users`, one stop at ``c``).
+
+    Args:
+        R: The law so far (e.g. :func:`pivot_grid` of the pivot class).
+        c: Number of users to add (``>= 0``).
+        log_w: Log-probabilities of the moves ``(0, 0)``, ``(1, 1)``, ``(1, 0)``.
+        log_tol: Log of the total mass the trims may drop.
+
+    Returns:
+        The :class:`Grid` of the sum.
+    """
+    out = R
+    for _, g in sweep_users(R, [c], log_w, log_tol):
+        out = g
+    return out

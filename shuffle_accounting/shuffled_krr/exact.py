@@ -38,7 +38,10 @@ or others at values ``{0, 1}`` only (``B <= 3``) up to ``n ~ 270``. Above that, 
 (histogram output), two windowed paths take over (:func:`dataset_log_delta_bounds`, internal
 module :mod:`~shuffle_accounting.shuffled_krr._krr_grid`): every other user at one value (any
 ``k``, e.g. ``k = 10``, ``n = 1000`` with all others at ``x2``: 0.4 s; ``n = 1e6``: a few seconds),
-and ``k = 3`` with any counts while the direct 2-D convolution stays below ``1e9`` terms; each
+and ``k = 3`` with any counts while the two smaller classes can be added to the largest one by
+direct 2-D convolution (below ``1e9`` terms) or one user at a time (below ``4e9`` cell updates:
+e.g. ``(100, 100, 799)`` at ``n = 1000`` in 0.3 s, ``(1000, 1000, 999)`` in about 2 s, three
+classes of ~2000 users refused); each
 returns a certified bracket (dropped mass bounded and added to the upper end) about ``1e-9``
 relative wide for deltas above ``1e-300`` (up to ``1e-5`` in log for deltas far below), and
 :func:`dataset_log_delta` returns its *lower* end, like the ``k = 2`` path, so the value stays a
@@ -358,9 +361,10 @@ def _scaled_bounds(eps: float, k: int, eps0: float, counts: tuple[int, ...]) -> 
     * every other user at one value (any ``k``):
       :func:`~shuffle_accounting.shuffled_krr._krr_grid.single_class_log_hockey`, two binomial
       tails per ``N`` (``k = 3``) or per ``(N, h1)`` (``k >= 4``);
-    * ``k = 3``, any counts: the pivot grid of the largest class convolved with the windowed
-      trinomials of the other two (:func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_k3`),
-      while the direct-convolution work stays below ``MAX_DATASET_WORK``.
+    * ``k = 3``, any counts: the pivot grid of the largest class plus the other two classes,
+      by direct convolution of their windowed trinomials or one user at a time with the trimmed
+      mass measured and added (:func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_k3`),
+      while that work stays within ``MAX_DATASET_WORK`` / ``MAX_SEQUENTIAL_WORK``.
 
     The windows follow the value (truncation level re-run when the value is far below it), so
     the bracket is about ``1e-9`` relative wide (``1e-7`` for ``eps`` near ``eps0``).
@@ -383,7 +387,8 @@ def _scaled_bounds(eps: float, k: int, eps0: float, counts: tuple[int, ...]) -> 
                 f"others = {_short(counts)} (n = {n} users, k = {k}) is beyond the exact histogram limit "
                 f"{MAX_HISTOGRAM_WORK:.3g} and beyond the windowed paths (every other user at one value, "
                 "or k = 3 with a convolution of at most "
-                f"{_grid.MAX_DATASET_WORK:.3g} terms); use output='count' or a smaller dataset"
+                f"{_grid.MAX_DATASET_WORK:.3g} terms or {_grid.MAX_SEQUENTIAL_WORK:.3g} one-user cell "
+                "updates); use output='count' or a smaller dataset"
             )
         (fu, fl), (ru, rl) = res
         up, low = max(fu, ru), max(fl, rl)

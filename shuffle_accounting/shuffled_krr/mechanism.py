@@ -49,9 +49,11 @@ AUTO_WORST_CASE_SMALL_EPS0: float = 2.0
 AUTO_WORST_CASE_SMALL_EPS0_MAX_N: int = 100_000
 #: ``method="auto"`` uses the certified worst case for ``k = 3``
 #: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`) up to this many users (measured on this
-#: 2-core machine: 0.1-0.4 s per epsilon up to n = 30, about 1 s at n = 50, 2-8 s at n = 100,
-#: minutes at n = 1000; benchmarks/README.md). ``auto`` is called in loops (OpenDP's parameter
-#: search, calibration), so the default stays at sub-second calls; ``method="worst-case"`` goes further.
+#: 2-core machine: 0.1-0.4 s per epsilon up to n = 30 unloaded, 1-5 s at n = 100 and 1-6 s per
+#: certificate at n = 1000 under load ~10, minutes at n = 1e4; benchmarks/README.md). The
+#: sweep engine made n >= 1000 converge but left small n as fast as before, and ``auto`` is called
+#: in loops (OpenDP's parameter search, calibration, accountant grids), so the default stays at
+#: sub-second calls; ``method="worst-case"`` goes further.
 AUTO_WORST_CASE_K_MAX_N: int = 30
 #: ``method="auto"`` uses the certified worst case for ``k >= 4``
 #: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_multi`) up to this many users (measured on

@@ -1,0 +1,90 @@
+"""Numerics behind the k = 3 box bound: recurrence pmfs, one-pass hockey, the one-user sweep."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from shuffle_accounting._binomial import log_binom_pmf
+from shuffle_accounting.shuffled_krr import _krr_grid as G
+from shuffle_accounting.shuffled_krr import worst_case_k as K
+
+
+@pytest.mark.parametrize("n_hi,r,j_lo,j_hi", [(40, 0.5, 0, 40), (900, 0.5, 380, 520), (300, 0.8, 200, 270)])
+def test_binomial_rows_match_loader_within_their_bound(n_hi, r, j_lo, j_hi):
+    Ns = np.arange(max(0, n_hi - 60), n_hi + 1, dtype=float)
+    lb, extra = G.binom_rows(Ns, j_lo, j_hi, math.log(r), math.log1p(-r))
+    NN, JJ = np.meshgrid(Ns, np.arange(j_lo, j_hi + 1, dtype=float), indexing="ij")
+    ok = JJ <= NN
+    ref = np.where(ok, log_binom_pmf(np.where(ok, JJ, 0.0), NN, math.log(r), math.log1p(-r)), -np.inf)
+    assert np.array_equal(np.isfinite(lb), np.isfinite(ref))
+    f = np.isfinite(ref) & (ref > -600)
+    # the recurrence's error is within its own bound (plus Loader's ~1e-13 on the reference)
+    assert np.all(np.abs(np.expm1(lb[f] - ref[f])) <= extra + 1e-12)
+    assert extra < 1e-9
+
+
+def _exact_h(counts, b, exp_eps0, exp_eps):
+    """H_E(T + counts + b uniform || T' + ...) in exact rationals (``e^eps0``, ``E = e^eps`` given)."""
+    r, E = Fraction(exp_eps0), Fraction(exp_eps)
+    p, pbar = r / (r + 2), 1 / (r + 2)
+    law = {(0, 0): Fraction(1)}
+
+    def add(law, row):
+        out = {}
+        for (x0, x1), w in law.items():
+            for (d0, d1), q in zip(((1, 0), (0, 1), (0, 0)), row):
+                out[(x0 + d0, x1 + d1)] = out.get((x0 + d0, x1 + d1), Fraction(0)) + w * q
+        return out
+
+    for x in range(3):
+        for _ in range(counts[x]):
+            law = add(law, [p if y == x else pbar for y in range(3)])
+    for _ in range(b):
+        law = add(law, [Fraction(1, 3)] * 3)
+    P = add(law, [p, pbar, pbar])
+    Q = add(law, [pbar, p, pbar])
+    return sum((max(P[h] - E * Q.get(h, 0), Fraction(0)) for h in P), Fraction(0))
+
+
+@pytest.mark.parametrize("counts,b", [((2, 1, 4), 0), ((2, 1, 4), 3), ((0, 0, 6), 5), ((3, 3, 0), 2)])
+def test_sweep_and_one_pass_hockey_bound_the_exact_rational_value(counts, b):
+    """g_L(b) through fixed_law_k3 (uniform in the pivot), sweep_users and hockey_upper."""
+    eps0, eps = math.log(3.0), math.log(1.2)
+    exact = float(_exact_h(counts, b, 3, Fraction(6, 5)))
+    for start in range(b + 1):  # any split between the closed form and the one-at-a-time users
+        v, F = G.fixed_law_k3(eps0, counts, -80.0, start)
+        third = -math.log(3.0)
+        ((_, grid),) = list(G.sweep_users(F, [b - start], (third,) * 3, -80.0))
+        pp, pq = G.target_rows_k3(eps0, v)
+        up = G.hockey_upper(grid, pp, pq, eps)
+        hup, hlow = G.Hockey(grid, pp, pq).bounds(eps)
+        assert hlow <= math.log(exact) <= hup <= up + 1e-15
+        assert up - math.log(exact) < 1e-8
+
+
+def test_sweep_yields_every_stop_and_matches_add_users():
+    _, F = G.fixed_law_k3(1.0, (4, 2, 30), -60.0)
+    third = -math.log(3.0)
+    stops = [0, 3, 8, 9, 21]
+    got = list(G.sweep_users(F, stops, (third,) * 3, -60.0))
+    assert [b for b, _ in got] == stops
+    last = G.add_users(F, 21, (third,) * 3, -60.0)
+    assert np.allclose(
+        got[-1][1].arr * math.exp(got[-1][1].scale), last.arr * math.exp(last.scale), rtol=1e-12
+    )
+
+
+def test_box_bound_at_n_1000_is_tight_near_the_worst_corner():
+    """The measured facts the search relies on (module docstring), at a cheap scale."""
+    pr = K.BoxProblem(1.0, 1000, -13.8)
+    eps = 0.1306
+    corner = pr.bound((0, 0, 0, 0), eps)
+    near = pr.bound((0, 15, 0, 15), eps)[0]
+    away = pr.bound((16, 31, 0, 15), eps)[0]
+    assert corner[1] <= corner[0] < corner[1] + 1e-6
+    assert corner[0] <= near < corner[0] + 1e-3  # 30 free users cost < 1e-3 in log
+    assert away < corner[1]  # datasets with >= 16 users at x0 are certified below the corner
