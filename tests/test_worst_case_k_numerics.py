@@ -11,6 +11,7 @@ import pytest
 from shuffle_accounting._binomial import log_binom_pmf
 from shuffle_accounting.shuffled_krr import _krr_grid as G
 from shuffle_accounting.shuffled_krr import worst_case_k as K
+from shuffle_accounting.shuffled_krr.exact import dataset_log_delta
 
 
 @pytest.mark.parametrize("n_hi,r,j_lo,j_hi", [(40, 0.5, 0, 40), (900, 0.5, 380, 520), (300, 0.8, 200, 270)])
@@ -88,3 +89,22 @@ def test_box_bound_at_n_1000_is_tight_near_the_worst_corner():
     assert corner[1] <= corner[0] < corner[1] + 1e-6
     assert corner[0] <= near < corner[0] + 1e-3  # 30 free users cost < 1e-3 in log
     assert away < corner[1]  # datasets with >= 16 users at x0 are certified below the corner
+
+
+@pytest.mark.parametrize("k", [3, 4, 5])
+@pytest.mark.parametrize("eps0", [0.5, 3.0, 13.5])
+@pytest.mark.parametrize("rel", [1e-15, 1e-12, 1e-9, 1e-6, 0.1])
+def test_single_class_bracket_holds_as_eps_tends_to_eps0(k, eps0, rel):
+    """Regression: ``p - E pbar`` was computed by subtraction, so near ``eps = eps0`` the
+    one-outcome cell and the thresholds lost their digits and the bracket of "all others at x0"
+    missed the exact value (upper 1.2e-7 below it in log at ``eps = eps0 (1 - 1e-9)``, k = 5)."""
+    eps = eps0 * (1.0 - rel)
+    for v in (0, 2):
+        others = [0] * k
+        others[v] = 7
+        exact = float(dataset_log_delta(eps, k, eps0, others))
+        (fu, fl), (ru, rl) = G.single_class_log_hockey(k, eps0, 8, v, eps, -80.0)
+        assert max(fl, rl) <= exact + 1e-12
+        assert max(fu, ru) >= exact - 1e-12
+        if v == 0:  # the one-outcome cell dominates: the bracket is tight there
+            assert max(fl, rl) >= exact - 1e-6

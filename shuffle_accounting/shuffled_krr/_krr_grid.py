@@ -480,9 +480,10 @@ def single_class_log_hockey(k: int, eps0: float, n: int, v: int, eps: float, log
     lw, lU = lw - mx, lU - mx
     drop = float(logsumexp(np.array(edge))) + math.log1p(rho)
     extra = []  # the N = 0 cell, exactly (v = 0 only; for v >= 2 it is <= 0)
-    if lo == 0 and v == 0 and p > E * pbar:
-        # N = 0: every report is v = 0; P - E Q = (p - E pbar) P(N_o = 0) (the one-outcome cell)
-        extra.append(float(lpn[0]) + math.log(p - E * pbar))
+    if lo == 0 and v == 0:
+        # N = 0: every report is v = 0; P - E Q = (p - E pbar) P(N_o = 0) (the one-outcome cell),
+        # with p - E pbar = pbar E expm1(eps0 - eps) > 0 (no cancellation as eps -> eps0)
+        extra.append(float(lpn[0]) + lq + eps + math.log(math.expm1(eps0 - eps)))
     d = p - pbar
     with np.errstate(divide="ignore", invalid="ignore"):
         w_hi, w_lo = np.exp(lw) * (1 + rho), np.exp(lw) * (1 - rho)
@@ -503,8 +504,8 @@ def single_class_log_hockey(k: int, eps0: float, n: int, v: int, eps: float, log
             # bracket = (U/N) d ((1 + E) h0 - E N) - (E - 1) pbar (w + U)
             a_up, a_lo = U_hi / N * d, U_lo / N * d
             b_up, b_lo = U_lo / N * d * E, U_hi / N * d * E
-            g_up = (E - 1) * pbar * (w_lo + U_lo)
-            g_lo = (E - 1) * pbar * (w_hi + U_hi)
+            g_up = math.expm1(eps) * pbar * (w_lo + U_lo)
+            g_lo = math.expm1(eps) * pbar * (w_hi + U_hi)
             t_up = _down((b_up * N + g_up) / (a_up + b_up))
             t_lo = _up((b_lo * N + g_lo) / (a_lo + b_lo))
             xu, _ = _log_upper_excess(N, -math.log(2.0), -math.log(2.0), t_up)
@@ -529,8 +530,8 @@ def single_class_log_hockey(k: int, eps0: float, n: int, v: int, eps: float, log
         )
         a_up, a_lo = (U_hi / N * d)[:, None], (U_lo / N * d)[:, None]
         b_up, b_lo = (U_lo / N * d * E)[:, None], (U_hi / N * d * E)[:, None]
-        g_up = ((E - 1) * pbar * (w_lo + U_lo))[:, None]
-        g_lo = ((E - 1) * pbar * (w_hi + U_hi))[:, None]
+        g_up = (math.expm1(eps) * pbar * (w_lo + U_lo))[:, None]
+        g_lo = (math.expm1(eps) * pbar * (w_hi + U_hi))[:, None]
         t_up = _down((b_up * HH + g_up) / a_up)
         t_lo = _up((b_lo * HH + g_lo) / a_lo)
         Mx = np.where(ok, NN - HH, 0.0)
@@ -543,10 +544,19 @@ def single_class_log_hockey(k: int, eps0: float, n: int, v: int, eps: float, log
         return r, r
     # v = 0: h1 ~ Bin(N, 1/(k - 1)) given N
     l1, l1c = -math.log(k - 1), math.log((k - 2) / (k - 1)) if k > 2 else -math.inf
+    # Coefficients without cancellation (eps < eps0 here): p - E pbar = pbar E expm1(eps0 - eps),
+    # E - 1 = expm1(eps), E p - pbar = pbar expm1(eps + eps0), each to a few units of rounding;
+    # the difference of the two terms of A below carries an absolute margin of 8u times the sum
+    # of their magnitudes (coefficient, product and subtraction roundings), so the thresholds
+    # stay on their sound sides even where the two terms nearly cancel (eps -> eps0).
+    c_fwd = pbar * E * math.expm1(eps0 - eps)
+    em1 = math.expm1(eps)
+    c_rev = pbar * math.expm1(eps + eps0)
     # forward: (p - E pbar) w + (1 - E) pbar U - E (U/N) d h1  =  B (s - h1)
     Bu, Bl = E * U_lo / N * d, E * U_hi / N * d
-    A_up = np.where(p > E * pbar, (p - E * pbar) * w_hi, (p - E * pbar) * w_lo) + (1 - E) * pbar * U_lo
-    A_lo = np.where(p > E * pbar, (p - E * pbar) * w_lo, (p - E * pbar) * w_hi) + (1 - E) * pbar * U_hi
+    margin_a = 8.0 * _U * (c_fwd * w_hi + em1 * pbar * U_hi)
+    A_up = c_fwd * w_hi - em1 * pbar * U_lo + margin_a
+    A_lo = c_fwd * w_lo - em1 * pbar * U_hi - margin_a
     s_up = _up(A_up / Bu)
     s_lo = _down(A_lo / Bl)
     xu, _ = _log_lower_excess(N, l1, l1c, s_up)
@@ -554,8 +564,8 @@ def single_class_log_hockey(k: int, eps0: float, n: int, v: int, eps: float, log
     fwd = fin(np.log(Bu) + xu, np.log(Bl) + xl, ex)
     # reverse: (pbar - E p) w + (1 - E) pbar U + (U/N) d h1  =  C (h1 - s')
     Cu, Cl = U_hi / N * d, U_lo / N * d
-    S_up = _down(((E * p - pbar) * w_lo + (E - 1) * pbar * U_lo) / Cu)
-    S_lo = _up(((E * p - pbar) * w_hi + (E - 1) * pbar * U_hi) / Cl)
+    S_up = _down((c_rev * w_lo + em1 * pbar * U_lo) * (1.0 - 8.0 * _U) / Cu)
+    S_lo = _up((c_rev * w_hi + em1 * pbar * U_hi) * (1.0 + 8.0 * _U) / Cl)
     xu, _ = _log_upper_excess(N, l1, l1c, S_up)
     _, xl = _log_upper_excess(N, l1, l1c, S_lo)
     rev = fin(np.log(Cu) + xu, np.log(Cl) + xl, np.array([]))
