@@ -124,7 +124,7 @@ def _check_common(eps: Any, k: Any, eps0: Any, others: Any, output: Any):
 # ---------------------------------------------------------------------------------------------
 
 
-def _log_hockey_sorted(loss: np.ndarray, logw: np.ndarray, eps: np.ndarray) -> np.ndarray:
+def log_hockey_sorted(loss: np.ndarray, logw: np.ndarray, eps: np.ndarray) -> np.ndarray:
     """``log sum_{loss > e} exp(logw) * (1 - exp(e - loss))`` for each ``e`` in ``eps``.
 
     ``loss`` must be sorted in decreasing order (``logw`` aligned with it). Each term is computed
@@ -147,7 +147,7 @@ def _log_hockey_sorted(loss: np.ndarray, logw: np.ndarray, eps: np.ndarray) -> n
     return out.reshape(eps.shape)
 
 
-def _pld(log_p: np.ndarray, log_q: np.ndarray, cap: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
+def pld_atoms(log_p: np.ndarray, log_q: np.ndarray, cap: float = np.inf) -> tuple[np.ndarray, np.ndarray]:
     """Privacy-loss states of ``P`` vs ``Q`` with positive loss, sorted by decreasing loss.
 
     ``cap`` is a proven upper bound on the true loss (``eps0`` for shuffled k-RR: the release is
@@ -181,9 +181,9 @@ def _pld(log_p: np.ndarray, log_q: np.ndarray, cap: float = np.inf) -> tuple[np.
 
 def _log_delta_both(log_p: np.ndarray, log_q: np.ndarray, eps: np.ndarray, cap: float) -> np.ndarray:
     """``log max(H(P||Q), H(Q||P))`` at every ``eps`` (loss clipped at ``cap``)."""
-    l1, w1 = _pld(log_p, log_q, cap)
-    l2, w2 = _pld(log_q, log_p, cap)
-    return np.maximum(_log_hockey_sorted(l1, w1, eps), _log_hockey_sorted(l2, w2, eps))
+    l1, w1 = pld_atoms(log_p, log_q, cap)
+    l2, w2 = pld_atoms(log_q, log_p, cap)
+    return np.maximum(log_hockey_sorted(l1, w1, eps), log_hockey_sorted(l2, w2, eps))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,7 +198,8 @@ def _reduced_bins(k: int, counts: tuple[int, ...]) -> tuple[list[int], int]:
     return [0, 1] + held, m
 
 
-def _histogram_work(n: int, n_bins: int) -> int:
+def histogram_work(n: int, n_bins: int) -> int:
+    """Work of the exact histogram enumeration: ``n * bins * (n + 1)^(bins - 1)`` operations."""
     return n * n_bins * (n + 1) ** (n_bins - 1)
 
 
@@ -253,12 +254,12 @@ def _add_user(log_s: np.ndarray, log_r: np.ndarray) -> np.ndarray:
     return new
 
 
-def _histogram_log_pq(k: int, eps0: float, counts: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+def histogram_log_pq(k: int, eps0: float, counts: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     """Exact log-pmfs of the sufficient statistic of the histogram under ``D`` and ``D'``."""
     n = sum(counts) + 1
     kept, m = _reduced_bins(k, counts)
     n_bins = len(kept) + (1 if m > 0 else 0)
-    work = _histogram_work(n, n_bins)
+    work = histogram_work(n, n_bins)
     if work > MAX_HISTOGRAM_WORK:
         raise ParameterError(
             f"others = {counts} (n = {n} users) needs an exact histogram over {n_bins} bins, about "
@@ -324,7 +325,7 @@ def _count_log_pq(k: int, eps0: float, counts: tuple[int, ...]) -> tuple[np.ndar
     return log_p, log_q
 
 
-_LOG_PQ = {"histogram": _histogram_log_pq, "count": _count_log_pq}
+_LOG_PQ = {"histogram": histogram_log_pq, "count": _count_log_pq}
 
 
 def _binary_at_scale(eps: float, eps0: float, counts: tuple[int, ...]) -> float:
@@ -352,7 +353,7 @@ def _binary_at_scale(eps: float, eps0: float, counts: tuple[int, ...]) -> float:
     return low
 
 
-def _scaled_bounds(eps: float, k: int, eps0: float, counts: tuple[int, ...]) -> tuple[float, float]:
+def scaled_bounds(eps: float, k: int, eps0: float, counts: tuple[int, ...]) -> tuple[float, float]:
     """``(lower, upper)`` on ``log delta`` of one large dataset, ``k >= 3`` (histogram release).
 
     Two families are computed at scale, from concentration windows whose dropped mass is bounded
@@ -405,7 +406,7 @@ def _short(counts: tuple[int, ...]) -> str:
 def _needs_scale(k: int, counts: tuple[int, ...]) -> bool:
     n = sum(counts) + 1
     kept, m = _reduced_bins(k, counts)
-    return k >= 3 and _histogram_work(n, len(kept) + (1 if m > 0 else 0)) > MAX_HISTOGRAM_WORK
+    return k >= 3 and histogram_work(n, len(kept) + (1 if m > 0 else 0)) > MAX_HISTOGRAM_WORK
 
 
 # ---------------------------------------------------------------------------------------------
@@ -443,7 +444,7 @@ def dataset_log_delta_bounds(eps: Any, k: Any, eps0: Any, others: Any) -> tuple[
     eps_arr, k, eps0, counts, _ = _check_common(eps, k, eps0, others, "histogram")
     flat = eps_arr.ravel()
     if _needs_scale(k, counts):
-        pairs = [_scaled_bounds(float(e), k, eps0, counts) for e in flat]
+        pairs = [scaled_bounds(float(e), k, eps0, counts) for e in flat]
         lo = np.array([a for a, _ in pairs])
         up = np.array([b for _, b in pairs])
     elif k == 2 and counts[0] * counts[1] > MAX_COUNT_WORK:
@@ -507,7 +508,7 @@ def dataset_log_delta(eps: Any, k: Any, eps0: Any, others: Any, *, output: str =
             return float(out) if out.ndim == 0 else out
     if output == "histogram" and _needs_scale(k, counts):
         # concentration windows (module docstring): the lower end of a certified bracket
-        out = np.array([_scaled_bounds(float(e), k, eps0, counts)[0] for e in eps_arr.ravel()])
+        out = np.array([scaled_bounds(float(e), k, eps0, counts)[0] for e in eps_arr.ravel()])
         out = out.reshape(eps_arr.shape)
         return float(out) if out.ndim == 0 else out
     log_p, log_q = _LOG_PQ[output](k, eps0, counts)
@@ -546,12 +547,3 @@ def dataset_delta(eps: Any, k: Any, eps0: Any, others: Any, *, output: str = "hi
     out = dataset_log_delta(eps, k, eps0, others, output=output)
     with np.errstate(under="ignore"):
         return float(math.exp(out)) if isinstance(out, float) else np.exp(out)
-
-
-# Shared with other modules and the tests under public names (issue 13: no module imports
-# another module's private name). Internal: not in __all__.
-histogram_log_pq = _histogram_log_pq  # exact histogram log-pmfs (lower)
-histogram_work = _histogram_work  # work of the exact histogram (lower)
-pld_atoms = _pld  # privacy-loss atoms of a pair of log-pmfs (lower)
-log_hockey_sorted = _log_hockey_sorted  # hockey-stick divergence of sorted atoms (lower)
-scaled_bounds = _scaled_bounds  # windowed (lower, upper) of one dataset at scale (tests)

@@ -146,7 +146,7 @@ def _checked(cert):
     return cert
 
 
-def _no_certified_below_exhibited(certified: float, exhibited: float, what: str) -> None:
+def no_certified_below_exhibited(certified: float, exhibited: float, what: str) -> None:
     """Standing invariant (issue 10): a certified value below an exhibited one is a bug: raise."""
     if certified < exhibited:
         raise SoundnessError(
@@ -343,7 +343,7 @@ class ShuffledKRR:
             for i, e in enumerate(arr.ravel().tolist()):
                 wc, shown = self._worst_case_log_delta(float(e), strict=use == "worst-case")
                 if use == "auto":
-                    _no_certified_below_exhibited(flat[i], shown, f"log_delta({e!r})")
+                    no_certified_below_exhibited(flat[i], shown, f"log_delta({e!r})")
                     flat[i] = min(flat[i], wc)
                 else:
                     flat[i] = wc
@@ -543,7 +543,7 @@ class ShuffledKRR:
                 wc, shown = math.inf, 0.0
             if use == "auto":
                 bl = self.epsilon(delta, method="blanket")
-                _no_certified_below_exhibited(bl, shown, f"epsilon({delta!r})")
+                no_certified_below_exhibited(bl, shown, f"epsilon({delta!r})")
                 if bl <= wc:
                     return bl  # delta(bl) <= delta_blanket(bl) <= delta: the round trip holds
             # round trip: the delta-query certificate at the returned eps must be <= delta too
@@ -723,8 +723,3 @@ class ShuffledKRR:
             return 0.5 * self.eps0
         g = _gaussian_guess(mu, log_target)
         return min(max(g, 1e-12 * self.eps0), 0.9 * self.eps0)
-
-
-# Shared with other modules and the tests under public names (issue 13: no module imports
-# another module's private name). Internal: not in __all__.
-no_certified_below_exhibited = _no_certified_below_exhibited  # the soundness guard (tests)

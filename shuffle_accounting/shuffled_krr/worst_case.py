@@ -238,7 +238,7 @@ def _binom_window(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> tup
     return lo, hi, k0, ltail
 
 
-def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float, mx: float | None = None) -> _Dist:
+def binomial_dist(N: int, log_pi: float, log_1mpi: float, log_tol: float, mx: float | None = None) -> _Dist:
     """``Bin(N, pi)`` on a window whose dropped mass is at most about ``e^log_tol``.
 
     Given in logs (``pi`` may round to 0 or 1 in double precision, e.g. ``p`` at ``eps0 = 300``);
@@ -250,7 +250,7 @@ def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float, mx: float | N
     if N == 0:
         return _Dist(0, np.ones(1), 0.0, -math.inf, 0.0, (0.0, 0.0))
     if log_pi > log_1mpi:
-        d = _binom(N, log_1mpi, log_pi, log_tol, mx)
+        d = binomial_dist(N, log_1mpi, log_pi, log_tol, mx)
         mean, var = d.mom
         return _Dist(
             N - (d.lo + d.arr.size - 1),
@@ -289,7 +289,7 @@ def _binom(N: int, log_pi: float, log_1mpi: float, log_tol: float, mx: float | N
     return _Dist(lo, arr, mx, float(np.logaddexp(ltail, flushed)), rel, (mean, sd * sd), crel)
 
 
-def _conv(a: _Dist, b: _Dist) -> _Dist:
+def convolve_dists(a: _Dist, b: _Dist) -> _Dist:
     """Law of the sum of two independent windowed distributions (direct convolution)."""
     if a.arr.size == 1 and a.lo == 0 and a.log_drop == -math.inf and a.scale == 0.0 and a.arr[0] == 1.0:
         return b
@@ -311,7 +311,7 @@ def _conv(a: _Dist, b: _Dist) -> _Dist:
     return _Dist(a.lo + b.lo, arr, scale, log_drop, rel, None, a.crel + b.crel + a.crel * b.crel)
 
 
-def _hockey(Y: _Dist, eps: float, p: float, eps0: float) -> tuple[float, float]:
+def hockey_of_dist(Y: _Dist, eps: float, p: float, eps0: float) -> tuple[float, float]:
     """``(log upper, log lower)`` bounds on ``H_E(T + Y || T' + Y)`` by (F2) (module docstring)."""
     if eps >= eps0:
         return -math.inf, -math.inf
@@ -462,8 +462,8 @@ class _Family:
 
     def full(self, i: int) -> _Dist:
         """The full convolution of law ``i`` (fallback path)."""
-        dist = _conv(self.x, self.y)
-        return _conv(dist, self.cs[i]) if self.cs[i] is not None else dist
+        dist = convolve_dists(self.x, self.y)
+        return convolve_dists(dist, self.cs[i]) if self.cs[i] is not None else dist
 
 
 def _moments(*ds: _Dist) -> tuple[float, float]:
@@ -537,7 +537,7 @@ def _rows_hockey(fam, yv, fv, t0, K, dix, eps, p, eps0) -> np.ndarray:
             v = np.max(ag * y_up - bg * ff * (1.0 - rfg) + e, axis=1) - ag[:, 0] * dgd[:, 0]
             w = np.max(ag * yy * (1.0 - rg) - bg * ff * (1.0 + rfg) - e, axis=1)
             cr = fam.crel[dix[g]]
-            # common factor C, |C - 1| <= crel: D <= C V + a d, D >= C W - b d (see _hockey)
+            # common factor C, |C - 1| <= crel: D <= C V + a d, D >= C W - b d (see hockey_of_dist)
             up = (1.0 + cr) * np.maximum(v, 0.0) + ag[:, 0] * dgd[:, 0]
             low = np.where(w > 0, (1.0 - cr) * w - bg[:, 0] * dgd[:, 0], -1.0)
             sc = fam.scale[dix[g]]
@@ -555,7 +555,7 @@ def _family_hockey(fam: _Family, eps: np.ndarray, p: float, eps0: float) -> np.n
 
     Each law is evaluated on a block of ``t`` around its guessed thresholds (normal
     approximation, ``r(t) ~ exp(-(t - mean - 1/2) / var)``) for every ``eps`` at once; the block
-    widens x4 where no bracket is proved, and :func:`_hockey` on the full convolution is the last
+    widens x4 where no bracket is proved, and :func:`hockey_of_dist` on the full convolution is the last
     resort. ``eps >= eps0`` gives ``-inf`` (``H = 0``).
     """
     eps = np.asarray(eps, dtype=float)
@@ -565,9 +565,9 @@ def _family_hockey(fam: _Family, eps: np.ndarray, p: float, eps0: float) -> np.n
     if live.size == 0:
         return out
     if N == 1 and fam.full_work() <= _DIRECT_WORK:
-        # small windows: the full convolution and one vector pass (:func:`_hockey`) are cheaper
+        # small windows: the full convolution and one vector pass (:func:`hockey_of_dist`) are cheaper
         for i in range(D):
-            out[:, i, 0] = _hockey(fam.full(i), float(eps[0]), p, eps0)
+            out[:, i, 0] = hockey_of_dist(fam.full(i), float(eps[0]), p, eps0)
         return out
     e = eps[live]
     pbar = p * math.exp(-eps0)
@@ -599,14 +599,14 @@ def _family_hockey(fam: _Family, eps: np.ndarray, p: float, eps0: float) -> np.n
             for i in np.flatnonzero(pend.any(axis=1)).tolist():
                 full = fam.full(i)
                 for k in np.flatnonzero(pend[i]).tolist():
-                    res[:, i, k] = _hockey(full, float(e[k]), p, eps0)
+                    res[:, i, k] = hockey_of_dist(full, float(e[k]), p, eps0)
             break
         half *= 4
     out[:, :, live] = res
     return out
 
 
-def _hockey_pair(x: _Dist, y: _Dist, eps: float, p: float, eps0: float) -> tuple[float, float]:
+def hockey_pair(x: _Dist, y: _Dist, eps: float, p: float, eps0: float) -> tuple[float, float]:
     """``(log upper, log lower)`` on ``H_E(T + X + Y || T' + X + Y)`` without the full convolution.
 
     Threshold-localised evaluation (:func:`_family_hockey`): ``O(len(x) * block)`` work.
@@ -620,7 +620,7 @@ def _hockey_pair(x: _Dist, y: _Dist, eps: float, p: float, eps0: float) -> tuple
 # ---------------------------------------------------------------------------------------------
 
 
-class _Problem:
+class WorstCaseProblem:
     """Shared constants and caches for one ``(eps0, n)`` and one truncation level."""
 
     def __init__(self, eps0: float, n: int, log_level: float) -> None:
@@ -664,7 +664,7 @@ class _Problem:
             if len(self._bin_cache) > 256:
                 self._bin_cache.pop(next(iter(self._bin_cache)))
             lp, lq = (self.log_p, self.log_pbar) if one else (self.log_pbar, self.log_p)
-            self._bin_cache[key] = _binom(N, lp, lq, t, self._modes.get((N, t)))
+            self._bin_cache[key] = binomial_dist(N, lp, lq, t, self._modes.get((N, t)))
         return self._bin_cache[key]
 
     def leaf_dist(self, c: int) -> _Family:
@@ -700,7 +700,7 @@ class _Problem:
             ]:
                 del self._half_cache[old]
             for s, v in zip(new, vals.tolist()):
-                self._half_cache[s] = _binom(s, lh, lh, t, v)
+                self._half_cache[s] = binomial_dist(s, lh, lh, t, v)
         return [self._half_cache[s] if s > 0 else None for s in ss]
 
     def cells(self, m: int) -> list[tuple[int, float]]:
@@ -905,7 +905,7 @@ def _slope(c1: int, c2: int, u: float, a: int, b: int, ua: float, kappa: float) 
     return kappa
 
 
-def _plan(pr: _Problem, eps, target, cap: int) -> list[tuple[int, int, float]] | None:
+def _plan(pr: WorstCaseProblem, eps, target, cap: int) -> list[tuple[int, int, float]] | None:
     """A first partition of ``[0, n - 1]`` predicted to pass at ``eps`` (a speed heuristic only).
 
     Model: ``log h_c(eps)`` is interpolated linearly between leaves at 17 evenly spaced datasets
@@ -973,7 +973,7 @@ def _quantize(m: int) -> int:
     return (m >> e) << e
 
 
-def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
+def _certify_delta(pr: WorstCaseProblem, eps: float, tol: float, max_evals: int):
     best, best_c = -math.inf, 0
     for c in _seeds(pr.n):
         lo = pr.leaf(c, eps)[1]
@@ -1011,7 +1011,7 @@ def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
     return done, best, best_c
 
 
-def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int):
+def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_evals: int):
     eps_low, best_c = 0.0, 0
     seeds = _seeds(pr.n)
     # the seed with the largest lower value at a common eps first, so the others mostly cost one
@@ -1116,7 +1116,7 @@ def certify(
         # dropped mass, lower the level step by step until the values are resolved)
         level = -60.0
         for _ in range(8):
-            pr = _Problem(eps0, n, level)
+            pr = WorstCaseProblem(eps0, n, level)
             vals = [pr.leaf(c, eps) for c in _seeds(n)]
             top = max(v[1] for v in vals)
             if top == -math.inf:
@@ -1128,7 +1128,7 @@ def certify(
             if top >= level - 1.0:
                 break
             level = top
-        pr = _Problem(eps0, n, level)
+        pr = WorstCaseProblem(eps0, n, level)
         cover, best, best_c = _certify_delta(pr, eps, tol, max_evals)
         ld = max(c.log_bound for c in cover)
         return WorstCaseCertificate(
@@ -1150,7 +1150,7 @@ def certify(
         )
     delta = check_delta("delta", delta)
     tol = DEFAULT_TOL if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
-    pr = _Problem(eps0, n, math.log(delta))
+    pr = WorstCaseProblem(eps0, n, math.log(delta))
     cover, eps_up, eps_low, best_c, ex = _certify_epsilon(pr, math.log(delta), tol, max_evals)
     ld = max(c.log_bound for c in cover)
     return WorstCaseCertificate(
@@ -1178,7 +1178,7 @@ def certified_log_delta_grid(
     """Certified ``log delta(eps)`` of shuffled binary RR (k = 2) at every point of an eps grid, in one pass.
 
     One branch and bound over datasets serves the whole grid: every interval of the cover is
-    bounded at every grid point at once (:meth:`_Problem.interval_many`, one threshold block for
+    bounded at every grid point at once (:meth:`WorstCaseProblem.interval_many`, one threshold block for
     all ``eps``), and the interval whose bound exceeds its grid point's best exhibited leaf by
     the most (relative ``tol`` in delta) is split next, until no grid point has such an excess.
     The first cover is planned as in :func:`certify` (module docstring), for the grid points
@@ -1231,14 +1231,14 @@ def certified_log_delta_grid(
     # truncation level: the smallest exhibited seed value on the grid (windows reach e^-25 below)
     level = -60.0
     for _ in range(4):
-        pr = _Problem(eps0, n, level)
+        pr = WorstCaseProblem(eps0, n, level)
         low = np.max(np.array([pr.leaf_many(c, ev)[1] for c in seeds]), axis=0)
         fin = low[np.isfinite(low)]
         top = max(float(np.min(fin)) if fin.size else -200.0, -200.0)
         if top >= level - 1.0:
             break
         level = top
-    pr = _Problem(eps0, n, level)
+    pr = WorstCaseProblem(eps0, n, level)
     best = np.full(ev.size, -np.inf)
     for c in seeds:
         best = np.maximum(best, pr.leaf_many(c, ev)[1])
@@ -1320,7 +1320,7 @@ def verify(cert: WorstCaseCertificate) -> bool:
     """
     if not isinstance(cert, WorstCaseCertificate):
         raise ParameterError(f"cert must be a WorstCaseCertificate, got {type(cert).__name__}")
-    pr = _Problem(cert.eps0, cert.n, cert.log_level)
+    pr = WorstCaseProblem(cert.eps0, cert.n, cert.log_level)
     nxt = 0
     top = -math.inf
     for iv in cert.cover:
@@ -1375,7 +1375,7 @@ def interval_log_bound(eps, eps0, n, c_lo, c_hi, *, log_level: float = -60.0) ->
     c_lo = check_int("c_lo", c_lo, minimum=0, maximum=n - 1)
     c_hi = check_int("c_hi", c_hi, minimum=c_lo, maximum=n - 1)
     log_level = check_real("log_level", log_level, high=0.0)
-    return _Problem(eps0, n, log_level).interval(c_lo, c_hi, eps)[0]
+    return WorstCaseProblem(eps0, n, log_level).interval(c_lo, c_hi, eps)[0]
 
 
 def leaf_log_delta(eps, eps0, n, c, *, log_level: float = -60.0) -> tuple[float, float]:
@@ -1403,13 +1403,4 @@ def leaf_log_delta(eps, eps0, n, c, *, log_level: float = -60.0) -> tuple[float,
     eps = check_real("eps", eps, low=0.0)
     c = check_int("c", c, minimum=0, maximum=n - 1)
     log_level = check_real("log_level", log_level, high=0.0)
-    return _Problem(eps0, n, log_level).leaf(c, eps)
-
-
-# Shared with other modules and the tests under public names (issue 13: no module imports
-# another module's private name). Internal: not in __all__.
-WorstCaseProblem = _Problem  # constants of one (eps0, n) (tests)
-binomial_dist = _binom  # windowed binomial distribution (tests)
-hockey_pair = _hockey_pair  # hockey stick of a pair without convolving (tests)
-hockey_of_dist = _hockey  # hockey stick of a distribution (tests)
-convolve_dists = _conv  # convolution of two windowed distributions (tests)
+    return WorstCaseProblem(eps0, n, log_level).leaf(c, eps)

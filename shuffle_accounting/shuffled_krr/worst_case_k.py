@@ -152,7 +152,7 @@ _UNIT_SPAN = 64
 # ---------------------------------------------------------------------------------------------
 
 
-class _Problem:
+class BoxProblem:
     """Constants and caches for one ``(eps0, n)`` and one truncation level."""
 
     def __init__(self, eps0: float, n: int, log_level: float) -> None:
@@ -327,7 +327,11 @@ def _count(box: tuple[int, int, int, int], n: int) -> int:
     return int(np.sum(np.maximum(0, np.minimum(b1, n - 1 - c0) - a1 + 1)))
 
 
-def _clip(box: tuple[int, int, int, int], n: int) -> tuple[int, int, int, int] | None:
+def clip_box(box: tuple[int, int, int, int], n: int) -> tuple[int, int, int, int] | None:
+    """The box ``(a0, b0, a1, b1)`` with its upper ends cut to the simplex ``c0 + c1 <= n - 1``.
+
+    ``None`` when no dataset with ``c0 + c1 <= n - 1`` lies in it.
+    """
     a0, b0, a1, b1 = box
     b0, b1 = min(b0, n - 1 - a1), min(b1, n - 1 - a0)
     if a0 > b0 or a1 > b1:
@@ -343,7 +347,7 @@ def _split(box: tuple[int, int, int, int], n: int) -> list[tuple[int, int, int, 
     else:
         mid = (a1 + b1) // 2
         kids = [(a0, b0, a1, mid), (a0, b0, mid + 1, b1)]
-    return [c for c in (_clip(x, n) for x in kids) if c is not None]
+    return [c for c in (clip_box(x, n) for x in kids) if c is not None]
 
 
 def _seeds(n: int) -> list[tuple[int, int, int, int]]:
@@ -452,7 +456,7 @@ def _others(box: tuple[int, int, int, int], n: int) -> tuple[int, int, int]:
     return (box[0], box[2], n - 1 - box[0] - box[2])
 
 
-def _certify_delta(pr: _Problem, eps: float, tol: float, max_evals: int):
+def _certify_delta(pr: BoxProblem, eps: float, tol: float, max_evals: int):
     best, best_box = -math.inf, None
     for sb in _seeds(pr.n):
         if pr.is_exact(sb):
@@ -498,7 +502,7 @@ def _target(eps0: float, eps_low: float, tol: float) -> float:
     return min(eps_low * (1.0 + tol), eps_low + 0.5 * (eps0 - eps_low))
 
 
-def _certify_epsilon(pr: _Problem, log_delta: float, tol: float, max_evals: int):
+def _certify_epsilon(pr: BoxProblem, log_delta: float, tol: float, max_evals: int):
     eps_low, best_box = 0.0, None
     for sb in _seeds(pr.n):
         if pr.is_exact(sb):
@@ -626,13 +630,13 @@ def certify_k(
         eps = check_real("eps", eps, low=0.0)
         level = -60.0
         for _ in range(4):
-            pr = _Problem(eps0, n, level)
+            pr = BoxProblem(eps0, n, level)
             vals = [pr.bound(s, eps)[1] for s in _seeds(n) if pr.is_exact(s)]
             top = max(vals) if vals else -math.inf
             if top == -math.inf or top >= level - 1.0:
                 break
             level = top
-        pr = _Problem(eps0, n, level)
+        pr = BoxProblem(eps0, n, level)
         cover, best, best_box, conv = _certify_delta(pr, eps, tol, max_evals)
         ld = max(c.log_bound for c in cover)
         return WorstCaseKCertificate(
@@ -640,7 +644,7 @@ def certify_k(
             tuple(sorted(cover, key=lambda c: c.box)), level, pr.evaluations, conv,
         )  # fmt: skip
     delta = check_delta("delta", delta)
-    pr = _Problem(eps0, n, math.log(delta))
+    pr = BoxProblem(eps0, n, math.log(delta))
     cover, eps_up, eps_low, best_box, ex, conv = _certify_epsilon(pr, math.log(delta), tol, max_evals)
     ld = max(c.log_bound for c in cover)
     return WorstCaseKCertificate(
@@ -702,7 +706,7 @@ def verify(cert: WorstCaseKCertificate) -> bool:
     n = cert.n
     if not _partition_ok(cert.cover, n):
         return False
-    pr = _Problem(cert.eps0, n, cert.log_level)
+    pr = BoxProblem(cert.eps0, n, cert.log_level)
     top = -math.inf
     for cb in cert.cover:
         if cb.eps > cert.eps:
@@ -761,10 +765,4 @@ def box_log_bound(eps, eps0, n, box, *, log_level: float = -60.0) -> float:
     a1 = check_int("box[2]", box[2], minimum=0, maximum=n - 1 - a0)
     b1 = check_int("box[3]", box[3], minimum=a1, maximum=n - 1)
     log_level = check_real("log_level", log_level, high=0.0)
-    return _Problem(eps0, n, log_level).bound((a0, b0, a1, b1), eps)[0]
-
-
-# Shared with the tests under public names (issue 13: no module imports another module's private
-# name). Internal: not in __all__.
-BoxProblem = _Problem  # one (eps0, n) problem with its box bounds and exact leaves (tests)
-clip_box = _clip  # a box clipped to the simplex of datasets (tests)
+    return BoxProblem(eps0, n, log_level).bound((a0, b0, a1, b1), eps)[0]
