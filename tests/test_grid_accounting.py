@@ -73,7 +73,7 @@ def test_large_n_uses_fast_evaluator_checked_against_exhibited(monkeypatch):
     exact = certified_log_delta(eps, k, eps0, n, log_delta_floor=-120.0)
     assert np.all(fixed >= exact - 1e-12)
     assert np.all(honest >= exact - 1e-6)  # the fast evaluator is within its rtol above the exact
-    assert np.all(honest <= exact + 2e-4)  # within _FAST_RTOL (1e-4, relative)
+    assert np.all(honest <= exact + 2e-3)  # within _FAST_RTOL (1e-3, relative)
 
 
 def test_epsilon_memo_at_scale_is_exact_and_bounded():
