@@ -135,6 +135,9 @@ __all__ = [
     "UnsupportedShuffleEventError",
     "shuffled_krr_pld",
     "MAX_LOSS_GRID",
+    "GridResolution",
+    "DEFAULT_RESOLUTION",
+    "PLANNING_RESOLUTION",
 ]
 # DEFAULT_VALUE_DISCRETIZATION_INTERVAL is importable from here too; it is defined (and documented,
 # once) in curve_grid.
@@ -227,6 +230,8 @@ class GridResolution(NamedTuple):
         log_step_tail: The same below ``log_mid_limit`` (down to ``e^WINDOW_LOG_FLOOR``).
         max_step_fraction: Largest grid gap, as a fraction of ``eps0``.
         fast_rtol: Certified relative tolerance of the sub-linear evaluator (n >= 1e5).
+        refine_floor: No point is added between neighbours whose upper value is below
+            ``e^refine_floor`` (at least ``e^WINDOW_LOG_FLOOR``): the chords there stay long.
     """
 
     coarse_points: int
@@ -237,6 +242,7 @@ class GridResolution(NamedTuple):
     log_step_tail: float
     max_step_fraction: float
     fast_rtol: float
+    refine_floor: float = WINDOW_LOG_FLOOR
 
 
 #: The accountant's grid (every ShuffleAccountant): chords within about 0.5 % of the certified
@@ -244,7 +250,9 @@ class GridResolution(NamedTuple):
 DEFAULT_RESOLUTION = GridResolution(65, 0.2, math.log(1e-12), 0.6, math.log(1e-30), 6.0, 1.0 / 256.0, 1e-3)
 #: A cheap, looser grid (still certified): calibration brackets with it, then verifies with the
 #: default grid.
-PLANNING_RESOLUTION = GridResolution(33, 1.0, math.log(1e-30), 1.0, math.log(1e-30), 8.0, 1.0 / 32.0, 1e-2)
+PLANNING_RESOLUTION = GridResolution(
+    17, 1.0, math.log(1e-30), 1.0, math.log(1e-30), 10.0, 1.0 / 16.0, 1e-2, math.log(1e-20)
+)
 
 
 _REFINE_PASSES = 5  # refinement passes after the coarse one (each one call of the grid evaluator)
@@ -311,7 +319,7 @@ def _grid_indices(
         for j in range(grid.size - 1):
             a, b = int(grid[j]), int(grid[j + 1])
             la, lb = float(log_delta[j]), float(log_delta[j + 1])
-            if b - a <= 1 or la < WINDOW_LOG_FLOOR:
+            if b - a <= 1 or la < max(WINDOW_LOG_FLOOR, res.refine_floor):
                 continue
             parts = min(math.ceil((b - a) / max_gap), b - a)
             pts = [np.rint(np.linspace(a, b, parts + 1)).astype(np.int64)[1:-1]] if parts > 1 else []
@@ -507,6 +515,8 @@ def shuffled_krr_pld(
     eps0: float,
     n: int,
     value_discretization_interval: float = DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
+    *,
+    resolution: GridResolution = DEFAULT_RESOLUTION,
 ) -> pld_lib.PrivacyLossDistribution:
     """Pessimistic dp_accounting ``PrivacyLossDistribution`` of one shuffled k-RR release.
 
@@ -521,6 +531,7 @@ def shuffled_krr_pld(
         eps0: Local privacy parameter, finite and > 0.
         n: Number of users, an integer >= 1.
         value_discretization_interval: dp_accounting's loss-grid step, in (0, 1].
+        resolution: Sampling of the certified curve (keyword only; see :class:`GridResolution`).
 
     Returns:
         A ``dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution`` with a dense
@@ -544,7 +555,9 @@ def shuffled_krr_pld(
             f"value_discretization_interval must be >= eps0 / {MAX_LOSS_GRID} = {eps0 / MAX_LOSS_GRID!r} "
             f"for eps0 = {eps0!r} (the dense loss grid has 2 eps0 / h + 1 entries), got {h!r}"
         )
-    return pld_lib.PrivacyLossDistribution(shuffled_krr_pmf(k, eps0, n, h))
+    if not isinstance(resolution, GridResolution):
+        raise ParameterError(f"resolution must be a GridResolution, got {resolution!r}")
+    return pld_lib.PrivacyLossDistribution(shuffled_krr_pmf(k, eps0, n, h, resolution))
 
 
 # --------------------------------------------------------------------------------------------
@@ -606,6 +619,9 @@ class ShuffleAccountant(PLDAccountant):
     Args:
         neighboring_relation: ``NeighboringRelation.REPLACE_ONE`` or ``REPLACE_SPECIAL``.
         value_discretization_interval: dp_accounting's loss-grid step, in (0, 1].
+        resolution: How finely each shuffled release's certified curve is sampled (keyword
+            only): :data:`DEFAULT_RESOLUTION`, or e.g. :data:`PLANNING_RESOLUTION` (cheaper and
+            looser). Every :class:`GridResolution` gives upper bounds.
 
     Raises:
         ParameterError: For a bad argument; from ``compose``, an
@@ -628,7 +644,14 @@ class ShuffleAccountant(PLDAccountant):
         self,
         neighboring_relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE,
         value_discretization_interval: float = DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
+        *,
+        resolution: GridResolution = DEFAULT_RESOLUTION,
     ) -> None:
+        if not isinstance(resolution, GridResolution):
+            raise ParameterError(
+                f"resolution must be a GridResolution (e.g. DEFAULT_RESOLUTION), got {resolution!r}"
+            )
+        self._resolution = resolution
         if not isinstance(neighboring_relation, NeighboringRelation) or (
             neighboring_relation not in _ALLOWED_RELATIONS
         ):
@@ -766,7 +789,8 @@ class ShuffleAccountant(PLDAccountant):
         """The (cached) single-release PLD this accountant uses for ``event``."""
         pld = self._shuffle_plds.get(event)
         if pld is None:
-            pld = shuffled_krr_pld(event.k, event.eps0, event.n, self._value_discretization_interval)
+            h = self._value_discretization_interval
+            pld = shuffled_krr_pld(event.k, event.eps0, event.n, h, resolution=self._resolution)
             self._shuffle_plds[event] = pld
         return pld
 

@@ -77,29 +77,41 @@ def _single_round_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
 
 
 @functools.lru_cache(maxsize=512)
-def _composed_epsilon(k: int, eps0: float, n: int, delta: float, rounds: int, h: float) -> float:
+def _composed_epsilon(
+    k: int, eps0: float, n: int, delta: float, rounds: int, h: float, planning: bool = False
+) -> float:
     """Certified epsilon of ``rounds`` releases (the accountant's PLD composition); memoised.
 
     A pure function of its arguments (the PLD of each release is itself memoised by the
     accountant), kept in a bounded cache so that the searches below, and repeated planning
     questions, never compose the same release twice. The accountant (and with it dp_accounting,
-    about a second to import) is imported here, only when ``rounds > 1`` needs it.
+    about a second to import) is imported here, only when ``rounds > 1`` needs it. ``planning``:
+    the accountant's cheaper, looser ``PLANNING_RESOLUTION`` grid (still an upper bound).
     """
-    from .accountant import ShuffleAccountant, ShuffledKRRDpEvent  # noqa: PLC0415 - dp_accounting is slow to import
+    from .accountant import (  # noqa: PLC0415 - dp_accounting is slow to import
+        DEFAULT_RESOLUTION,
+        PLANNING_RESOLUTION,
+        ShuffleAccountant,
+        ShuffledKRRDpEvent,
+    )
 
-    acc = ShuffleAccountant(value_discretization_interval=h)
+    res = PLANNING_RESOLUTION if planning else DEFAULT_RESOLUTION
+    acc = ShuffleAccountant(value_discretization_interval=h, resolution=res)
     acc.compose(ShuffledKRRDpEvent(k=k, eps0=eps0, n=n), count=rounds)
     return acc.get_epsilon(delta)
 
 
-def _excess(k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: int, h: float) -> float:
+def _excess(
+    k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: int, h: float, planning: bool = False
+) -> float:
     """How far the target is missed at ``(eps0, n)``: ``<= 0`` iff (epsilon, delta) is certified.
 
     ``rounds * eps0 - epsilon`` where pure DP already certifies it (basic composition); else
     ``log delta_c(epsilon) - log(delta (1 - 1e-9))`` for one release (the certified blanket bound
     at one point) and ``epsilon_c - epsilon`` (the accountant's composed epsilon) for several.
     Non-decreasing in ``eps0`` and non-increasing in ``n`` wherever the certified curve is; only
-    its sign certifies, its size only steers the search.
+    its sign certifies, its size only steers the search. ``planning``: the cheaper, looser PLD
+    (a negative sign certifies too; the searches only bracket with it).
     """
     if rounds * eps0 <= epsilon:  # pure DP + basic composition
         return rounds * eps0 - epsilon
@@ -107,7 +119,7 @@ def _excess(k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: i
         log_target = math.log(delta) + math.log1p(-_DELTA_MARGIN)
         val = float(certified_log_delta(np.array([epsilon]), k, eps0, n)[0])
         return val - log_target if val > -math.inf else -math.inf
-    return _composed_epsilon(k, eps0, n, delta, rounds, h) - epsilon
+    return _composed_epsilon(k, eps0, n, delta, rounds, h, planning) - epsilon
 
 
 def _feasible(k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: int, h: float) -> bool:
@@ -186,24 +198,48 @@ def calibrate_eps0(
     epsilon, delta, rounds, h = _check_common(epsilon, delta, rounds, value_discretization_interval)
     rtol = check_real("rtol", rtol, low=0.0, high=0.1, low_open=True)
 
-    def excess(e0: float) -> float:
+    def excess(e0: float, planning: bool = False) -> float:
         if e0 < EPS0_MIN:  # below the supported range: certified only by pure DP
             return rounds * e0 - epsilon
-        return _excess(k, e0, n, epsilon, delta, rounds, h)
+        return _excess(k, e0, n, epsilon, delta, rounds, h, planning)
 
-    lo = epsilon / rounds  # certified: rounds * lo <= epsilon
+    lo0 = epsilon / rounds  # certified: rounds * lo <= epsilon
     unbounded = ParameterError(
         f"every eps0 up to EPS0_CAP = {EPS0_CAP} meets epsilon = {epsilon!r}, delta = {delta!r} "
         f"with k = {k}, n = {n}, rounds = {rounds}: local privacy does not limit this "
         "deployment; choose eps0 for utility"
     )
-    if lo >= EPS0_CAP:
+    if lo0 >= EPS0_CAP:
         raise unbounded
     with _progress_bar(_MAX_BISECTIONS, "calibrate eps0", progress) as bar:
-        # Doubling search for an uncertified upper end (cheap when the answer is far below the cap).
-        f_lo = None
+        if rounds == 1:  # one release: the certified blanket bound at one point is cheap
+            return _search_eps0(excess, lo0, rtol, bar, unbounded)
+        # several releases: bracket with the cheap planning PLD, then search with the default
+        # PLD from that bracket; only default evaluations decide the returned value
+        plan = _search_eps0(
+            lambda e0: excess(e0, True), lo0, max(rtol, _PLANNING_RTOL), bar, unbounded, full=True
+        )
+        return _search_eps0(excess, lo0, rtol, bar, unbounded, hint=plan)
+
+
+_PLANNING_RTOL = 1e-2  # relative width of the planning bracket (the planning PLD is ~1 % looser)
+
+
+def _search_eps0(excess, lo0: float, rtol: float, bar, unbounded: ParameterError, *, full=False, hint=None):
+    """Largest ``eps0`` with ``excess(eps0) <= 0`` (evaluated), to relative width ``rtol``.
+
+    ``lo0`` is certified (pure DP). Without ``hint``: a doubling search for an uncertified upper
+    end, then bracketing secant steps (every third a bisection). With ``hint`` (a bracket
+    ``(lo, f_lo, hi, f_hi)`` of another, looser certified excess): the search starts at the
+    hint's certified end and steps outward along the hint's slope until this excess changes sign,
+    then brackets as before. Returns the certified end, or with ``full`` the whole final bracket.
+    """
+    lo, f_lo = lo0, None
+    hi = f_hi = None
+    if hint is None:
         trial = min(2.0 * lo, EPS0_CAP)
-        while True:
+        prev = None
+        while True:  # doubling search for an uncertified upper end, extrapolating when it can
             f = excess(trial)
             bar.update(1)
             if f > 0.0:
@@ -211,25 +247,57 @@ def calibrate_eps0(
                 break
             if trial >= EPS0_CAP:
                 raise unbounded
+            if lo > lo0:
+                prev = (lo, f_lo)
             lo, f_lo = trial, f
-            trial = min(2.0 * trial, EPS0_CAP)
-        # Bracketing secant steps (bisection while a value is missing) to relative width rtol; it
-        # also stops when the bracket holds no double strictly inside it or after
-        # _MAX_BISECTIONS steps. lo stays certified (its own evaluation, or pure DP).
-        for step in range(_MAX_BISECTIONS):
-            if hi - lo <= rtol * lo:
-                break
-            # every third step bisects: the bracket at least halves every three steps
-            mid = _next_point(lo, hi, f_lo, f_hi, 0.4 * rtol * lo) if step % 3 != 2 else 0.5 * (lo + hi)
-            if not lo < mid < hi:
-                break
-            f = excess(mid)
+            nxt = 2.0 * trial
+            if prev is not None and math.isfinite(prev[1]) and math.isfinite(f) and f > prev[1]:
+                root = lo - f * (lo - prev[0]) / (f - prev[1])  # secant root of the last two
+                nxt = min(nxt, max(1.1 * root, 1.05 * lo))
+            trial = min(nxt, EPS0_CAP)
+    else:
+        h_lo, h_flo, h_hi, h_fhi = hint
+        slope = None
+        if h_flo is not None and h_fhi is not None and math.isfinite(h_flo) and math.isfinite(h_fhi):
+            slope = (h_fhi - h_flo) / (h_hi - h_lo) if h_fhi > h_flo else None
+        x = h_lo
+        if x > lo0:
+            f = excess(x)
             bar.update(1)
-            if f <= 0.0:
-                lo, f_lo = mid, f
-            else:
-                hi, f_hi = mid, f
-    return lo
+            if f > 0.0:  # this excess is above the hint's here (never observed): search below
+                hi, f_hi = x, f
+        if hi is None:
+            lo, f_lo = x, (f if x > lo0 else None)
+            step = max(rtol * lo, 0.25 * (h_hi - h_lo), 1e-12)
+            while hi is None:
+                guess = lo - f_lo / slope if (slope and f_lo is not None and math.isfinite(f_lo)) else lo
+                trial = min(max(guess, lo) + step, EPS0_CAP)  # just past the predicted root
+                f = excess(trial)
+                bar.update(1)
+                if f > 0.0:
+                    hi, f_hi = trial, f
+                elif trial >= EPS0_CAP:
+                    raise unbounded
+                else:
+                    lo, f_lo = trial, f
+                    step *= 4.0
+    # Bracketing secant steps (bisection while a value is missing) to relative width rtol; it
+    # also stops when the bracket holds no double strictly inside it or after _MAX_BISECTIONS
+    # steps. lo stays certified (its own evaluation, or pure DP).
+    for step_no in range(_MAX_BISECTIONS):
+        if hi - lo <= rtol * lo:
+            break
+        # every third step bisects: the bracket at least halves every three steps
+        mid = _next_point(lo, hi, f_lo, f_hi, 0.4 * rtol * lo) if step_no % 3 != 2 else 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        f = excess(mid)
+        bar.update(1)
+        if f <= 0.0:
+            lo, f_lo = mid, f
+        else:
+            hi, f_hi = mid, f
+    return (lo, f_lo, hi, f_hi) if full else lo
 
 
 def min_users(
