@@ -343,45 +343,106 @@ def min_users(
     k, eps0, _ = check_krr_parameters(k, eps0, 1)
     epsilon, delta, rounds, h = _check_common(epsilon, delta, rounds, value_discretization_interval)
 
-    def excess(n: int) -> float:
-        return _excess(k, eps0, n, epsilon, delta, rounds, h)
+    def excess(n: int, planning: bool = False) -> float:
+        return _excess(k, eps0, n, epsilon, delta, rounds, h, planning)
 
+    too_many = ParameterError(
+        f"more than N_CAP = {N_CAP} users are needed for epsilon = {epsilon!r}, "
+        f"delta = {delta!r} with k = {k}, eps0 = {eps0!r}, rounds = {rounds}; "
+        "lower eps0 or relax the target"
+    )
     with _progress_bar(_MAX_BISECTIONS, "minimum users", progress) as bar:
-        f1 = excess(1)
-        if f1 <= 0.0:
-            return 1
-        lo, f_lo, hi = 1, f1, 2  # lo: not certified; hi: candidate
+        if rounds == 1:
+            f1 = excess(1)
+            return 1 if f1 <= 0.0 else _search_n(excess, f1, bar, too_many)
+        if rounds * eps0 <= epsilon or excess(1, True) <= 0.0:  # pure DP, or a planning certificate
+            f1 = excess(1)  # only a default evaluation decides
+            if f1 <= 0.0:
+                return 1
+        else:
+            f1 = excess(1, True)  # > 0: n = 1 is below the answer (steers the search only)
+        # several releases: bracket with the cheap planning PLD (to about 1 %), then the exact
+        # integer search with the default PLD from there; only default evaluations decide
+        plan = _search_n(lambda m: excess(m, True), f1, bar, too_many, rel=_PLANNING_RTOL)
+        return _search_n(excess, f1, bar, too_many, hint=plan)
+
+
+def _search_n(excess, f1: float, bar, too_many: ParameterError, *, rel: float = 0.0, hint=None):
+    """Smallest ``n`` with ``excess(n) <= 0`` (evaluated); ``excess(1) = f1 > 0``.
+
+    Without ``hint``: doubling search for a certified ``n``, then an integer bracketing search
+    (secant steps in ``log n``, every third a bisection) until the bracket is ``(n - 1, n]``, or
+    with ``rel > 0`` until its width is at most ``rel * n``; then the bracket
+    ``(lo, f_lo, hi, f_hi)`` is returned. With ``hint`` (such a bracket of a looser certified
+    excess) the search starts at the hint's ends and steps outward until this excess changes
+    sign there.
+    """
+    lo, f_lo = 1, f1  # lo: not certified; hi: candidate
+    if hint is None:
+        hi = 2
         while True:
             f_hi = excess(hi)
             bar.update(1)
             if f_hi <= 0.0:
                 break
+            prev = (lo, f_lo)
             lo, f_lo = hi, f_hi
             if hi >= N_CAP:
-                raise ParameterError(
-                    f"more than N_CAP = {N_CAP} users are needed for epsilon = {epsilon!r}, "
-                    f"delta = {delta!r} with k = {k}, eps0 = {eps0!r}, rounds = {rounds}; "
-                    "lower eps0 or relax the target"
-                )
-            hi = min(2 * hi, N_CAP)
-        # integer bracketing secant in log n (bisection without usable values): lo uncertified,
-        # hi certified; the trial is moved by one user towards the farther end
-        step = 0
-        while hi - lo > 1:
-            step += 1
-            if step % 3 == 0:  # every third step bisects: the bracket at least halves every three
-                mid = (lo + hi) // 2
-            else:
-                x = _next_point(math.log(lo), math.log(hi), -f_lo, -f_hi, 0.0)
-                mid = min(max(int(round(math.exp(x))), lo + 1), hi - 1)
-                mid = min(mid + 1, hi - 1) if hi - mid > mid - lo else max(mid - 1, lo + 1)
-            f = excess(mid)
+                raise too_many
+            nxt = 2 * hi
+            if prev[0] > 1 and math.isfinite(prev[1]) and math.isfinite(f_hi) and prev[1] > f_hi:
+                # secant root in log n of the last two points, overshot by 25 % (at most x16)
+                root = math.log(lo) + f_hi * (math.log(lo) - math.log(prev[0])) / (prev[1] - f_hi)
+                nxt = int(min(max(nxt, 1.25 * math.exp(min(root, 50.0))), 16 * hi))
+            hi = min(nxt, N_CAP)
+    else:
+        h_lo, h_flo, h_hi, h_fhi = hint
+        f_hi = excess(h_hi)
+        bar.update(1)
+        hi = h_hi
+        while f_hi > 0.0:  # looser than this excess there (never observed): step up
+            lo, f_lo = hi, f_hi
+            if hi >= N_CAP:
+                raise too_many
+            hi = min(hi + max(2 * (h_hi - h_lo), 1), N_CAP, 2 * hi)
+            f_hi = excess(hi)
             bar.update(1)
-            if f <= 0.0:
-                hi, f_hi = mid, f
-            else:
-                lo, f_lo = mid, f
-    return hi
+        width = max(h_hi - h_lo, 1)
+        cand = h_lo
+        if hi == h_hi and h_hi > h_lo and math.isfinite(h_flo) and math.isfinite(h_fhi) and h_flo > h_fhi:
+            # predicted root of this excess: the hint's slope in log n through (h_hi, f_hi), one
+            # user below it so that the trial lands on the uncertified side
+            slope = (h_fhi - h_flo) / (math.log(h_hi) - math.log(h_lo))
+            root = math.exp(math.log(h_hi) - f_hi / slope)
+            cand = max(1, min(h_lo, int(math.floor(root)) - 1))
+            width = max(1, h_hi - cand)
+        while cand > 1:  # an uncertified lower end, stepping down from the hint's
+            f = excess(cand)
+            bar.update(1)
+            if f > 0.0:
+                lo, f_lo = cand, f
+                break
+            hi, f_hi = cand, f
+            width *= 2
+            cand = max(1, hi - width)
+    # integer bracketing secant in log n (bisection without usable values): lo uncertified,
+    # hi certified; the trial is moved by one user towards the farther end
+    step = 0
+    while hi - lo > max(1, int(rel * hi)):
+        step += 1
+        if step % 3 == 0:  # every third step bisects: the bracket at least halves every three
+            mid = (lo + hi) // 2
+        else:
+            x = _next_point(math.log(lo), math.log(hi), -f_lo, -f_hi, 0.0)
+            mid = min(max(int(round(math.exp(x))), lo + 1), hi - 1)
+            mid = min(mid + 1, hi - 1) if hi - mid > mid - lo else max(mid - 1, lo + 1)
+        f = excess(mid)
+        bar.update(1)
+        if f <= 0.0:
+            hi, f_hi = mid, f
+        else:
+            lo, f_lo = mid, f
+    return (lo, f_lo, hi, f_hi) if rel > 0.0 else hi
 
 
 # Shared with other modules and the tests under public names (issue 13: no module imports
