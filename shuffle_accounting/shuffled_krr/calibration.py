@@ -22,6 +22,15 @@ Model*, CRYPTO 2019, evaluated exactly — no composition loss). ``rounds > 1``:
 composition of :class:`~shuffle_accounting.shuffled_krr.accountant.ShuffleAccountant`. In both cases
 also the pure-DP fact: shuffled k-RR is ``eps0``-DP (post-processing of local DP), so ``rounds``
 releases are ``(rounds * eps0, 0)``-DP by basic composition.
+
+Work (``rounds > 1``; each evaluation is a PLD build, memoised per parameter): the searches
+first bracket the answer with the accountant's ``PLANNING_RESOLUTION`` PLD (the certified curve
+sampled at fewer points: still an upper bound, about 1 % looser in epsilon, several times
+cheaper), to about 1 %; then they continue with the default PLD from that bracket, starting at
+the root predicted from the planning values' slope, and take secant/bisection steps until the
+default PLD's own evaluations bracket the answer. Only default-PLD evaluations (or pure DP)
+decide the returned value, so it is the one a default ``ShuffleAccountant`` certifies; a planning
+PLD far off would cost steps, never soundness (tested).
 """
 
 from __future__ import annotations
