@@ -155,7 +155,7 @@ def test_calibration_answer_verified_by_default_even_if_planning_is_wrong(monkey
             val = orig(k_, e0, n_, d_, r_, h_)
             return val * _f if planning else val
 
-        monkeypatch.setattr(calibration, "_composed_epsilon", fake)
+        monkeypatch.setattr(calibration, "composed_epsilon", fake)
         e0 = calibration.calibrate_eps0(k, n, epsilon, delta, rounds=rounds, rtol=1e-2, progress=False)
         monkeypatch.undo()
         got = ShuffleAccountant().compose(ShuffledKRRDpEvent(k, e0, n), rounds).get_epsilon(delta)

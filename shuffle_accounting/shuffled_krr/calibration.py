@@ -128,7 +128,7 @@ def _excess(
         log_target = math.log(delta) + math.log1p(-_DELTA_MARGIN)
         val = float(certified_log_delta(np.array([epsilon]), k, eps0, n)[0])
         return val - log_target if val > -math.inf else -math.inf
-    return _composed_epsilon(k, eps0, n, delta, rounds, h, planning) - epsilon
+    return composed_epsilon(k, eps0, n, delta, rounds, h, planning) - epsilon  # the public alias (tests patch it)
 
 
 def _feasible(k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: int, h: float) -> bool:
