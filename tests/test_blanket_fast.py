@@ -171,6 +171,19 @@ def test_billion_users():
         assert d9 <= bound(eps, eps0, 10**9)
     for bound in (balle2019_krr_delta, balle2019_hoeffding_delta, balle2019_bennett_delta):
         assert d9 <= bound(eps, k, eps0, 10**9)
+    # certified >= exhibited (concrete neighbouring datasets) at the same point
+    assert float(up9) >= ShuffledKRR(k, eps0, 10**9).log_delta_lower(eps)
+
+
+def test_fast_against_exact_at_a_million_users():
+    """Issue 12's required comparison at n = 1e6: fast >= exact and within the stated rtol."""
+    k, eps0, n, rtol = 10, 2.0, 10**6, 1e-3
+    eps = np.array([0.01])
+    up, lo = certified_log_delta_bounds(eps, k, eps0, n, rtol=rtol)
+    ex = certified_log_delta(eps, k, eps0, n)
+    assert np.all(lo <= ex + 1e-12)
+    assert np.all(up >= ex - 1e-7)
+    assert np.all(up <= ex + math.log1p(rtol) + 1e-9)
 
 
 @pytest.mark.parametrize("kwargs, name", BAD_K_EPS0_N)

@@ -73,7 +73,7 @@ def test_large_n_uses_fast_evaluator_checked_against_exhibited(monkeypatch):
     exact = certified_log_delta(eps, k, eps0, n, log_delta_floor=-120.0)
     assert np.all(fixed >= exact - 1e-12)
     assert np.all(honest >= exact - 1e-6)  # the fast evaluator is within its rtol above the exact
-    assert np.all(honest <= exact + 2e-4)  # within _FAST_RTOL (1e-4, relative)
+    assert np.all(honest <= exact + 2e-3)  # within _FAST_RTOL (1e-3, relative)
 
 
 def test_epsilon_memo_at_scale_is_exact_and_bounded():
@@ -114,3 +114,52 @@ def test_progress_bar_is_off_without_a_terminal(capsys):
     assert bar.disable  # pytest's stderr is not a terminal
     with acc_mod.progress_bar(3, "x", False) as bar:
         assert bar.disable
+
+
+def test_planning_resolution_is_certified_and_looser():
+    """The planning grid is an upper bound too (hull of upper bounds at fewer points): above the
+    exhibited value, at or above the default grid's composition up to rounding."""
+    from shuffle_accounting.shuffled_krr.accountant import DEFAULT_RESOLUTION, PLANNING_RESOLUTION
+
+    k, eps0, n, delta = 3, 2.0, 200, 1e-4
+    ev = ShuffledKRRDpEvent(k, eps0, n)
+    plan = ShuffleAccountant(resolution=PLANNING_RESOLUTION).compose(ev)
+    dflt = ShuffleAccountant(resolution=DEFAULT_RESOLUTION).compose(ev)
+    assert ShuffledKRR(k, eps0, n).epsilon_lower(delta) <= dflt.get_epsilon(delta)
+    assert dflt.get_epsilon(delta) <= plan.get_epsilon(delta) * (1 + 1e-6)
+    g_plan, _ = acc_mod.certified_grid(k, eps0, n, 1e-4, PLANNING_RESOLUTION)
+    g_dflt, _ = acc_mod.certified_grid(k, eps0, n, 1e-4, DEFAULT_RESOLUTION)
+    assert g_plan.size < g_dflt.size
+
+
+@pytest.mark.parametrize("bad", [None, (65, 0.2), "default", 1.0])
+def test_resolution_must_be_a_grid_resolution(bad):
+    from shuffle_accounting import ParameterError
+
+    with pytest.raises(ParameterError, match="resolution"):
+        ShuffleAccountant(resolution=bad)
+    with pytest.raises(ParameterError, match="resolution"):
+        acc_mod.shuffled_krr_pld(3, 1.0, 10, resolution=bad)
+
+
+def test_calibration_answer_verified_by_default_even_if_planning_is_wrong(monkeypatch):
+    """Only default-PLD evaluations decide calibrate_eps0's answer: a planning PLD that is far off
+    (here: wildly optimistic, then wildly pessimistic) changes the work, not the certificate."""
+    k, n, epsilon, delta, rounds = 3, 40, 2.0, 1e-4, 2
+    orig = calibration.composed_epsilon
+
+    for factor in (0.5, 2.0):
+        calibration.composed_epsilon.cache_clear()
+
+        def fake(k_, e0, n_, d_, r_, h_, planning=False, _f=factor):
+            val = orig(k_, e0, n_, d_, r_, h_)
+            return val * _f if planning else val
+
+        monkeypatch.setattr(calibration, "composed_epsilon", fake)
+        e0 = calibration.calibrate_eps0(k, n, epsilon, delta, rounds=rounds, rtol=1e-2, progress=False)
+        monkeypatch.undo()
+        got = ShuffleAccountant().compose(ShuffledKRRDpEvent(k, e0, n), rounds).get_epsilon(delta)
+        assert got <= epsilon
+        worse = ShuffleAccountant().compose(ShuffledKRRDpEvent(k, e0 * 1.012, n), rounds).get_epsilon(delta)
+        assert worse > epsilon  # still maximal to the tolerance
+    calibration.composed_epsilon.cache_clear()

@@ -77,24 +77,34 @@ directions (Blackwell), and dominance survives composition (Zhu, Dong, Wang 2022
 PLD composition stays an upper bound. (The same argument is what makes the blanket pair's curve
 usable: it dominates every ``T_D`` pointwise.)
 
-The grid is adaptive: one coarse evaluation (129 points) locates how fast ``log delta_c`` falls, a
-second one adds points so that ``log delta_c`` changes by at most ``0.2`` between neighbours while
-``delta_c >= 1e-30`` (6.0 below), and no gap exceeds ``eps0 / 256``. Where the curve is smooth
-(large ``n``) the chord of step 2 then overestimates delta by about 0.5 % at most (``0.2^2 / 8``),
-i.e. epsilon by ``5e-3 / |d log delta / d eps|`` — typically below one loss-grid step. For very
-small ``n`` the certified curve itself has kinks (the blanket pair has few loss atoms) and a chord
-across a kink can overestimate delta by a few per cent; still an upper bound. Once the certified
-curve is below ``e^-120`` on the ascending grid, the remaining grid points below ``eps0`` take that
+**Which points, and why fewer points stay sound.** The hull of step 2 is an upper bound for
+*any* set of evaluated points: between two of them the chord of upper bounds lies above the
+convex true curve, so a coarser grid only loosens the PLD (by the chords' excess), never makes
+it optimistic. The points are chosen for tightness per cost (:class:`GridResolution`,
+:data:`DEFAULT_RESOLUTION`): 65 evenly spread points (plus, when the curve falls below
+``e^-120`` within the first quarter, as it does for large ``n``, 65 points over ``[0, that
+point]``), then refinement passes, each evaluating in one call every point needed so that
+``log delta_c`` drops by at most ``0.05`` between *evaluated* neighbours while ``delta_c >= 1e-6``
+(the bulk of the loss distribution, which composition is most sensitive to), ``0.2`` down to
+``1e-12``, ``0.6`` down to ``1e-30``, ``6.0`` below; a pair is split once its drop exceeds 1.3 allowed
+steps), and no gap exceeds ``eps0 / 256``. Where the curve is smooth (large ``n``) a chord of
+drop ``s`` overestimates delta by about ``s^2 / 8`` (0.5 % at 0.2), i.e. epsilon by
+``5e-3 / |d log delta / d eps|`` — typically below one loss-grid step. For very small ``n`` the
+certified curve itself has kinks (the blanket pair has few loss atoms) and a chord across a kink
+can overestimate delta by a few per cent; still an upper bound. From ``FAST_BLANKET_MIN_N``
+users on, every grid point after the first one below ``e^-120`` (and below ``eps0``) takes that
 value (delta is non-increasing, so this is an upper bound there; masses that small move no
-practical epsilon). Each pass evaluates its grid at once: a point below ``e^-120`` is located
-first (a few single evaluations, most of them a cheap Chernoff bound on ``P(L > e^eps)``), then
-every point before it in one call of the grid evaluator (the exact
-:func:`~shuffle_accounting.shuffled_krr.blanket.certified_log_delta_grid` below
-:data:`~shuffle_accounting.shuffled_krr.mechanism.FAST_BLANKET_MIN_N` users, the sub-linear
-``blanket_fast`` from there on, each of its values checked against the one-outcome exhibited
-bound). A tqdm progress bar is shown for curves of ``n >= 1e6`` users when stderr is a terminal.
-The certified grid of each ``(k, eps0, n, h)`` is memoised (64 entries), so calibration and
-repeated composition do not recompute it.
+practical epsilon); below, the exact evaluator's own values are kept. Each pass evaluates its points at
+once: below :data:`~shuffle_accounting.shuffled_krr.mechanism.FAST_BLANKET_MIN_N` users with the
+exact one-pass :func:`~shuffle_accounting.shuffled_krr.blanket.certified_log_delta_grid`, from
+there on with the sub-linear ``blanket_fast`` (certified within a relative ``1e-3`` of the exact
+curve; one evaluator shared by every pass, so its tables and learnt block widths are reused;
+each value checked against the one-outcome exhibited bound; a point below ``e^-120`` is located
+first with a few probes, most of them a cheap Chernoff bound). A tqdm progress bar is shown for
+curves of ``n >= 1e6`` users when stderr is a terminal. :data:`PLANNING_RESOLUTION` is a
+cheaper, looser (still certified) grid that calibration brackets with before it verifies with
+the default one. The certified grid of each ``(k, eps0, n, h, resolution)`` is memoised (64
+entries), so calibration and repeated composition do not recompute it.
 """
 
 from __future__ import annotations
@@ -102,7 +112,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import attr
 import numpy as np
@@ -126,6 +136,9 @@ __all__ = [
     "UnsupportedShuffleEventError",
     "shuffled_krr_pld",
     "MAX_LOSS_GRID",
+    "GridResolution",
+    "DEFAULT_RESOLUTION",
+    "PLANNING_RESOLUTION",
 ]
 # DEFAULT_VALUE_DISCRETIZATION_INTERVAL is importable from here too; it is defined (and documented,
 # once) in curve_grid.
@@ -138,11 +151,6 @@ MAX_LOSS_GRID: int = 2**21
 
 _RELATIVE_INFLATION = 1e-9  # outward rounding of delta_c before the hull, and of returned eps/delta
 _LOG_FLOOR = -700.0  # log(delta_c) below this is clamped UP to it (keeps exp() representable)
-_COARSE_POINTS = 129
-_LOG_STEP_FINE = 0.2  # max change of log(delta_c) between grid neighbours while delta_c >= 1e-30
-_LOG_STEP_TAIL = 6.0  # ... and below 1e-30 (that region hardly matters at practical deltas)
-_LOG_FINE_LIMIT = math.log(1e-30)
-_MAX_STEP_FRACTION = 1.0 / 256.0  # max grid gap as a fraction of eps0
 
 
 # --------------------------------------------------------------------------------------------
@@ -206,37 +214,152 @@ def _top_index(eps0: float, h: float) -> int:
     return max(i, 1)
 
 
-def _grid_indices(k: int, eps0: float, n: int, h: float) -> tuple[np.ndarray, np.ndarray]:
-    """Adaptive grid of loss indices in [0, i_top] and log delta_c on it (two vectorised calls)."""
+class GridResolution(NamedTuple):
+    """How finely the certified curve is sampled for a PLD (internal; see the module docstring).
+
+    Any choice gives a pessimistic PLD (the hull of upper bounds at *any* set of points is an
+    upper bound, step 2 of the construction); a finer one is tighter and costs more evaluations.
+
+    Attributes:
+        coarse_points: Points of the first pass, evenly spread over ``[0, eps0]``.
+        log_step_fine: Largest drop of ``log delta_c`` between grid neighbours while
+            ``log delta_c >= log_fine_limit`` (the chord then overestimates delta by at most
+            about ``log_step_fine**2 / 8``, relatively).
+        log_fine_limit: See ``log_step_fine``.
+        log_step_mid: The same between ``log_fine_limit`` and ``log_mid_limit``.
+        log_mid_limit: See ``log_step_mid``.
+        log_step_tail: The same below ``log_mid_limit`` (down to ``e^WINDOW_LOG_FLOOR``).
+        max_step_fraction: Largest grid gap, as a fraction of ``eps0``.
+        fast_rtol: Certified relative tolerance of the sub-linear evaluator (n >= 1e5).
+        refine_floor: No point is added between neighbours whose upper value is below
+            ``e^refine_floor`` (at least ``e^WINDOW_LOG_FLOOR``): the chords there stay long.
+        log_step_bulk: The largest drop while ``log delta_c >= log_bulk_limit`` (the bulk of the
+            privacy-loss distribution, which composition is most sensitive to).
+        log_bulk_limit: See ``log_step_bulk``.
+    """
+
+    coarse_points: int
+    log_step_fine: float
+    log_fine_limit: float
+    log_step_mid: float
+    log_mid_limit: float
+    log_step_tail: float
+    max_step_fraction: float
+    fast_rtol: float
+    refine_floor: float = WINDOW_LOG_FLOOR
+    log_step_bulk: float = 0.05
+    log_bulk_limit: float = math.log(1e-6)
+
+
+#: The accountant's grid (every ShuffleAccountant): chords within about 0.03 % of the certified
+#: curve down to delta = 1e-6 (the bulk, where composition is most sensitive), 0.5 % down to 1e-12,
+#: 4.5 % down to 1e-30.
+DEFAULT_RESOLUTION = GridResolution(65, 0.2, math.log(1e-12), 0.6, math.log(1e-30), 6.0, 1.0 / 256.0, 1e-3)
+#: A cheap, looser grid (still certified): calibration brackets with it, then verifies with the
+#: default grid.
+PLANNING_RESOLUTION = GridResolution(
+    17, 1.0, math.log(1e-30), 1.0, math.log(1e-30), 10.0, 1.0 / 16.0, 1e-2, math.log(1e-20), 1.0
+)
+
+
+_REFINE_PASSES = 5  # refinement passes after the coarse one (each one call of the grid evaluator)
+_STEP_SLACK = 1.3  # a pair of neighbours is split once its drop exceeds 1.3 allowed steps
+
+
+def _grid_indices(
+    k: int, eps0: float, n: int, h: float, res: GridResolution = DEFAULT_RESOLUTION
+) -> tuple[np.ndarray, np.ndarray]:
+    """Adaptive grid of loss indices in [0, i_top] and log delta_c on it (one call per pass).
+
+    The coarse pass evaluates ``res.coarse_points`` evenly spread points (from 1e5 users on, a
+    point below the floor ``e^WINDOW_LOG_FLOOR`` is located first with a few probes). Each
+    refinement pass then splits every pair of grid neighbours above the floor whose *evaluated*
+    drop of ``log delta_c`` exceeds the step allowed at the lower one's level (or whose gap
+    exceeds ``res.max_step_fraction * eps0``) and evaluates all new points in one call; it stops
+    when no pair needs splitting (or after ``_REFINE_PASSES`` passes: any grid is sound, only
+    looser). New points between two points above the floor are evaluated without a floor search.
+    """
     i_top = _top_index(eps0, h)
-    coarse = np.unique(np.rint(np.linspace(0, i_top, _COARSE_POINTS)).astype(np.int64))
     from .blanket import BlanketEvaluator as _Blanket
     from .blanket import blanket_degenerate
+    from .mechanism import FAST_BLANKET_MIN_N
 
-    # shared by both passes (windows, CDF table); None: the closed form (n = 1, degenerate blanket)
+    # shared by every pass (windows, CDF table); None: the closed form (n = 1, degenerate blanket)
     bl = _Blanket(k, eps0, n) if n > 1 and not blanket_degenerate(k, eps0) else None
-    lc = certified_grid_log_delta(coarse * h, k, eps0, n, blanket=bl)
-    max_gap = max(1, int(math.floor(eps0 * _MAX_STEP_FRACTION / h)))
-    pieces = [coarse]
-    for j in range(coarse.size - 1):
-        a, b = int(coarse[j]), int(coarse[j + 1])
-        if b - a <= 1 or lc[j] < WINDOW_LOG_FLOOR:
-            continue
-        parts = math.ceil((b - a) / max_gap)
-        if np.isfinite(lc[j + 1]):
-            drop = max(0.0, float(lc[j] - lc[j + 1]))
-            step = _LOG_STEP_FINE if lc[j + 1] >= _LOG_FINE_LIMIT else _LOG_STEP_TAIL
-            parts = max(parts, math.ceil(drop / step))
-        else:  # the curve vanishes inside this interval (at eps0): resolve its approach to 0
-            parts = max(parts, 16)
-        parts = min(parts, b - a)
-        pieces.append(np.rint(np.linspace(a, b, parts + 1)).astype(np.int64))
-    grid = np.unique(np.concatenate(pieces))
-    extra = np.setdiff1d(grid, coarse, assume_unique=True)
-    log_delta = np.empty(grid.size)
-    log_delta[np.searchsorted(grid, coarse)] = lc
-    if extra.size:
-        log_delta[np.searchsorted(grid, extra)] = certified_grid_log_delta(extra * h, k, eps0, n, blanket=bl)
+    fast = None
+    if bl is not None and n >= FAST_BLANKET_MIN_N:
+        from .blanket_fast import FastBlanketEvaluator
+
+        fast = FastBlanketEvaluator(k, eps0, n)  # shared by every pass: tables, learnt block widths
+    kw = {"blanket": bl, "fast_rtol": res.fast_rtol, "fast": fast}
+    grid = np.unique(np.rint(np.linspace(0, i_top, res.coarse_points)).astype(np.int64))
+    log_delta = np.asarray(certified_grid_log_delta(grid * h, k, eps0, n, **kw), dtype=float)
+    below = np.nonzero(log_delta < WINDOW_LOG_FLOOR)[0]
+    top = int(grid[below[0]]) if below.size else i_top
+    if below.size and below[0] <= res.coarse_points // 4 and top > 4 * res.coarse_points:
+        # the curve falls below the floor early (large n): zoom, coarse points over [0, top]
+        zoom = np.setdiff1d(np.unique(np.rint(np.linspace(0, top, res.coarse_points)).astype(np.int64)), grid)
+        if zoom.size:
+            zv = np.asarray(certified_grid_log_delta(zoom * h, k, eps0, n, **kw), dtype=float)
+            grid, first = np.unique(np.concatenate([grid, zoom]), return_index=True)
+            log_delta = np.concatenate([log_delta, zv])[first]
+    max_gap = max(1, int(math.floor(eps0 * res.max_step_fraction / h)))
+
+    def step_at(level: float) -> float:
+        if level >= res.log_bulk_limit:
+            return min(res.log_step_bulk, res.log_step_fine)
+        if level >= res.log_fine_limit:
+            return res.log_step_fine
+        return res.log_step_mid if level >= res.log_mid_limit else res.log_step_tail
+
+    def cuts(a: int, b: int, la: float, lb: float) -> np.ndarray:
+        """Indices strictly inside (a, b): each level step of the linearly interpolated curve."""
+        levels, lv = [], la
+        while len(levels) < 10_000:
+            lv -= step_at(lv - 1e-9)
+            if lv <= lb:
+                break
+            levels.append(lv)
+        pts = np.rint(a + (la - np.asarray(levels)) / (la - lb) * (b - a)).astype(np.int64)
+        return pts[(pts > a) & (pts < b)]
+
+    for _ in range(_REFINE_PASSES):
+        inner, crossing = [], []
+        for j in range(grid.size - 1):
+            a, b = int(grid[j]), int(grid[j + 1])
+            la, lb = float(log_delta[j]), float(log_delta[j + 1])
+            if b - a <= 1 or la < max(WINDOW_LOG_FLOOR, res.refine_floor):
+                continue
+            parts = min(math.ceil((b - a) / max_gap), b - a)
+            pts = [np.rint(np.linspace(a, b, parts + 1)).astype(np.int64)[1:-1]] if parts > 1 else []
+            if lb >= WINDOW_LOG_FLOOR:
+                # split where the evaluated drop exceeds the allowed step by 30 % (the chord then
+                # overestimates delta by at most about 1.7 times the nominal step**2 / 8)
+                if la - lb > _STEP_SLACK * step_at(lb):
+                    pts.append(cuts(a, b, la, lb))
+                if pts:
+                    inner.extend(pts)
+            else:  # the floor (or eps0, where the curve vanishes) lies inside: 16 parts per pass
+                crossing.append(
+                    np.rint(np.linspace(a, b, min(max(parts, 16), b - a) + 1)).astype(np.int64)[1:-1]
+                )
+        if not inner and not crossing:
+            break
+        new_idx, new_val = [grid], [log_delta]
+        for pieces, search in ((inner, False), (crossing, None)):
+            if pieces:
+                extra = np.unique(np.concatenate(pieces))
+                new_idx.append(extra)
+                new_val.append(
+                    np.asarray(
+                        certified_grid_log_delta(extra * h, k, eps0, n, floor_search=search, **kw),
+                        dtype=float,
+                    )
+                )
+        idx = np.concatenate(new_idx)
+        val = np.concatenate(new_val)
+        grid, first = np.unique(idx, return_index=True)
+        log_delta = val[first]
     return grid, log_delta
 
 
@@ -333,21 +456,25 @@ def _pmf_delta_reverse(loss: np.ndarray, mass: np.ndarray, rev_inf: float, eps: 
 
 
 @functools.lru_cache(maxsize=64)
-def _certified_grid(k: int, eps0: float, n: int, h: float) -> tuple[np.ndarray, np.ndarray]:
+def _certified_grid(
+    k: int, eps0: float, n: int, h: float, res: GridResolution = DEFAULT_RESOLUTION
+) -> tuple[np.ndarray, np.ndarray]:
     """Memoised :func:`_grid_indices` (a pure function of its arguments; arrays are read-only).
 
     Calibration and repeated composition ask for the same release many times; the certified
     evaluation is the expensive step, so its result is kept (at most 64 entries, a few MB).
     """
-    grid, log_delta = _grid_indices(k, eps0, n, h)
+    grid, log_delta = _grid_indices(k, eps0, n, h, res)
     grid.flags.writeable = False
     log_delta.flags.writeable = False
     return grid, log_delta
 
 
-def shuffled_krr_pmf(k: int, eps0: float, n: int, h: float) -> pld_pmf.DensePLDPmf:
+def shuffled_krr_pmf(
+    k: int, eps0: float, n: int, h: float, res: GridResolution = DEFAULT_RESOLUTION
+) -> pld_pmf.DensePLDPmf:
     """The pessimistic dense PMF of one shuffled k-RR release (see the module docstring)."""
-    grid, log_delta = _certified_grid(k, eps0, n, h)
+    grid, log_delta = _certified_grid(k, eps0, n, h, res)
     # Step 1: points, each >= the true curve.
     finite = np.isfinite(log_delta)
     clamped = np.where(finite, np.maximum(log_delta, _LOG_FLOOR), -np.inf)
@@ -397,6 +524,8 @@ def shuffled_krr_pld(
     eps0: float,
     n: int,
     value_discretization_interval: float = DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
+    *,
+    resolution: GridResolution = DEFAULT_RESOLUTION,
 ) -> pld_lib.PrivacyLossDistribution:
     """Pessimistic dp_accounting ``PrivacyLossDistribution`` of one shuffled k-RR release.
 
@@ -411,6 +540,7 @@ def shuffled_krr_pld(
         eps0: Local privacy parameter, finite and > 0.
         n: Number of users, an integer >= 1.
         value_discretization_interval: dp_accounting's loss-grid step, in (0, 1].
+        resolution: Sampling of the certified curve (keyword only; see :class:`GridResolution`).
 
     Returns:
         A ``dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution`` with a dense
@@ -434,7 +564,9 @@ def shuffled_krr_pld(
             f"value_discretization_interval must be >= eps0 / {MAX_LOSS_GRID} = {eps0 / MAX_LOSS_GRID!r} "
             f"for eps0 = {eps0!r} (the dense loss grid has 2 eps0 / h + 1 entries), got {h!r}"
         )
-    return pld_lib.PrivacyLossDistribution(shuffled_krr_pmf(k, eps0, n, h))
+    if not isinstance(resolution, GridResolution):
+        raise ParameterError(f"resolution must be a GridResolution, got {resolution!r}")
+    return pld_lib.PrivacyLossDistribution(shuffled_krr_pmf(k, eps0, n, h, resolution))
 
 
 # --------------------------------------------------------------------------------------------
@@ -496,6 +628,9 @@ class ShuffleAccountant(PLDAccountant):
     Args:
         neighboring_relation: ``NeighboringRelation.REPLACE_ONE`` or ``REPLACE_SPECIAL``.
         value_discretization_interval: dp_accounting's loss-grid step, in (0, 1].
+        resolution: How finely each shuffled release's certified curve is sampled (keyword
+            only): :data:`DEFAULT_RESOLUTION`, or e.g. :data:`PLANNING_RESOLUTION` (cheaper and
+            looser). Every :class:`GridResolution` gives upper bounds.
 
     Raises:
         ParameterError: For a bad argument; from ``compose``, an
@@ -518,7 +653,14 @@ class ShuffleAccountant(PLDAccountant):
         self,
         neighboring_relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE,
         value_discretization_interval: float = DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
+        *,
+        resolution: GridResolution = DEFAULT_RESOLUTION,
     ) -> None:
+        if not isinstance(resolution, GridResolution):
+            raise ParameterError(
+                f"resolution must be a GridResolution (e.g. DEFAULT_RESOLUTION), got {resolution!r}"
+            )
+        self._resolution = resolution
         if not isinstance(neighboring_relation, NeighboringRelation) or (
             neighboring_relation not in _ALLOWED_RELATIONS
         ):
@@ -656,7 +798,8 @@ class ShuffleAccountant(PLDAccountant):
         """The (cached) single-release PLD this accountant uses for ``event``."""
         pld = self._shuffle_plds.get(event)
         if pld is None:
-            pld = shuffled_krr_pld(event.k, event.eps0, event.n, self._value_discretization_interval)
+            h = self._value_discretization_interval
+            pld = shuffled_krr_pld(event.k, event.eps0, event.n, h, resolution=self._resolution)
             self._shuffle_plds[event] = pld
         return pld
 

@@ -719,7 +719,7 @@ def _check_common(k, eps0, n, rtol):
 
 
 def certified_log_delta_bounds(
-    eps, k, eps0, n, *, rtol: float = DEFAULT_RTOL
+    eps, k, eps0, n, *, rtol: float = DEFAULT_RTOL, evaluator: _FastBlanket | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Certified bracket ``(log upper, log lower)`` of the privacy-blanket divergence of shuffled k-RR.
 
@@ -740,6 +740,9 @@ def certified_log_delta_bounds(
         eps0: Local privacy parameter, finite > 0.
         n: Number of users, integer >= 1.
         rtol: Certified relative tolerance of the upper bound (keyword only), in ``[1e-9, 1]``.
+        evaluator: A :data:`FastBlanketEvaluator` of the same ``(k, eps0, n)`` to use (keyword
+            only; internal): successive calls then share its pmf and block tables and its learnt
+            block widths (the values are certified either way).
 
     Returns:
         Two arrays of the shape of ``eps``: log upper bound and log lower bound of delta.
@@ -766,13 +769,17 @@ def certified_log_delta_bounds(
         lo[live] = val + math.log1p(-_REL_INFLATION)
         return up.reshape(e.shape), lo.reshape(e.shape)
     if np.any(live):
-        fb = _FastBlanket(k, eps0, n)
+        fb = evaluator
+        if fb is None or (fb.k, fb.eps0, fb.n) != (k, eps0, n):
+            fb = _FastBlanket(k, eps0, n)
         for i in np.nonzero(live)[0]:
             up[i], lo[i] = fb.bounds(float(flat[i]), rtol)
     return up.reshape(e.shape), lo.reshape(e.shape)
 
 
-def certified_log_delta_grid(eps, k, eps0, n, *, rtol: float = DEFAULT_RTOL) -> np.ndarray:
+def certified_log_delta_grid(
+    eps, k, eps0, n, *, rtol: float = DEFAULT_RTOL, evaluator: _FastBlanket | None = None
+) -> np.ndarray:
     """Certified upper bound on log delta(eps) of shuffled k-RR for a whole grid of eps at once.
 
     Same quantity and guarantees as the upper end of :func:`certified_log_delta_bounds` (never
@@ -787,6 +794,8 @@ def certified_log_delta_grid(eps, k, eps0, n, *, rtol: float = DEFAULT_RTOL) -> 
         eps0: Local privacy parameter, finite > 0.
         n: Number of users, integer >= 1.
         rtol: Certified relative tolerance (keyword only), in ``[1e-9, 1]``.
+        evaluator: A shared :data:`FastBlanketEvaluator` (keyword only; see
+            :func:`certified_log_delta_bounds`).
 
     Returns:
         ``np.ndarray`` of the shape of ``eps`` (0-d for a scalar); ``-inf`` where delta is 0.
@@ -799,7 +808,7 @@ def certified_log_delta_grid(eps, k, eps0, n, *, rtol: float = DEFAULT_RTOL) -> 
         >>> [round(float(x), 8) for x in d]
         [0.14794626, 0.02053451, 0.0]
     """
-    return certified_log_delta_bounds(eps, k, eps0, n, rtol=rtol)[0]
+    return certified_log_delta_bounds(eps, k, eps0, n, rtol=rtol, evaluator=evaluator)[0]
 
 
 def certified_epsilon(delta: float, k: int, eps0: float, n: int, *, rtol: float = DEFAULT_RTOL) -> float:

@@ -22,6 +22,15 @@ Model*, CRYPTO 2019, evaluated exactly — no composition loss). ``rounds > 1``:
 composition of :class:`~shuffle_accounting.shuffled_krr.accountant.ShuffleAccountant`. In both cases
 also the pure-DP fact: shuffled k-RR is ``eps0``-DP (post-processing of local DP), so ``rounds``
 releases are ``(rounds * eps0, 0)``-DP by basic composition.
+
+Work (``rounds > 1``; each evaluation is a PLD build, memoised per parameter): the searches
+first bracket the answer with the accountant's ``PLANNING_RESOLUTION`` PLD (the certified curve
+sampled at fewer points: still an upper bound, about 1 % looser in epsilon, several times
+cheaper), to about 1 %; then they continue with the default PLD from that bracket, starting at
+the root predicted from the planning values' slope, and take secant/bisection steps until the
+default PLD's own evaluations bracket the answer. Only default-PLD evaluations (or pure DP)
+decide the returned value, so it is the one a default ``ShuffleAccountant`` certifies; a planning
+PLD far off would cost steps, never soundness (tested).
 """
 
 from __future__ import annotations
@@ -77,29 +86,41 @@ def _single_round_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
 
 
 @functools.lru_cache(maxsize=512)
-def _composed_epsilon(k: int, eps0: float, n: int, delta: float, rounds: int, h: float) -> float:
+def _composed_epsilon(
+    k: int, eps0: float, n: int, delta: float, rounds: int, h: float, planning: bool = False
+) -> float:
     """Certified epsilon of ``rounds`` releases (the accountant's PLD composition); memoised.
 
     A pure function of its arguments (the PLD of each release is itself memoised by the
     accountant), kept in a bounded cache so that the searches below, and repeated planning
     questions, never compose the same release twice. The accountant (and with it dp_accounting,
-    about a second to import) is imported here, only when ``rounds > 1`` needs it.
+    about a second to import) is imported here, only when ``rounds > 1`` needs it. ``planning``:
+    the accountant's cheaper, looser ``PLANNING_RESOLUTION`` grid (still an upper bound).
     """
-    from .accountant import ShuffleAccountant, ShuffledKRRDpEvent  # noqa: PLC0415 - dp_accounting is slow to import
+    from .accountant import (  # noqa: PLC0415 - dp_accounting is slow to import
+        DEFAULT_RESOLUTION,
+        PLANNING_RESOLUTION,
+        ShuffleAccountant,
+        ShuffledKRRDpEvent,
+    )
 
-    acc = ShuffleAccountant(value_discretization_interval=h)
+    res = PLANNING_RESOLUTION if planning else DEFAULT_RESOLUTION
+    acc = ShuffleAccountant(value_discretization_interval=h, resolution=res)
     acc.compose(ShuffledKRRDpEvent(k=k, eps0=eps0, n=n), count=rounds)
     return acc.get_epsilon(delta)
 
 
-def _excess(k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: int, h: float) -> float:
+def _excess(
+    k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: int, h: float, planning: bool = False
+) -> float:
     """How far the target is missed at ``(eps0, n)``: ``<= 0`` iff (epsilon, delta) is certified.
 
     ``rounds * eps0 - epsilon`` where pure DP already certifies it (basic composition); else
     ``log delta_c(epsilon) - log(delta (1 - 1e-9))`` for one release (the certified blanket bound
     at one point) and ``epsilon_c - epsilon`` (the accountant's composed epsilon) for several.
     Non-decreasing in ``eps0`` and non-increasing in ``n`` wherever the certified curve is; only
-    its sign certifies, its size only steers the search.
+    its sign certifies, its size only steers the search. ``planning``: the cheaper, looser PLD
+    (a negative sign certifies too; the searches only bracket with it).
     """
     if rounds * eps0 <= epsilon:  # pure DP + basic composition
         return rounds * eps0 - epsilon
@@ -107,7 +128,9 @@ def _excess(k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: i
         log_target = math.log(delta) + math.log1p(-_DELTA_MARGIN)
         val = float(certified_log_delta(np.array([epsilon]), k, eps0, n)[0])
         return val - log_target if val > -math.inf else -math.inf
-    return _composed_epsilon(k, eps0, n, delta, rounds, h) - epsilon
+    return (
+        composed_epsilon(k, eps0, n, delta, rounds, h, planning) - epsilon
+    )  # the public alias (tests patch it)
 
 
 def _feasible(k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: int, h: float) -> bool:
@@ -186,24 +209,48 @@ def calibrate_eps0(
     epsilon, delta, rounds, h = _check_common(epsilon, delta, rounds, value_discretization_interval)
     rtol = check_real("rtol", rtol, low=0.0, high=0.1, low_open=True)
 
-    def excess(e0: float) -> float:
+    def excess(e0: float, planning: bool = False) -> float:
         if e0 < EPS0_MIN:  # below the supported range: certified only by pure DP
             return rounds * e0 - epsilon
-        return _excess(k, e0, n, epsilon, delta, rounds, h)
+        return _excess(k, e0, n, epsilon, delta, rounds, h, planning)
 
-    lo = epsilon / rounds  # certified: rounds * lo <= epsilon
+    lo0 = epsilon / rounds  # certified: rounds * lo <= epsilon
     unbounded = ParameterError(
         f"every eps0 up to EPS0_CAP = {EPS0_CAP} meets epsilon = {epsilon!r}, delta = {delta!r} "
         f"with k = {k}, n = {n}, rounds = {rounds}: local privacy does not limit this "
         "deployment; choose eps0 for utility"
     )
-    if lo >= EPS0_CAP:
+    if lo0 >= EPS0_CAP:
         raise unbounded
     with _progress_bar(_MAX_BISECTIONS, "calibrate eps0", progress) as bar:
-        # Doubling search for an uncertified upper end (cheap when the answer is far below the cap).
-        f_lo = None
+        if rounds == 1:  # one release: the certified blanket bound at one point is cheap
+            return _search_eps0(excess, lo0, rtol, bar, unbounded)
+        # several releases: bracket with the cheap planning PLD, then search with the default
+        # PLD from that bracket; only default evaluations decide the returned value
+        plan = _search_eps0(
+            lambda e0: excess(e0, True), lo0, max(rtol, _PLANNING_RTOL), bar, unbounded, full=True
+        )
+        return _search_eps0(excess, lo0, rtol, bar, unbounded, hint=plan)
+
+
+_PLANNING_RTOL = 1e-2  # relative width of the planning bracket (the planning PLD is ~1 % looser)
+
+
+def _search_eps0(excess, lo0: float, rtol: float, bar, unbounded: ParameterError, *, full=False, hint=None):
+    """Largest ``eps0`` with ``excess(eps0) <= 0`` (evaluated), to relative width ``rtol``.
+
+    ``lo0`` is certified (pure DP). Without ``hint``: a doubling search for an uncertified upper
+    end, then bracketing secant steps (every third a bisection). With ``hint`` (a bracket
+    ``(lo, f_lo, hi, f_hi)`` of another, looser certified excess): the search starts at the
+    hint's certified end and steps outward along the hint's slope until this excess changes sign,
+    then brackets as before. Returns the certified end, or with ``full`` the whole final bracket.
+    """
+    lo, f_lo = lo0, None
+    hi = f_hi = None
+    if hint is None:
         trial = min(2.0 * lo, EPS0_CAP)
-        while True:
+        prev = None
+        while True:  # doubling search for an uncertified upper end, extrapolating when it can
             f = excess(trial)
             bar.update(1)
             if f > 0.0:
@@ -211,25 +258,57 @@ def calibrate_eps0(
                 break
             if trial >= EPS0_CAP:
                 raise unbounded
+            if lo > lo0:
+                prev = (lo, f_lo)
             lo, f_lo = trial, f
-            trial = min(2.0 * trial, EPS0_CAP)
-        # Bracketing secant steps (bisection while a value is missing) to relative width rtol; it
-        # also stops when the bracket holds no double strictly inside it or after
-        # _MAX_BISECTIONS steps. lo stays certified (its own evaluation, or pure DP).
-        for step in range(_MAX_BISECTIONS):
-            if hi - lo <= rtol * lo:
-                break
-            # every third step bisects: the bracket at least halves every three steps
-            mid = _next_point(lo, hi, f_lo, f_hi, 0.4 * rtol * lo) if step % 3 != 2 else 0.5 * (lo + hi)
-            if not lo < mid < hi:
-                break
-            f = excess(mid)
+            nxt = 2.0 * trial
+            if prev is not None and math.isfinite(prev[1]) and math.isfinite(f) and f > prev[1]:
+                root = lo - f * (lo - prev[0]) / (f - prev[1])  # secant root of the last two
+                nxt = min(nxt, max(1.1 * root, 1.05 * lo))
+            trial = min(nxt, EPS0_CAP)
+    else:
+        h_lo, h_flo, h_hi, h_fhi = hint
+        slope = None
+        if h_flo is not None and h_fhi is not None and math.isfinite(h_flo) and math.isfinite(h_fhi):
+            slope = (h_fhi - h_flo) / (h_hi - h_lo) if h_fhi > h_flo else None
+        x = h_lo
+        if x > lo0:
+            f = excess(x)
             bar.update(1)
-            if f <= 0.0:
-                lo, f_lo = mid, f
-            else:
-                hi, f_hi = mid, f
-    return lo
+            if f > 0.0:  # this excess is above the hint's here (never observed): search below
+                hi, f_hi = x, f
+        if hi is None:
+            lo, f_lo = x, (f if x > lo0 else None)
+            step = max(rtol * lo, 0.25 * (h_hi - h_lo), 1e-12)
+            while hi is None:
+                guess = lo - f_lo / slope if (slope and f_lo is not None and math.isfinite(f_lo)) else lo
+                trial = min(max(guess, lo) + step, EPS0_CAP)  # just past the predicted root
+                f = excess(trial)
+                bar.update(1)
+                if f > 0.0:
+                    hi, f_hi = trial, f
+                elif trial >= EPS0_CAP:
+                    raise unbounded
+                else:
+                    lo, f_lo = trial, f
+                    step *= 4.0
+    # Bracketing secant steps (bisection while a value is missing) to relative width rtol; it
+    # also stops when the bracket holds no double strictly inside it or after _MAX_BISECTIONS
+    # steps. lo stays certified (its own evaluation, or pure DP).
+    for step_no in range(_MAX_BISECTIONS):
+        if hi - lo <= rtol * lo:
+            break
+        # every third step bisects: the bracket at least halves every three steps
+        mid = _next_point(lo, hi, f_lo, f_hi, 0.4 * rtol * lo) if step_no % 3 != 2 else 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        f = excess(mid)
+        bar.update(1)
+        if f <= 0.0:
+            lo, f_lo = mid, f
+        else:
+            hi, f_hi = mid, f
+    return (lo, f_lo, hi, f_hi) if full else lo
 
 
 def min_users(
@@ -275,45 +354,106 @@ def min_users(
     k, eps0, _ = check_krr_parameters(k, eps0, 1)
     epsilon, delta, rounds, h = _check_common(epsilon, delta, rounds, value_discretization_interval)
 
-    def excess(n: int) -> float:
-        return _excess(k, eps0, n, epsilon, delta, rounds, h)
+    def excess(n: int, planning: bool = False) -> float:
+        return _excess(k, eps0, n, epsilon, delta, rounds, h, planning)
 
+    too_many = ParameterError(
+        f"more than N_CAP = {N_CAP} users are needed for epsilon = {epsilon!r}, "
+        f"delta = {delta!r} with k = {k}, eps0 = {eps0!r}, rounds = {rounds}; "
+        "lower eps0 or relax the target"
+    )
     with _progress_bar(_MAX_BISECTIONS, "minimum users", progress) as bar:
-        f1 = excess(1)
-        if f1 <= 0.0:
-            return 1
-        lo, f_lo, hi = 1, f1, 2  # lo: not certified; hi: candidate
+        if rounds == 1:
+            f1 = excess(1)
+            return 1 if f1 <= 0.0 else _search_n(excess, f1, bar, too_many)
+        if rounds * eps0 <= epsilon or excess(1, True) <= 0.0:  # pure DP, or a planning certificate
+            f1 = excess(1)  # only a default evaluation decides
+            if f1 <= 0.0:
+                return 1
+        else:
+            f1 = excess(1, True)  # > 0: n = 1 is below the answer (steers the search only)
+        # several releases: bracket with the cheap planning PLD (to about 1 %), then the exact
+        # integer search with the default PLD from there; only default evaluations decide
+        plan = _search_n(lambda m: excess(m, True), f1, bar, too_many, rel=_PLANNING_RTOL)
+        return _search_n(excess, f1, bar, too_many, hint=plan)
+
+
+def _search_n(excess, f1: float, bar, too_many: ParameterError, *, rel: float = 0.0, hint=None):
+    """Smallest ``n`` with ``excess(n) <= 0`` (evaluated); ``excess(1) = f1 > 0``.
+
+    Without ``hint``: doubling search for a certified ``n``, then an integer bracketing search
+    (secant steps in ``log n``, every third a bisection) until the bracket is ``(n - 1, n]``, or
+    with ``rel > 0`` until its width is at most ``rel * n``; then the bracket
+    ``(lo, f_lo, hi, f_hi)`` is returned. With ``hint`` (such a bracket of a looser certified
+    excess) the search starts at the hint's ends and steps outward until this excess changes
+    sign there.
+    """
+    lo, f_lo = 1, f1  # lo: not certified; hi: candidate
+    if hint is None:
+        hi = 2
         while True:
             f_hi = excess(hi)
             bar.update(1)
             if f_hi <= 0.0:
                 break
+            prev = (lo, f_lo)
             lo, f_lo = hi, f_hi
             if hi >= N_CAP:
-                raise ParameterError(
-                    f"more than N_CAP = {N_CAP} users are needed for epsilon = {epsilon!r}, "
-                    f"delta = {delta!r} with k = {k}, eps0 = {eps0!r}, rounds = {rounds}; "
-                    "lower eps0 or relax the target"
-                )
-            hi = min(2 * hi, N_CAP)
-        # integer bracketing secant in log n (bisection without usable values): lo uncertified,
-        # hi certified; the trial is moved by one user towards the farther end
-        step = 0
-        while hi - lo > 1:
-            step += 1
-            if step % 3 == 0:  # every third step bisects: the bracket at least halves every three
-                mid = (lo + hi) // 2
-            else:
-                x = _next_point(math.log(lo), math.log(hi), -f_lo, -f_hi, 0.0)
-                mid = min(max(int(round(math.exp(x))), lo + 1), hi - 1)
-                mid = min(mid + 1, hi - 1) if hi - mid > mid - lo else max(mid - 1, lo + 1)
-            f = excess(mid)
+                raise too_many
+            nxt = 2 * hi
+            if prev[0] > 1 and math.isfinite(prev[1]) and math.isfinite(f_hi) and prev[1] > f_hi:
+                # secant root in log n of the last two points, overshot by 25 % (at most x16)
+                root = math.log(lo) + f_hi * (math.log(lo) - math.log(prev[0])) / (prev[1] - f_hi)
+                nxt = int(min(max(nxt, 1.25 * math.exp(min(root, 50.0))), 16 * hi))
+            hi = min(nxt, N_CAP)
+    else:
+        h_lo, h_flo, h_hi, h_fhi = hint
+        f_hi = excess(h_hi)
+        bar.update(1)
+        hi = h_hi
+        while f_hi > 0.0:  # looser than this excess there (never observed): step up
+            lo, f_lo = hi, f_hi
+            if hi >= N_CAP:
+                raise too_many
+            hi = min(hi + max(2 * (h_hi - h_lo), 1), N_CAP, 2 * hi)
+            f_hi = excess(hi)
             bar.update(1)
-            if f <= 0.0:
-                hi, f_hi = mid, f
-            else:
-                lo, f_lo = mid, f
-    return hi
+        width = max(h_hi - h_lo, 1)
+        cand = h_lo
+        if hi == h_hi and h_hi > h_lo and math.isfinite(h_flo) and math.isfinite(h_fhi) and h_flo > h_fhi:
+            # predicted root of this excess: the hint's slope in log n through (h_hi, f_hi), one
+            # user below it so that the trial lands on the uncertified side
+            slope = (h_fhi - h_flo) / (math.log(h_hi) - math.log(h_lo))
+            root = math.exp(math.log(h_hi) - f_hi / slope)
+            cand = max(1, min(h_lo, int(math.floor(root)) - 1))
+            width = max(1, h_hi - cand)
+        while cand > 1:  # an uncertified lower end, stepping down from the hint's
+            f = excess(cand)
+            bar.update(1)
+            if f > 0.0:
+                lo, f_lo = cand, f
+                break
+            hi, f_hi = cand, f
+            width *= 2
+            cand = max(1, hi - width)
+    # integer bracketing secant in log n (bisection without usable values): lo uncertified,
+    # hi certified; the trial is moved by one user towards the farther end
+    step = 0
+    while hi - lo > max(1, int(rel * hi)):
+        step += 1
+        if step % 3 == 0:  # every third step bisects: the bracket at least halves every three
+            mid = (lo + hi) // 2
+        else:
+            x = _next_point(math.log(lo), math.log(hi), -f_lo, -f_hi, 0.0)
+            mid = min(max(int(round(math.exp(x))), lo + 1), hi - 1)
+            mid = min(mid + 1, hi - 1) if hi - mid > mid - lo else max(mid - 1, lo + 1)
+        f = excess(mid)
+        bar.update(1)
+        if f <= 0.0:
+            hi, f_hi = mid, f
+        else:
+            lo, f_lo = mid, f
+    return (lo, f_lo, hi, f_hi) if rel > 0.0 else hi
 
 
 # Shared with other modules and the tests under public names (issue 13: no module imports
