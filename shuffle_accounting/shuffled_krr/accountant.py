@@ -280,12 +280,11 @@ def _grid_indices(
     looser). New points between two points above the floor are evaluated without a floor search.
     """
     i_top = _top_index(eps0, h)
-    from .blanket import BlanketEvaluator as _Blanket
-    from .blanket import blanket_degenerate
+    from .blanket import BlanketEvaluator, blanket_degenerate
     from .mechanism import FAST_BLANKET_MIN_N
 
     # shared by every pass (windows, CDF table); None: the closed form (n = 1, degenerate blanket)
-    bl = _Blanket(k, eps0, n) if n > 1 and not blanket_degenerate(k, eps0) else None
+    bl = BlanketEvaluator(k, eps0, n) if n > 1 and not blanket_degenerate(k, eps0) else None
     fast = None
     if bl is not None and n >= FAST_BLANKET_MIN_N:
         from .blanket_fast import FastBlanketEvaluator

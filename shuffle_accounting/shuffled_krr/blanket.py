@@ -44,15 +44,15 @@ Rigour (every step rounds outward):
   A work budget (:data:`MAX_PAIRS`) stops the widening; past it the value is still certified but
   may be looser (this needs deltas far below ``1e-300`` at ``n >= 1e6``).
 * A boundary ``S = sigma`` whose side is uncertain in floating point (a provable error band,
-  relative to ``|sigma|``: see ``_Blanket._sigma_band``) is left out of the sum and charged to
+  relative to ``|sigma|``: see ``BlanketEvaluator._sigma_band``) is left out of the sum and charged to
   the error budget with its full bound ``min(1, |log L - eps|) P_D``; every budget is always
   added, also when no outcome lies certainly inside the region.
 * Close to ``eps0`` the value is also bounded by the chord of the convex curve ``E -> delta``
   between a point where the direct evaluation is accurate and ``delta(e^eps0) = 0``
-  (``_Blanket.certified``); every value is capped at 1.
+  (``BlanketEvaluator.certified``); every value is capped at 1.
 * When even the narrowest window exceeds the work budget (``n`` around ``1e7`` and more) the
   bound is evaluated at fewer users, which is sound because the blanket divergence is
-  non-increasing in ``n`` (``_Blanket._within_budget``); memory stays bounded.
+  non-increasing in ``n`` (``BlanketEvaluator._within_budget``); memory stays bounded.
 * Supported parameters (:func:`check_krr_parameters`): ``eps0`` in ``[EPS0_MIN, EPS0_MAX] =
   [1e-250, 700]``, ``k <= 2^53``, ``n <= 1e15``.
 * Positive and negative parts are accumulated separately in log space (log-pmfs by Loader's
@@ -175,7 +175,7 @@ def _groups(g: np.ndarray, m: int) -> list[np.ndarray]:
     return [order[edges[i] : edges[i + 1]] for i in range(m)]
 
 
-class _Blanket:
+class BlanketEvaluator:
     """Precomputed constants for one ``(k, eps0, n)``."""
 
     def __init__(self, k: int, eps0: float, n: int) -> None:
@@ -193,7 +193,7 @@ class _Blanket:
         self._cache: dict[float, dict] = {}
         self._chernoff: dict[tuple[float, str, float], float] = {}
         self.last_z = 0.0  # window (in standard deviations) of the latest certified() call
-        self._smaller: dict[int, _Blanket] = {}  # blankets of fewer users (see _within_budget)
+        self._smaller: dict[int, BlanketEvaluator] = {}  # blankets of fewer users (see _within_budget)
         self._grid_z: float | None = None  # window of the latest certified_many call
 
     # -- windows ---------------------------------------------------------------------------
@@ -917,7 +917,7 @@ class _Blanket:
             )
         return np.minimum(out, 0.0)
 
-    def _within_budget(self, eps: float, budget: float) -> _Blanket:
+    def _within_budget(self, eps: float, budget: float) -> BlanketEvaluator:
         """``self``, or the blanket of the largest ``n' < n`` whose narrowest window fits the budget.
 
         The work (and memory) of one evaluation grows about linearly in ``n``; when even the
@@ -938,13 +938,13 @@ class _Blanket:
             n_small = max(2, n_small // 2)
             bl = self._smaller.get(n_small)
             if bl is None:
-                bl = _Blanket(self.k, self.eps0, n_small)
+                bl = BlanketEvaluator(self.k, self.eps0, n_small)
             if bl._pairs_estimate(eps, bl._bounds(4.0)) <= limit:
                 if len(self._smaller) > 8:
                     self._smaller.clear()
                 self._smaller[n_small] = bl
                 return bl
-        return _Blanket(self.k, self.eps0, 2)  # pragma: no cover - n = 2 is always small
+        return BlanketEvaluator(self.k, self.eps0, 2)  # pragma: no cover - n = 2 is always small
 
     def _certified_direct(
         self, eps: float, log_floor: float = -math.inf, max_pairs: float = 0.0, z_hint: float = 0.0
@@ -1061,7 +1061,7 @@ def certified_log_delta(
         out[live] = np.minimum(val + math.log1p(_REL_INFLATION), 0.0)
         return out.reshape(e.shape)
     if np.any(live):
-        bl = _Blanket(k, eps0, n)
+        bl = BlanketEvaluator(k, eps0, n)
         for i in np.nonzero(live)[0]:
             out[i] = bl.certified(float(flat[i]), floor, budget)[0]
     return out.reshape(e.shape)
@@ -1074,7 +1074,7 @@ def certified_log_delta_grid(eps, k, eps0, n, *, log_delta_floor: float = -math.
     divergence of Balle, Bell, Gascón, Nissim, CRYPTO 2019, every truncation bounded and added,
     rounded outward), but the eps are evaluated together: ascending chunks share one truncation
     window, its binomial rows and CDF table, and one dropped-mass bound (see
-    ``_Blanket.certified_many``). Each value agrees with the one-eps evaluation to about
+    ``BlanketEvaluator.certified_many``). Each value agrees with the one-eps evaluation to about
     ``1e-10`` (relative; only the truncation windows may differ) and is never below the exact
     blanket divergence.
 
@@ -1108,11 +1108,11 @@ def certified_log_delta_grid(eps, k, eps0, n, *, log_delta_floor: float = -math.
     live = np.nonzero(flat < eps0)[0]
     if live.size:
         order = live[np.argsort(flat[live], kind="stable")]
-        out[order] = _Blanket(k, eps0, n).certified_many(flat[order], floor)
+        out[order] = BlanketEvaluator(k, eps0, n).certified_many(flat[order], floor)
     return out.reshape(e.shape)
 
 
-def _blanket_atoms(k: int, eps0: float, n: int):
+def blanket_atoms(k: int, eps0: float, n: int):
     """Every outcome ``(S, h0, h1)`` of the blanket pair with its masses ``(P_D, P_D')``.
 
     ``S = 1 + (blanket draws among the others)``, ``h0`` / ``h1`` = blanket reports equal to the
@@ -1151,11 +1151,5 @@ def blanket_log_delta_bruteforce(eps: float, k: int, eps0: float, n: int) -> flo
     eps0 = check_real("eps0", eps0, low=0.0, low_open=True)
     eps = check_real("eps", eps, low=0.0)
     E = math.exp(eps)
-    total = sum(max(P - E * Q, 0.0) for _, _, _, P, Q in _blanket_atoms(k, eps0, n))
+    total = sum(max(P - E * Q, 0.0) for _, _, _, P, Q in blanket_atoms(k, eps0, n))
     return math.log(total) if total > 0 else -math.inf
-
-
-# Shared with other modules and the tests under public names (issue 13: no module imports
-# another module's private name). Internal: not in __all__.
-BlanketEvaluator = _Blanket  # the blanket evaluator of one (k, eps0, n): the accountant's grid, the mechanism
-blanket_atoms = _blanket_atoms  # brute-force outcomes of the blanket pair (test references)

@@ -149,7 +149,7 @@ _REL_INFLATION = 1e-10
 #: Required size (relative to the result) of the bounded, not computed, parts.
 _TAIL_FRACTION = 1e-11
 _LH = math.log(0.5)
-#: Work cap on the number of middle terms per row (see :meth:`_FastBlanket.bounds`).
+#: Work cap on the number of middle terms per row (see :meth:`FastBlanketEvaluator.bounds`).
 _MAX_MIDDLE = 4096.0
 #: Work budget (rows plus middle terms) of one refinement pass; four times that for all passes.
 _MAX_WORK = 300_000
@@ -177,7 +177,7 @@ def _lse(parts) -> float:
     return float(logsumexp(np.concatenate(arrs)))
 
 
-class _FastBlanket:
+class FastBlanketEvaluator:
     """Constants and cached block tables for one ``(k, eps0, n)``."""
 
     def __init__(self, k: int, eps0: float, n: int) -> None:
@@ -719,7 +719,7 @@ def _check_common(k, eps0, n, rtol):
 
 
 def certified_log_delta_bounds(
-    eps, k, eps0, n, *, rtol: float = DEFAULT_RTOL, evaluator: _FastBlanket | None = None
+    eps, k, eps0, n, *, rtol: float = DEFAULT_RTOL, evaluator: FastBlanketEvaluator | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Certified bracket ``(log upper, log lower)`` of the privacy-blanket divergence of shuffled k-RR.
 
@@ -771,14 +771,14 @@ def certified_log_delta_bounds(
     if np.any(live):
         fb = evaluator
         if fb is None or (fb.k, fb.eps0, fb.n) != (k, eps0, n):
-            fb = _FastBlanket(k, eps0, n)
+            fb = FastBlanketEvaluator(k, eps0, n)
         for i in np.nonzero(live)[0]:
             up[i], lo[i] = fb.bounds(float(flat[i]), rtol)
     return up.reshape(e.shape), lo.reshape(e.shape)
 
 
 def certified_log_delta_grid(
-    eps, k, eps0, n, *, rtol: float = DEFAULT_RTOL, evaluator: _FastBlanket | None = None
+    eps, k, eps0, n, *, rtol: float = DEFAULT_RTOL, evaluator: FastBlanketEvaluator | None = None
 ) -> np.ndarray:
     """Certified upper bound on log delta(eps) of shuffled k-RR for a whole grid of eps at once.
 
@@ -843,7 +843,7 @@ def certified_epsilon(delta: float, k: int, eps0: float, n: int, *, rtol: float 
     delta = check_delta("delta", delta)
     k, eps0, n, rtol = _check_common(k, eps0, n, rtol)
     lt = math.log(delta)
-    fb = _FastBlanket(k, eps0, n) if n > 1 else None
+    fb = FastBlanketEvaluator(k, eps0, n) if n > 1 else None
 
     def f(e: float, tol: float) -> float:
         if e >= eps0:
@@ -920,8 +920,3 @@ def _approx_log_delta(k: int, eps0: float, n: int):
 def _guess(approx, eps0: float, lt: float) -> float:
     """eps where the approximation crosses ``lt`` (bisection; speed only)."""
     return bisect_bracket(lambda e: approx(e) > lt, 0.0, eps0)[1]
-
-
-# Shared with other modules and the tests under public names (issue 13: no module imports
-# another module's private name). Internal: not in __all__.
-FastBlanketEvaluator = _FastBlanket  # the sub-linear evaluator of one (k, eps0, n) (tests, benchmarks)

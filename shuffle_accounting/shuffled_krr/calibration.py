@@ -58,7 +58,7 @@ _DELTA_MARGIN = 1e-9  # certify delta_c <= delta * (1 - 1e-9): outward against l
 _MIN_STEP = 0.02  # a secant trial stays this fraction of the bracket inside it
 
 
-def _single_round_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
+def single_round_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
     """Smallest grid-searched eps with certified blanket delta_c(eps) <= delta, rounded UP (an evaluated point).
 
     Vectorised bracketing search: each call evaluates 65 points of the bracket, so four or five
@@ -86,7 +86,7 @@ def _single_round_epsilon(k: int, eps0: float, n: int, delta: float) -> float:
 
 
 @functools.lru_cache(maxsize=512)
-def _composed_epsilon(
+def composed_epsilon(
     k: int, eps0: float, n: int, delta: float, rounds: int, h: float, planning: bool = False
 ) -> float:
     """Certified epsilon of ``rounds`` releases (the accountant's PLD composition); memoised.
@@ -133,7 +133,7 @@ def _excess(
     )  # the public alias (tests patch it)
 
 
-def _feasible(k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: int, h: float) -> bool:
+def feasible(k: int, eps0: float, n: int, epsilon: float, delta: float, rounds: int, h: float) -> bool:
     """True iff (epsilon, delta) is certified for ``rounds`` releases of shuffled k-RR(eps0) on n users."""
     return _excess(k, eps0, n, epsilon, delta, rounds, h) <= 0.0
 
@@ -348,7 +348,7 @@ def min_users(
     Example:
         >>> n = min_users(k=2, eps0=1.0, epsilon=0.3, delta=1e-3)
         >>> from shuffle_accounting.shuffled_krr.calibration import single_round_epsilon
-        >>> _single_round_epsilon(2, 1.0, n, 1e-3) <= 0.3 < _single_round_epsilon(2, 1.0, n - 1, 1e-3)
+        >>> single_round_epsilon(2, 1.0, n, 1e-3) <= 0.3 < single_round_epsilon(2, 1.0, n - 1, 1e-3)
         True
     """
     k, eps0, _ = check_krr_parameters(k, eps0, 1)
@@ -454,10 +454,3 @@ def _search_n(excess, f1: float, bar, too_many: ParameterError, *, rel: float = 
         else:
             lo, f_lo = mid, f
     return (lo, f_lo, hi, f_hi) if rel > 0.0 else hi
-
-
-# Shared with other modules and the tests under public names (issue 13: no module imports
-# another module's private name). Internal: not in __all__.
-single_round_epsilon = _single_round_epsilon  # smallest certified single-round epsilon (tests, benchmarks)
-composed_epsilon = _composed_epsilon  # memoised composed epsilon of one deployment (tests, benchmarks)
-feasible = _feasible  # does a deployment meet the target (tests)

@@ -185,7 +185,7 @@ def certified_grid_log_delta(
     the value is the pointwise minimum with the certified worst case
     (:func:`_worst_case_log_delta_grid`; the module docstring says why composition may use it),
     unless ``worst_case=False`` (the privacy-blanket curve alone). ``blanket`` (a
-    ``blanket._Blanket`` of the same ``(k, eps0, n)``) lets successive calls share its windows.
+    ``blanket.BlanketEvaluator`` of the same ``(k, eps0, n)``) lets successive calls share its windows.
     ``floor_search=False`` skips the search (every point is evaluated in the one pass: for a
     caller that knows the points lie above the floor); ``None`` (default) searches only from
     ``FAST_BLANKET_MIN_N`` users on: below, the exact one-pass evaluator takes the floor itself
@@ -199,8 +199,7 @@ def certified_grid_log_delta(
     widths. Every returned value is checked against the one-outcome exhibited lower bound
     (``SoundnessError`` if below: a bug).
     """
-    from .blanket import BlanketEvaluator as _Blanket
-    from .blanket import blanket_degenerate
+    from .blanket import BlanketEvaluator, blanket_degenerate
     from .mechanism import FAST_BLANKET_MIN_N, ShuffledKRR
 
     e = np.asarray(eps, dtype=float)
@@ -212,7 +211,7 @@ def certified_grid_log_delta(
         return out
     mech = ShuffledKRR(k, eps0, n)
     exact_sum = n > 1 and not blanket_degenerate(k, eps0)
-    bl = (blanket if blanket is not None else _Blanket(k, eps0, n)) if exact_sum else None
+    bl = (blanket if blanket is not None else BlanketEvaluator(k, eps0, n)) if exact_sum else None
     if fast is None and exact_sum and n >= FAST_BLANKET_MIN_N:
         from .blanket_fast import FastBlanketEvaluator
 

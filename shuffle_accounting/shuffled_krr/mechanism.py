@@ -31,8 +31,13 @@ from . import blanket_fast as _fast
 from . import worst_case as _wc
 from . import worst_case_k as _wck
 from . import worst_case_multi as _wcm
-from .blanket import BlanketEvaluator as _Blanket
-from .blanket import SoundnessError, blanket_degenerate, certified_log_delta, check_krr_parameters
+from .blanket import (
+    BlanketEvaluator,
+    SoundnessError,
+    blanket_degenerate,
+    certified_log_delta,
+    check_krr_parameters,
+)
 from .lower import WorstDataset, lower_epsilon, lower_log_delta, worst_dataset
 
 #: ``method="auto"`` uses the certified worst case (k = 2) up to this many users when
@@ -573,7 +578,7 @@ class ShuffledKRR:
         if self.n == 1 or self._degenerate_blanket:
             evaluate = self._eval_n1
         else:
-            engine = _Blanket(self.k, self.eps0, self.n)
+            engine = BlanketEvaluator(self.k, self.eps0, self.n)
 
             def evaluate(e: float) -> tuple[float, float]:
                 return engine.certified(e, lt)
