@@ -629,9 +629,9 @@ def fixed_law_k3(
     if direct <= MAX_DATASET_WORK and direct <= 4.0 * sequential:
         if check_only:
             return v, R
-        small = None
-        for g in grids:
-            small = g if small is None else conv2d(small, g)
+        small = grids[0]
+        for g in grids[1:]:
+            small = conv2d(small, g)
         return v, conv2d(R, small)
     if sequential <= MAX_SEQUENTIAL_WORK:
         if check_only:

@@ -258,7 +258,7 @@ def _search_eps0(excess, lo0: float, rtol: float, bar, unbounded: ParameterError
                 break
             if trial >= EPS0_CAP:
                 raise unbounded
-            if lo > lo0:
+            if lo > lo0 and f_lo is not None:
                 prev = (lo, f_lo)
             lo, f_lo = trial, f
             nxt = 2.0 * trial

@@ -686,7 +686,7 @@ class WorstCaseProblem:
         r = self.leaf_many(c, np.array([eps]))
         return float(r[0, 0]), float(r[1, 0])
 
-    def _halves(self, ss: list[int], t: float) -> list[_Dist]:
+    def _halves(self, ss: list[int], t: float) -> list[_Dist | None]:
         """``Bin(s, 1/2)`` for every ``s`` at truncation ``t`` (cached; pieces of one width share
         their cells), the modes of the new ones by one vectorised Loader call."""
         new = sorted({s for s in ss if s > 0 and s not in self._half_cache})

@@ -188,7 +188,7 @@ class BoxProblem:
             revealed = 0
             if res is None:
                 v = max((2, 0, 1), key=lambda x: L[x])
-                only = tuple(L[x] if x == v else 0 for x in range(3))
+                only = (L[0] if v == 0 else 0, L[1] if v == 1 else 0, L[2] if v == 2 else 0)
                 res = G.fixed_law_k3(self.eps0, only, t, uniform)
                 revealed = sum(L) - L[v]
                 if res is None:  # pragma: no cover - a single class always fits
@@ -302,6 +302,8 @@ class BoxProblem:
             for j, (_, grid) in enumerate(G.sweep_users(F, stops, (third, third, third), self.log_tol - 2.0)):
                 terms.append(wts[j] + G.hockey_upper(grid, pi_p, pi_q, eps))
             got = (min(float(logsumexp(terms)) + 4.0 * len(terms) * _U, 0.0), -math.inf)
+        if got is None:  # pragma: no cover - every branch above sets it
+            raise RuntimeError("internal: box bound not computed")
         if len(self._value_cache) > 100_000:
             self._value_cache.clear()
         self._value_cache[key] = got

@@ -416,7 +416,7 @@ class _Problem:
             return -math.inf, tuple((v, dr, -math.inf, ()) for v, dr in _TYPES)
         if not self.valid(eps):
             return 0.0, tuple((v, dr, 0.0, ()) for v, dr in _TYPES)
-        recs = []
+        recs: list[tuple[int, int, float, tuple]] = []
         for v, dr in _TYPES:
             u, starts = self.type_bound(v, dr, eps, rtol, max_cells)
             recs.append((v, dr, u, starts))
@@ -602,6 +602,7 @@ def certify_multi(
         pr = _Problem(k, eps0, n, level)
         ex, others = pr.exhibited(eps)
         bl = _blanket(eps, k, eps0, n)
+        recs: tuple[tuple[int, int, float, tuple], ...]
         if not pr.valid(eps) or (ex > -math.inf and bl <= ex + math.log1p(tol)):  # blanket: see above
             ld, recs = bl, ()
         else:
