@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtr
 from tqdm.auto import tqdm
 
 from .._validation import ParameterError, check_delta, check_int, check_probability_vector, check_real
@@ -93,7 +93,7 @@ def normal_binned_distribution(k: int, *, variance: float = 2.0, width: float = 
     variance = check_real("variance", variance, low=0.0, low_open=True)
     width = check_real("width", width, low=0.0, low_open=True)
     edges = np.linspace(-width, width, k + 1)[1:-1]
-    cdf = np.concatenate(([0.0], norm.cdf(edges), [1.0]))
+    cdf = np.concatenate(([0.0], ndtr(edges), [1.0]))
     return np.diff(cdf)
 
 

@@ -31,7 +31,7 @@ Error model (every quantity is an upper or lower bound, never an estimate):
 * Binomial log-pmfs are Loader's (:func:`~shuffle_accounting._binomial.log_binom_pmf`, relative
   error ~1e-13), counted as ``1e-10``.
 * Convolutions are direct sums of non-negative products (``numpy.convolve`` /
-  ``scipy.signal.convolve2d``, never FFT): relative error at most ``(L + 2) u`` for ``L`` terms,
+  ``_logmath.convolve2d_direct``, never FFT): relative error at most ``(L + 2) u`` for ``L`` terms,
   and the dropped mass of a sum of independent variables is at most the sum of the dropped masses
   (each law has total mass ``<= 1``) plus the underflowed products.
 """
@@ -41,10 +41,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.signal import convolve2d
 
 from .._binomial import binom_window_range, log_binom_cdf, log_binom_pmf, log_binom_sf, logsumexp
-from .._logmath import UNIT_ROUNDOFF
+from .._logmath import UNIT_ROUNDOFF, convolve2d_direct
 
 __all__ = [
     "Law1D",
@@ -268,7 +267,7 @@ def conv2d(a: Grid, b: Grid) -> Grid:
     if b.arr.size > a.arr.size:
         a, b = b, a
     work = float(a.arr.size) * float(b.arr.size)
-    arr = convolve2d(a.arr, b.arr, mode="full")
+    arr = convolve2d_direct(a.arr, b.arr)
     scale = a.scale + b.scale
     rel = a.rel + b.rel + a.rel * b.rel + (b.arr.size + 2) * _U
     log_drop = float(logsumexp([a.log_drop, b.log_drop, math.log(work * _TINY) + scale]))

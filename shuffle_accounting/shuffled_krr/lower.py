@@ -44,12 +44,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.signal import convolve
 from scipy.special import gammaln
 
 from .._binomial import log_binom_pmf as _log_binom_pmf  # accurate (Loader) pmf
 from .._binomial import log_binom_sf as _log_binom_sf  # binomial tails (upper bounds)
-from .._logmath import UNIT_ROUNDOFF, last_above, log_sub
+from .._logmath import UNIT_ROUNDOFF, convolve2d_direct, last_above, log_sub
 from .._validation import check_delta, check_int, check_real, check_real_array
 from ..randomizers import KRR
 from . import exact as _exact
@@ -286,7 +285,7 @@ def h01_candidate(k, eps0, others, family, w) -> _Candidate | None:
             mx = float(np.max(cp[1]))
             arr = np.exp(cp[1] - mx)
             scale += mx
-            acc = arr if acc is None else convolve(acc, arr, method="direct")
+            acc = arr if acc is None else convolve2d_direct(acc, arr)
             log_drop = np.logaddexp(log_drop, cp[2])
         with np.errstate(divide="ignore"):
             log_s = np.log(acc) + scale
