@@ -9,7 +9,6 @@ are written in units of the machine epsilon ``2^-52`` use ``2 * UNIT_ROUNDOFF`` 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -25,7 +24,6 @@ __all__ = [
     "log_add",
     "exp_or_zero",
     "bisect_bracket",
-    "last_above",
     "convolve2d_direct",
 ]
 
@@ -135,45 +133,6 @@ def bisect_bracket(
         else:
             hi = mid
     return lo, hi
-
-
-def last_above(g: Callable[[float], float], lo: float, hi: float, g_lo: float, *, rtol: float) -> float:
-    """The bracket's lower end after an Illinois false-position search for the switch of ``g``.
-
-    ``g`` is non-increasing with ``g(lo) = g_lo > 0 >= g(hi)`` (``g(hi)`` may be ``-inf``; it is
-    not evaluated at the start: here ``g(eps0) = -inf`` since ``delta(eps0) = 0``). Each step
-    evaluates one point strictly inside ``(lo, hi)``: the false-position point of the current
-    bracket when ``g(hi)`` is finite, else the midpoint; ``lo`` moves only to a point where
-    ``g > 0`` was evaluated (the sound side of an exhibited epsilon, as with
-    :func:`bisect_bracket`). The Illinois rule (halve the stored
-    value of an end kept twice in a row; Dowell and Jarratt, BIT 1971) keeps the convergence
-    superlinear: about 10 evaluations to ``rtol = 1e-10`` instead of about 40 for bisection
-    (``report --n 1000000`` spent 8.8 s here, issue 12). Stops once ``hi - lo <= rtol * hi`` or
-    after 100 steps (then ``lo`` is still a point with ``g > 0``, only less tight).
-    """
-    g_hi = -math.inf
-    side = 0
-    for _ in range(100):
-        width = hi - lo
-        if width <= rtol * hi:
-            break
-        if math.isfinite(g_hi) and g_lo > g_hi:
-            x = lo + width * (g_lo / (g_lo - g_hi))
-            x = min(max(x, lo + 1e-4 * width), hi - 1e-4 * width)  # strictly inside the bracket
-        else:
-            x = lo + 0.5 * width
-        gx = g(x)
-        if gx > 0:
-            lo, g_lo = x, gx
-            if side == -1:
-                g_hi *= 0.5
-            side = -1
-        else:
-            hi, g_hi = x, gx
-            if side == 1:
-                g_lo *= 0.5
-            side = 1
-    return lo
 
 
 def convolve2d_direct(a: ArrayLike, b: ArrayLike) -> np.ndarray:

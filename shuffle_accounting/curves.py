@@ -28,8 +28,8 @@ phases, cheap then tight evaluations), the clone pair's search (``literature._cl
 on the coarse bound, secant on the fine one) and every :class:`CurveBase` call it. Searches that
 stay specialised, and why: the worst-case certificates (``shuffled_krr.worst_case*``: a branch and
 bound over covers of datasets, whose epsilon comes out of refining the cover, not from one curve);
-the exhibited lower bounds (``shuffled_krr.lower``: the largest epsilon over a family of datasets,
-:func:`shuffle_accounting._logmath.last_above` inside a vectorised scan); the blanket's grid
+the exhibited lower bound's scan over a family of datasets (``shuffled_krr.lower``: the maximum
+of each dataset's root, each found by this finder on its lower side); the blanket's grid
 inversion (many targets at once, vectorised); starting guesses on approximations (speed only,
 never an answer); the calibrations in ``eps0`` or ``n`` (:func:`calibrate` and
 ``shuffled_krr.calibration``: roots in the mechanism's parameter, not in eps).
@@ -352,14 +352,13 @@ def epsilon_from_delta(
     (it never becomes the answer). With ``hi = inf`` the search first doubles ``hi`` from 1 until ``delta_at(hi) <= delta`` (at
     most up to :data:`MAX_SEARCH_EPS`, then it raises).
 
-    Searches that stay specialised (and why): the exhibited lower bounds
-    (``shuffled_krr.lower``: the largest epsilon over a *family* of datasets, by
-    :func:`shuffle_accounting._logmath.last_above` on each family's curve inside a vectorised
-    scan), the worst-case certificates' epsilons (``shuffled_krr.worst_case*``: a branch and bound
-    over covers of datasets, where each bound's epsilon is a by-product of refining the cover,
-    not a root of one curve), the blanket's vectorised grid inversion (``blanket``: many targets
-    at once), and the calibrations (``shuffled_krr.calibration``: roots in ``eps0`` or ``n``, not
-    in ``eps``; see :func:`calibrate`).
+    Searches that stay specialised (and why): the worst-case certificates' epsilons
+    (``shuffled_krr.worst_case*``: a branch and bound over covers of datasets, where each bound's
+    epsilon is a by-product of refining the cover, not a root of one curve), the blanket's
+    vectorised grid inversion (``blanket``: many targets at once), and the calibrations
+    (``shuffled_krr.calibration``: roots in ``eps0`` or ``n``, not in ``eps``; see
+    :func:`calibrate`). The exhibited lower bound (``shuffled_krr.lower``) takes the largest of
+    its datasets' roots, each found here on the lower side.
 
     Args:
         delta_at: ``eps -> delta(eps)`` (the curve's evaluation, not a surrogate), or

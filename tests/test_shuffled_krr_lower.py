@@ -333,21 +333,26 @@ def test_huge_k_search_reports_full_length_datasets_and_stays_below_certified():
 
 
 def test_illinois_root_stays_on_the_exhibited_side():
+    """The search lower_epsilon runs on each dataset's exhibited log delta (the one root finder,
+    lower side, both ends vouched for): a point where delta > target was evaluated, within rtol."""
     import math as _m
 
-    from shuffle_accounting._logmath import last_above
+    from shuffle_accounting.curves import epsilon_from_delta
 
     calls = []
 
-    def g(x):
+    def log_delta(x):
         calls.append(x)
-        return _m.log(1.5 - x) if x < 1.5 else -_m.inf  # switch at 0.5, -inf above 1.5
+        return _m.log(0.5 * (1.5 - x)) if x < 1.5 else -_m.inf  # delta = 0.5 at 0.5, 0 above 1.5
 
-    lo = last_above(g, 0.0, 2.0, g(0.0), rtol=1e-10)
-    assert g(lo) > 0 and 0.5 - lo <= 1e-10 * 0.5 + 1e-16
+    kw = dict(bound="lower", lo=0.0, hi=2.0, log=True, method="illinois", atol=0.0, check_lo=False)
+    lo = epsilon_from_delta(log_delta, 0.5, rtol=1e-10, **kw)
+    assert log_delta(lo) > _m.log(0.5) and 0.5 - lo <= 1e-10 * 2.0
     assert len(calls) < 40  # bisection would need ~35 steps; false position far fewer
-    lo2 = last_above(lambda x: 1.0 - x * x, 0.0, 2.0, 1.0, rtol=1e-12)
-    assert lo2 < 1.0 and 1.0 - lo2 <= 2e-12
+    lo2 = epsilon_from_delta(
+        lambda x: _m.log(0.5 * (1.0 - x * x)) if x < 1 else -_m.inf, 0.375, rtol=1e-12, **kw
+    )
+    assert 0.5 - 2e-12 <= lo2 < 0.5
 
 
 @pytest.mark.parametrize(

@@ -48,8 +48,9 @@ from scipy.special import gammaln
 
 from .._binomial import log_binom_pmf as _log_binom_pmf  # accurate (Loader) pmf
 from .._binomial import log_binom_sf as _log_binom_sf  # binomial tails (upper bounds)
-from .._logmath import UNIT_ROUNDOFF, convolve2d_direct, last_above, log_sub
+from .._logmath import UNIT_ROUNDOFF, convolve2d_direct, log_sub
 from .._validation import check_delta, check_int, check_real, check_real_array
+from ..curves import epsilon_from_delta
 from ..randomizers import KRR
 from . import exact as _exact
 
@@ -723,12 +724,17 @@ def lower_epsilon(delta: Any, k: Any, eps0: Any, n: Any) -> float:
     best = 0.0
     for c in cands:
 
-        def g(e: float, c=c) -> float:
-            return float(c.log_delta(np.array([e]))[0]) - log_d
+        def log_delta_at(e: float, c=c) -> float:
+            return float(c.log_delta(np.array([e]))[0])
 
-        g_best = g(best)
-        if not g_best > 0:
+        if not log_delta_at(best) > log_d:
             continue
-        lo = last_above(g, best, eps0, g_best, rtol=1e-10)  # delta_D(eps0) = 0 <= delta
+        # the one root finder on this dataset's exhibited curve, kept on its lower side; the
+        # caller vouches for both ends: delta_D(best) > delta was just evaluated, and
+        # delta_D(eps0) = 0 <= delta (the release is eps0-LDP post-processing)
+        lo = epsilon_from_delta(
+            log_delta_at, delta, bound="lower", lo=best, hi=eps0, log=True, method="illinois",
+            rtol=1e-10, atol=0.0, check_lo=False, max_iter=100,
+        )  # fmt: skip
         best = max(best, lo)
     return float(np.nextafter(best, 0.0)) if best > 0 else 0.0
