@@ -165,12 +165,24 @@ def log_binom_cdf(b, n, q: float) -> np.ndarray:
     ``r(x) = pmf(x-1)/pmf(x)`` (decreasing as ``x`` decreases) summed until the geometric bound
     on the remainder is below 1e-14 of the sum; the remainder bound is added.
     """
+    return _log_cdf(
+        b, n, q, 1.0 - q, math.log(q) if q > 0 else -math.inf, math.log1p(-q) if q < 1 else -math.inf
+    )
+
+
+def _log_cdf(b, n, q: float, qc: float, log_q: float, log_qc: float) -> np.ndarray:
+    """:func:`log_binom_cdf` with the complement ``qc = 1 - q`` and both logs given by the caller.
+
+    The mirror :func:`log_binom_sf` passes its ``q`` as ``qc`` exactly: forming ``1 - q`` there
+    would round a tiny ``q`` away (``1 - 1e-17 == 1``) and the tail would come back as ``-inf``.
+    Only ``qc``, ``log_q`` and ``log_qc`` enter the computation (``q`` is not used).
+    """
     b, n = np.broadcast_arrays(np.asarray(b, float), np.asarray(n, float))
     out = np.full(b.shape, -np.inf)
-    if q <= 0.0:
+    if qc >= 1.0:  # q = 0: the count is 0
         out[b >= 0] = 0.0
         return out
-    if q >= 1.0:
+    if qc <= 0.0:  # q = 1: the count is n
         out[b >= n] = 0.0
         return out
     out[b >= n] = 0.0
@@ -179,7 +191,7 @@ def log_binom_cdf(b, n, q: float) -> np.ndarray:
         return out
     bm, nm = b[mid], n[mid]
     with np.errstate(divide="ignore"):
-        val = betainc(nm - bm, bm + 1.0, 1.0 - q)
+        val = betainc(nm - bm, bm + 1.0, qc)
         res = np.log(val)
     # below 1e-200 scipy's betainc is not trusted: its power prefix x^a (1-x)^b can be subnormal
     # while the result is not, e.g. P(Bin(359, 0.897) <= 36) = exp(-623.823684) came back as
@@ -188,20 +200,24 @@ def log_binom_cdf(b, n, q: float) -> np.ndarray:
     # below converges geometrically and is rigorous.
     bad = ~(val > 1e-200)
     if np.any(bad):
-        res[bad] = log_lower_tail_series(bm[bad], nm[bad], q)
+        res[bad] = _lower_tail_series(bm[bad], nm[bad], log_q, log_qc)
     out[mid] = res
     return out
 
 
 def log_lower_tail_series(b: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
     """Upper bound on log P(Bin(n, q) <= b) by summing pmf ratios (for deep lower tails)."""
-    log_q, log_1q = math.log(q), math.log1p(-q)
+    return _lower_tail_series(b, n, math.log(q), math.log1p(-q))
+
+
+def _lower_tail_series(b: np.ndarray, n: np.ndarray, log_q: float, log_1q: float) -> np.ndarray:
+    """:func:`log_lower_tail_series` from ``log q`` and ``log(1 - q)`` (both given exactly)."""
     base = log_binom_pmf(b, n, log_q, log_1q)
     total = np.ones_like(b)
     term = np.ones_like(b)
     x = b.copy()
     active = np.ones(b.shape, dtype=bool)
-    ratio_q = (1.0 - q) / q
+    ratio_q = math.exp(log_1q - log_q)  # (1 - q) / q
     for _ in range(200000):
         idx = np.nonzero(active)[0]
         if idx.size == 0:
@@ -226,9 +242,20 @@ def log_lower_tail_series(b: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
 
 
 def log_binom_sf(j, n, q: float) -> np.ndarray:
-    """Upper bound on log P(Bin(n, q) >= j) (through the mirrored lower tail)."""
+    """Upper bound on log P(Bin(n, q) >= j) (through the mirrored lower tail).
+
+    ``P(Bin(n, q) >= j) = P(Bin(n, 1 - q) <= n - j)``, evaluated with ``q`` itself as the
+    mirror's complement probability (never the rounded ``1 - (1 - q)``), so a tiny ``q`` keeps
+    its digits: ``log_binom_sf(1, 5, 1e-17)`` is ``log(5e-17)``, not ``-inf``.
+
+    Example:
+        >>> round(float(log_binom_sf(1, 5, 1e-17)), 4)
+        -37.5345
+    """
     j, n = np.broadcast_arrays(np.asarray(j, float), np.asarray(n, float))
-    return log_binom_cdf(n - j, n, 1.0 - q)
+    log_q = math.log(q) if q > 0 else -math.inf
+    log_1q = math.log1p(-q) if q < 1 else -math.inf
+    return _log_cdf(n - j, n, 1.0 - q, q, log_1q, log_q)
 
 
 def log_binom_chernoff(k: int, N: int, log_pi: float, log_1mpi: float) -> float:

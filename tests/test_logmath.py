@@ -37,3 +37,22 @@ def test_convolve2d_direct_equals_scipy_direct(sa, sb):
 
 def test_convolve2d_direct_reads_1d_as_a_row():
     assert convolve2d_direct([1.0, 2.0], [3.0]).tolist() == [[3.0, 6.0]]
+
+
+@pytest.mark.parametrize(
+    "j, n, q",
+    [(1, 5, 1e-17), (6, 17, 3.39e-15), (2, 5, 1e-14), (1, 1000, 1e-300), (3, 1000, 1e-3), (2, 10, 0.3)],
+)
+def test_binomial_upper_tail_keeps_a_tiny_q(j, n, q):
+    """Review finding: the mirror formed 1 - q, so for q below ~5e-17 the upper tail came back
+    as -inf (and wrong by ~0.1 in log for q in 1e-16 .. 1e-12). Exact value by mpmath."""
+    import mpmath
+
+    from shuffle_accounting._binomial import log_binom_sf
+
+    mpmath.mp.dps = 60
+    qq = mpmath.mpf(q)
+    exact = mpmath.log(
+        sum(mpmath.binomial(n, i) * qq**i * (1 - qq) ** (n - i) for i in range(j, min(n, j + 60) + 1))
+    )
+    assert float(log_binom_sf(j, n, q)) == pytest.approx(float(exact), abs=1e-12)
