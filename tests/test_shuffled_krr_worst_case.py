@@ -325,3 +325,16 @@ def test_auto_policy_keeps_slow_worst_cases_out_of_the_default():
     assert ShuffledKRR(2, small, 500_000).auto_method == "blanket"
     assert ShuffledKRR(2, small, 50_000).auto_method == "worst-case"
     assert ShuffledKRR(2, 4.0, 1_000_000).auto_method == "worst-case"
+
+
+def test_auto_keeps_the_blanket_in_the_far_tail():
+    """Below AUTO_WORST_CASE_MIN_LOG_DELTA the auto delta query returns the blanket (certified)
+    instead of running a branch and bound that grows there (minutes at n = 1e5, eps = 1)."""
+    from shuffle_accounting.shuffled_krr.mechanism import AUTO_WORST_CASE_MIN_LOG_DELTA
+
+    m = ShuffledKRR(2, 2.0, 100_000)
+    far = m.log_delta(1.0, method="blanket")
+    assert far < AUTO_WORST_CASE_MIN_LOG_DELTA
+    assert m.log_delta(1.0) == far
+    near = 0.05  # delta ~ e^-40: the worst case is used and is tighter
+    assert m.log_delta(near) < m.log_delta(near, method="blanket")

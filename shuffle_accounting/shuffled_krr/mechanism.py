@@ -52,6 +52,11 @@ AUTO_WORST_CASE_MAX_N: int = 1_000_000
 AUTO_WORST_CASE_SMALL_EPS0: float = 2.0
 #: The largest n at which ``auto`` uses the k = 2 worst case for ``eps0 < AUTO_WORST_CASE_SMALL_EPS0``.
 AUTO_WORST_CASE_SMALL_EPS0_MAX_N: int = 100_000
+#: ``method="auto"`` delta queries use the worst case only where the blanket's log delta is at
+#: least this (delta >= e^-200 ~ 1.4e-87): deeper in the tail the branch and bound's cover grows
+#: (k = 2, n = 1e4, eps = 1: 1100 evaluations for delta ~ e^-450; minutes at n = 1e5) while no
+#: deployment budgets such a delta; the blanket value returned there is certified all the same.
+AUTO_WORST_CASE_MIN_LOG_DELTA: float = -200.0
 #: ``method="auto"`` uses the certified worst case for ``k = 3``
 #: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`) up to this many users (measured on this
 #: 2-core machine: 0.1-0.4 s per epsilon up to n = 30 unloaded, 1-5 s at n = 100 and 1-6 s per
@@ -83,6 +88,7 @@ __all__ = [
     "AUTO_WORST_CASE_SMALL_EPS0",
     "AUTO_WORST_CASE_SMALL_EPS0_MAX_N",
     "AUTO_WORST_CASE_K_MAX_N",
+    "AUTO_WORST_CASE_MIN_LOG_DELTA",
     "AUTO_WORST_CASE_MULTI_MAX_N",
     "FAST_BLANKET_MIN_N",
 ]
@@ -317,7 +323,8 @@ class ShuffledKRR:
         :mod:`~shuffle_accounting.shuffled_krr.worst_case_k` for ``k = 3``,
         :mod:`~shuffle_accounting.shuffled_krr.worst_case_multi` for ``k >= 4``: the largest class
         exact, the rest blanketed) or ``"auto"`` (the smaller of both where
-        :func:`auto_uses_worst_case`, else the blanket). Every choice is certified.
+        :func:`auto_uses_worst_case` and the blanket's log delta is at least
+        :data:`AUTO_WORST_CASE_MIN_LOG_DELTA`, else the blanket). Every choice is certified.
 
         Args:
             eps: Scalar or array of ``eps >= 0`` (finite).
@@ -346,6 +353,8 @@ class ShuffledKRR:
         if use != "blanket":
             flat = np.array(out, dtype=float).ravel()
             for i, e in enumerate(arr.ravel().tolist()):
+                if use == "auto" and not flat[i] >= AUTO_WORST_CASE_MIN_LOG_DELTA:
+                    continue  # the far tail: the blanket's value stands (see the constant)
                 wc, shown = self._worst_case_log_delta(float(e), strict=use == "worst-case")
                 if use == "auto":
                     no_certified_below_exhibited(flat[i], shown, f"log_delta({e!r})")
