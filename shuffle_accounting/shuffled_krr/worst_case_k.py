@@ -397,6 +397,24 @@ class CoverBox:
         return (self.c0_lo, self.c0_hi, self.c1_lo, self.c1_hi)
 
 
+def certificate_gap(
+    query: str, log_delta: float, exhibited_log_delta: float, epsilon: float, epsilon_lower: float
+) -> float:
+    """``certified / exhibited - 1`` of a worst-case certificate, in the query's own units.
+
+    ``query="delta"``: ``e^(log_delta - exhibited_log_delta) - 1`` (0 when both deltas are 0, inf
+    when only the exhibited one is); ``"epsilon"``: ``epsilon / epsilon_lower - 1`` (0 when both
+    are 0, inf when only the exhibited one is). Shared by the k = 3 and k >= 4 certificates.
+    """
+    if query == "delta":
+        if exhibited_log_delta == -math.inf:
+            return 0.0 if log_delta == -math.inf else math.inf
+        return math.expm1(log_delta - exhibited_log_delta)
+    if epsilon_lower <= 0.0:
+        return 0.0 if epsilon == 0.0 else math.inf
+    return epsilon / epsilon_lower - 1.0
+
+
 @dataclass(frozen=True)
 class WorstCaseKCertificate:
     """A re-checkable certificate of the worst-case privacy curve of shuffled 3-RR.
@@ -445,13 +463,9 @@ class WorstCaseKCertificate:
     @property
     def gap(self) -> float:
         """``certified / exhibited - 1`` in delta (``"delta"``) or epsilon (``"epsilon"``)."""
-        if self.query == "delta":
-            if self.exhibited_log_delta == -math.inf:
-                return 0.0 if self.log_delta == -math.inf else math.inf
-            return math.expm1(self.log_delta - self.exhibited_log_delta)
-        if self.epsilon_lower <= 0.0:
-            return 0.0 if self.epsilon == 0.0 else math.inf
-        return self.epsilon / self.epsilon_lower - 1.0
+        return certificate_gap(
+            self.query, self.log_delta, self.exhibited_log_delta, self.epsilon, self.epsilon_lower
+        )
 
 
 def _others(box: tuple[int, int, int, int], n: int) -> tuple[int, int, int]:

@@ -98,6 +98,7 @@ from .._logmath import UNIT_ROUNDOFF
 from .._validation import ParameterError, check_delta, check_int, check_real
 from . import _krr_grid as G
 from .blanket import certified_log_delta as _blanket_log_delta
+from .worst_case_k import certificate_gap
 
 __all__ = [
     "MultiTypeBound",
@@ -534,13 +535,9 @@ class WorstCaseMultiCertificate:
     @property
     def gap(self) -> float:
         """``certified / exhibited - 1`` in delta (``"delta"``) or epsilon (``"epsilon"``)."""
-        if self.query == "delta":
-            if self.exhibited_log_delta == -math.inf:
-                return 0.0 if self.log_delta == -math.inf else math.inf
-            return math.expm1(self.log_delta - self.exhibited_log_delta)
-        if self.epsilon_lower <= 0.0:
-            return 0.0 if self.epsilon == 0.0 else math.inf
-        return self.epsilon / self.epsilon_lower - 1.0
+        return certificate_gap(
+            self.query, self.log_delta, self.exhibited_log_delta, self.epsilon, self.epsilon_lower
+        )
 
 
 def _check(k, eps0, n):
@@ -609,7 +606,7 @@ def certify_multi(
             ld, recs = pr.certified(eps, rtol, max_cells)
         used_bl = bl <= ld
         ld = min(ld, bl)
-        gap = math.expm1(ld - ex) if ex > -math.inf else (0.0 if ld == -math.inf else math.inf)
+        gap = certificate_gap("delta", ld, ex, eps, 0.0)
         return WorstCaseMultiCertificate(
             k, eps0, n, "delta", eps, math.exp(ld), ld, eps, 0.0, others, ex,
             tuple(MultiTypeBound(v, dr, pr.a_star, st, u) for v, dr, u, st in recs),
