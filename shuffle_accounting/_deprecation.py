@@ -180,24 +180,41 @@ def old_positional_order(
                         f"{fn.__name__}() takes at most {len(old)} positional arguments in its former "
                         f"order ({', '.join(old)}), got {len(args)}"
                     )
-                names = old[: len(args)]
-                for name in names:
-                    if name in kwargs:
-                        raise TypeError(f"{fn.__name__}() got multiple values for argument {name!r}")
-                warnings.warn(
+                _bind_as_keywords(
+                    fn,
+                    kwargs,
+                    old[: len(args)],
+                    args,
                     f"{fn.__name__}({', '.join(old)}) with positional arguments in this order is "
                     f"deprecated (issue 13: the library's order is k, the randomizer parameter, then n): "
                     f"call {fn.__name__}({new_call}) (keywords work with both orders)",
-                    DeprecationWarning,
-                    stacklevel=2,
                 )
-                kwargs.update(zip(names, args))
                 args = ()
             return fn(*args, **kwargs)
 
         return wrapper
 
     return decorate
+
+
+def _bind_as_keywords(
+    fn: Callable[..., Any],
+    kwargs: dict[str, Any],
+    names: tuple[str, ...],
+    values: tuple[Any, ...],
+    message: str,
+) -> None:
+    """Move deprecated positional ``values`` into ``kwargs`` under ``names``, warning with ``message``.
+
+    The one binding step of :func:`old_positional_order` and :func:`keyword_only_now`: a name
+    also given as a keyword raises ``TypeError`` (as Python does), then one
+    :class:`DeprecationWarning` is issued at the caller of the decorated function.
+    """
+    for name in names:
+        if name in kwargs:
+            raise TypeError(f"{fn.__name__}() got multiple values for argument {name!r}")
+    warnings.warn(message, DeprecationWarning, stacklevel=3)
+    kwargs.update(zip(names, values))
 
 
 def keyword_only_now(
@@ -238,16 +255,14 @@ def keyword_only_now(
                         f"(the last {len(names)} deprecated), got {len(args)}"
                     )
                 bound = names[: len(extra)]
-                for name in bound:
-                    if name in kwargs:
-                        raise TypeError(f"{fn.__name__}() got multiple values for argument {name!r}")
-                warnings.warn(
+                _bind_as_keywords(
+                    fn,
+                    kwargs,
+                    bound,
+                    extra,
                     f"passing {', '.join(bound)} positionally to {fn.__name__}() is deprecated: pass "
                     f"{', '.join(f'{b}=...' for b in bound)} (secondary arguments are keyword-only)",
-                    DeprecationWarning,
-                    stacklevel=2,
                 )
-                kwargs.update(zip(bound, extra))
                 args = args[:positional]
             return fn(*args, **kwargs)
 
