@@ -338,3 +338,43 @@ def test_auto_keeps_the_blanket_in_the_far_tail():
     assert m.log_delta(1.0) == far
     near = 0.05  # delta ~ e^-40: the worst case is used and is tighter
     assert m.log_delta(near) < m.log_delta(near, method="blanket")
+
+
+@pytest.mark.parametrize("eps0,n,c", [(1.0, 40, 0), (2.0, 60, 17), (0.5, 30, 29)])
+def test_hockey_of_dist_many_brackets_the_exact_value_on_a_grid(eps0, n, c):
+    # the vectorised (F2) bracket at many eps at once against the exact hockey-stick divergence
+    # of the same law (mpmath, 60 digits, from the float p and eps exactly as given)
+    import mpmath
+
+    mpmath.mp.dps = 60
+    pr = W.WorstCaseProblem(eps0, n, -80.0)
+    y = W.convolve_dists(
+        W.binomial_dist(c, pr.log_pbar, pr.log_p, pr.log_tol),
+        W.binomial_dist(n - 1 - c, pr.log_p, pr.log_pbar, pr.log_tol),
+    )
+    eps = np.array([0.0, 0.01, 0.1, 0.3, 0.6, eps0 * 0.9, eps0, eps0 + 1.0])
+    got = W.hockey_of_dist_many(y, eps, pr.p, eps0)
+    p = mpmath.mpf(pr.p)
+    pb = 1 - p
+
+    def pmf(N, q):
+        return [mpmath.binomial(N, j) * q**j * (1 - q) ** (N - j) for j in range(N + 1)]
+
+    a, b = pmf(c, pb), pmf(n - 1 - c, p)
+    Y = [
+        mpmath.fsum(a[i] * b[s - i] for i in range(max(0, s - len(b) + 1), min(s, len(a) - 1) + 1))
+        for s in range(n)
+    ]
+    for j, e in enumerate(eps):
+        E = mpmath.exp(mpmath.mpf(float(e)))
+        Yx = Y + [mpmath.mpf(0)]
+        h = mpmath.fsum(
+            max(p * Yx[s] + pb * (Yx[s - 1] if s else 0) - E * (pb * Yx[s] + p * (Yx[s - 1] if s else 0)), 0)
+            for s in range(len(Yx))
+        )
+        if e >= eps0:
+            assert got[0, j] == got[1, j] == -math.inf
+            continue
+        assert got[1, j] <= float(mpmath.log(h)) <= got[0, j]
+        assert got[0, j] - got[1, j] < 1e-6
+        assert tuple(got[:, j]) == W.hockey_of_dist(y, float(e), pr.p, eps0)

@@ -312,35 +312,72 @@ def convolve_dists(a: _Dist, b: _Dist) -> _Dist:
 
 
 def hockey_of_dist(Y: _Dist, eps: float, p: float, eps0: float) -> tuple[float, float]:
-    """``(log upper, log lower)`` bounds on ``H_E(T + Y || T' + Y)`` by (F2) (module docstring)."""
-    if eps >= eps0:
-        return -math.inf, -math.inf
-    a = -p * math.expm1(eps - eps0)  # p - E pbar > 0
-    b = math.expm1(eps)  # E - 1
-    mag_a = p * (1.0 + math.exp(eps - eps0))  # |p| + E pbar, for the rounding of a
+    """``(log upper, log lower)`` bounds on ``H_E(T + Y || T' + Y)`` by (F2) (module docstring).
+
+    One point of :func:`hockey_of_dist_many` (the same arithmetic).
+    """
+    r = hockey_of_dist_many(Y, np.array([float(eps)]), p, eps0)
+    return float(r[0, 0]), float(r[1, 0])
+
+
+#: Entries of the ``(grid points) x (window)`` block that :func:`hockey_of_dist_many` forms at once.
+_MANY_BLOCK = 1 << 20
+
+
+def hockey_of_dist_many(Y: _Dist, eps: np.ndarray, p: float, eps0: float) -> np.ndarray:
+    """``(log upper, log lower)`` bounds on ``H_E(T + Y || T' + Y)`` at every ``eps``: shape ``(2, len(eps))``.
+
+    (F2) (module docstring): with ``a = p - E pbar``, ``b = E - 1``, ``y`` the windowed law and
+    ``F~(t - 1)`` its prefix sums, ``H = max_t (a y(t) - b F(t - 1))`` over the window plus the
+    dropped mass; each bracket end rounds outward exactly as a single-point evaluation does
+    (per-entry relative errors ``rel_y``, ``rel_f``, an ``8 u`` rounding term on both
+    products, the common factor ``crel``). The prefix sums and the padded window are shared by
+    every grid point; points with ``eps >= eps0`` give ``-inf`` (``H = 0``).
+    """
+    e = np.asarray(eps, dtype=float).reshape(-1)
+    out = np.full((2, e.size), -np.inf)
+    live = np.flatnonzero(e < eps0)
+    if live.size == 0:
+        return out
     ys = np.append(Y.arr, 0.0)  # t = lo .. hi + 1
-    cs = np.cumsum(Y.arr)
-    fs = np.concatenate(([0.0], cs))  # F~(t - 1)
+    fs = np.concatenate(([0.0], np.cumsum(Y.arr)))  # F~(t - 1)
     L = Y.arr.size
     rel_y = 2.0 * Y.rel + 4.0 * _U
     rel_f = rel_y + (L + 2) * _U
     ld = Y.log_drop - Y.scale
     d = math.exp(ld) if ld < 700.0 else math.inf
     y_up = ys * (1.0 + rel_y) + d
-    err = 8.0 * _U * (mag_a * y_up + (b + 2.0) * fs)
-    with np.errstate(invalid="ignore", over="ignore"):
-        up_t = a * y_up - b * fs * (1.0 - rel_f) + err
-        low_t = a * ys * (1.0 - rel_y) - b * (fs * (1.0 + rel_f) + d) - err
-    # the common factor C (|C - 1| <= crel) scales the windowed part: D <= C V + a d with V the
-    # per-entry bound without the dropped mass, D >= C W - b d likewise (module docstring)
+    y_lo = ys * (1.0 - rel_y)
+    f_up = fs * (1.0 + rel_f) + d
+    f_lo = fs * (1.0 - rel_f)
     cr = Y.crel
-    v = float(np.max(up_t)) - a * d
-    up = (1.0 + cr) * max(v, 0.0) + a * d
-    log_up = float(np.logaddexp(math.log(up) + Y.scale if up > 0 else -math.inf, Y.log_drop))
-    w = float(np.max(low_t)) + b * d
-    low = (1.0 - cr) * w - b * d if w > 0 else -1.0
-    log_low = math.log(low) + Y.scale if low > 0 and math.isfinite(low) else -math.inf
-    return min(log_up, 0.0), min(log_low, log_up)
+    step = max(1, _MANY_BLOCK // ys.size)
+    for s0 in range(0, live.size, step):
+        idx = live[s0 : s0 + step]
+        ee = e[idx][:, None]
+        a = -p * np.expm1(ee - eps0)  # p - E pbar > 0
+        b = np.expm1(ee)  # E - 1
+        mag_a = p * (1.0 + np.exp(ee - eps0))  # |p| + E pbar, for the rounding of a
+        err = 8.0 * _U * (mag_a * y_up + (b + 2.0) * fs)
+        with np.errstate(invalid="ignore", over="ignore"):
+            up_t = a * y_up - b * f_lo + err
+            low_t = a * y_lo - b * f_up - err
+        # the common factor C (|C - 1| <= crel) scales the windowed part: D <= C V + a d with V the
+        # per-entry bound without the dropped mass, D >= C W - b d likewise (module docstring)
+        a1, b1 = a[:, 0], b[:, 0]
+        with np.errstate(invalid="ignore", over="ignore"):
+            v = np.max(up_t, axis=1) - a1 * d
+            up = (1.0 + cr) * np.maximum(v, 0.0) + a1 * d
+            w = np.max(low_t, axis=1) + b1 * d
+            low = np.where(w > 0, (1.0 - cr) * w - b1 * d, -1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lu = np.where(up > 0, np.log(np.where(up > 0, up, 1.0)) + Y.scale, -np.inf)
+            ll = np.where(
+                (low > 0) & np.isfinite(low), np.log(np.where(low > 0, low, 1.0)) + Y.scale, -np.inf
+            )
+        lu = np.minimum(np.logaddexp(lu, Y.log_drop), 0.0)
+        out[0, idx], out[1, idx] = lu, np.minimum(ll, lu)
+    return out
 
 
 def _pair_range(x: _Dist, y: _Dist, t0: int, t1: int, cum_y: np.ndarray | None = None) -> tuple:
@@ -597,9 +634,8 @@ def _family_hockey(fam: _Family, eps: np.ndarray, p: float, eps0: float) -> np.n
         whole = K >= int(np.max(fam.hi_t[lawz] - fam.lo_t[lawz])) + 4
         if np.any(pend) and (whole or half > 4 * (int(np.max(fam.hi_t - fam.lo_t)) + 2)):
             for i in np.flatnonzero(pend.any(axis=1)).tolist():
-                full = fam.full(i)
-                for k in np.flatnonzero(pend[i]).tolist():
-                    res[:, i, k] = hockey_of_dist(full, float(e[k]), p, eps0)
+                ks = np.flatnonzero(pend[i])
+                res[:, i, ks] = hockey_of_dist_many(fam.full(i), e[ks], p, eps0)
             break
         half *= 4
     out[:, :, live] = res
