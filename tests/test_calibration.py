@@ -158,3 +158,23 @@ def test_min_users_rejects_bad_inputs(name, value):
     kwargs[name] = value
     with pytest.raises(ParameterError, match=rf"^{name} must be"):
         min_users(**kwargs)
+
+
+def test_single_round_calibration_at_scale_uses_the_fast_certified_curve():
+    # n >= FAST_BLANKET_MIN_N: the steps are decided by the sub-linear certified curve (an upper
+    # bound on the exact blanket sum, within its rtol), so the answer is certified by the exact
+    # sum too, and at most ~1e-3 (the fast curve's rtol in delta) below the exact optimum
+    k, n, epsilon, delta = 10, 200_000, 0.3, 1e-9
+    e0 = calibrate_eps0(k, n, epsilon, delta)
+    assert certified_log_delta(np.array([epsilon]), k, e0, n)[0] <= math.log(delta)
+    assert certified_log_delta(np.array([epsilon]), k, e0 * (1 + 2e-3), n)[0] > math.log(delta)
+
+
+def test_single_round_calibration_below_the_floor_falls_back_to_the_exact_sum():
+    # a target below e^WINDOW_LOG_FLOOR: the fast curve's Chernoff shortcut cannot decide it, so
+    # the exact sum does; the answer still certifies the tiny delta
+    k, n, epsilon, delta = 10, 100_000, 1.0, 1e-60
+    e0 = calibrate_eps0(k, n, epsilon, delta)
+    assert certified_log_delta(np.array([epsilon]), k, e0, n)[0] <= math.log(delta)
+    # maximal for the exact sum (a Chernoff-decided search would stop well below it)
+    assert certified_log_delta(np.array([epsilon]), k, e0 * (1 + 1e-4), n)[0] > math.log(delta)
