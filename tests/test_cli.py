@@ -173,6 +173,21 @@ def test_single_round_report_does_not_import_dp_accounting():
     assert [line for line in proc.stdout.splitlines() if line.startswith("DPA")] == ["DPA False", "DPA True"]
 
 
+def test_report_imports_no_heavy_optional_module():
+    """Start-up of ``report`` (issue 12): every section runs without scipy.integrate/optimize/signal/
+    stats, diffprivlib or matplotlib (each costs 0.3-1 s of imports)."""
+    code = (
+        "import sys, io, contextlib\n"
+        "from shuffle_accounting.presentation.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['report', '--k', '3', '--n', '100', '--eps0', '1'])\n"
+        "mods = ('scipy.integrate', 'scipy.optimize', 'scipy.signal', 'scipy.stats', 'diffprivlib', 'matplotlib')\n"
+        "print('HEAVY', [m for m in mods if m in sys.modules])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "HEAVY []" in proc.stdout
+
+
 def test_lazy_package_keeps_every_public_name():
     code = (
         "import shuffle_accounting as s, sys\n"
