@@ -816,3 +816,88 @@ def add_users(R: Grid, c: int, log_w: tuple[float, float, float], log_tol: float
     for _, g in sweep_users(R, [c], log_w, log_tol):
         out = g
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# k >= 4, every other user at the target's two values: three categories (0, 1, rest)
+# ---------------------------------------------------------------------------------------------
+
+
+def rest_rows(k: int, eps0: float) -> dict[int, tuple[float, float, float]]:
+    """Log-probabilities of a report in ``(0, 1, rest)`` for a user holding 0 (key 0) or 1 (key 1).
+
+    ``k``-RR with ``p = e^eps0 / (e^eps0 + k - 1)``, ``pbar = p e^-eps0``: a user holding 0
+    reports 0 w.p. ``p``, 1 w.p. ``pbar`` and a value of ``rest = {2, ..., k - 1}`` w.p.
+    ``(k - 2) pbar`` (and symmetrically for 1). ``k >= 3``.
+    """
+    lp = -math.log1p((k - 1) * math.exp(-eps0))
+    lq = lp - eps0
+    lr = math.log(k - 2) + lq
+    return {0: (lp, lq, lr), 1: (lq, lp, lr)}
+
+
+def fixed_law_rest(k: int, eps0: float, c0: int, c1: int, log_tol: float):
+    """``(pivot v, Grid)``: law of the ``(0, 1, rest)`` reports of ``c0`` users at 0 and ``c1`` at 1, or ``None``.
+
+    The three-category analogue of :func:`fixed_law_k3` for ``k >= 4`` (``k = 3`` included: there
+    ``rest = {2}``): the class with more users is the pivot ``v`` (ties: 0), in the coordinates
+    ``(N, j)`` of ``v`` with ``(d, o) = (1, rest)`` for ``v = 0`` and ``(0, rest)`` for ``v = 1``.
+    Both classes have the form of :func:`pivot_grid` (a report different from ``v`` is ``d``
+    with a fixed probability, ``pbar / ((k - 1) pbar) = 1 / (k - 1)`` for the pivot class and
+    ``p / (p + (k - 2) pbar)`` for the other), so the pivot class is :func:`class_grid` and the
+    other class is added by direct 2-D convolution of its :func:`class_grid` (while below
+    :data:`MAX_DATASET_WORK` and cheaper) or one user at a time (:func:`add_users`, below
+    :data:`MAX_SEQUENTIAL_WORK`), with the error model of the module docstring (dropped mass at
+    most about ``e^log_tol``). ``None`` when neither fits its budget.
+    """
+    rows = rest_rows(k, eps0)
+    counts = (c0, c1)
+    v = 0 if c0 >= c1 else 1
+    d = 1 - v
+    t = log_tol - math.log(8.0)
+
+    def row(x: int) -> tuple[float, float, float]:  # (v, d, o) coordinates of a user holding x
+        r = rows[x]
+        return r[v], r[d], r[2]
+
+    R = class_grid(counts[v], *row(v), t)
+    c_rest = counts[d]
+    if c_rest == 0:
+        return v, R
+    g = class_grid(c_rest, *row(d), t)
+    direct = float(R.arr.size) * g.arr.size
+    z = max(8.0, math.sqrt(2.0 * max(0.0, -t)) + 2.0)
+    grow = 2.0 * z * math.sqrt(0.25 * c_rest) + 4.0
+    sequential = float(c_rest) * (R.arr.shape[0] + grow) * (R.arr.shape[1] + grow)
+    if direct <= MAX_DATASET_WORK and direct <= 4.0 * sequential:
+        return v, conv2d(R, g)
+    if sequential <= MAX_SEQUENTIAL_WORK:
+        return v, add_users(R, c_rest, row(d), t - math.log(2.0))
+    return None
+
+
+def dataset_log_hockey_rest(k: int, eps0: float, c0: int, c1: int, eps: float, log_tol: float):
+    """``((up, low) of log H(P || Q), (up, low) of log H(Q || P))``: ``k >= 4``, others only at 0 and 1.
+
+    ``P`` / ``Q``: the release when the target holds 0 / 1 and ``c0`` / ``c1`` other users hold 0
+    / 1. The release is the full histogram; the values of ``rest = {2, ..., k - 1}`` are held by
+    nobody, every user reports each of them with the same probability ``pbar`` whatever it
+    holds, so given the total ``h_rest`` in ``rest`` the split inside it is uniform multinomial
+    under both ``P`` and ``Q``: ``P(h) = P3(h0, h1, h_rest) Mult(split | h_rest)``, likewise for
+    ``Q`` with the *same* factor, hence ``sum_h (P(h) - E Q(h))_+ = sum (P3 - E Q3)_+`` (the factor
+    sums to 1 over the splits). The divergence is that of the three-category law (the exact
+    sufficient statistic of :mod:`~shuffle_accounting.shuffled_krr.exact`), computed from
+    :func:`fixed_law_rest` and :class:`Hockey` with the target's rows from :func:`rest_rows`.
+    ``None`` when :func:`fixed_law_rest` is over budget.
+    """
+    if eps >= eps0:
+        return (-math.inf, -math.inf), (-math.inf, -math.inf)
+    res = fixed_law_rest(k, eps0, c0, c1, log_tol)
+    if res is None:
+        return None
+    v, R = res
+    rows = rest_rows(k, eps0)
+    d = 1 - v
+    pi0 = (rows[0][v], rows[0][d], rows[0][2])
+    pi1 = (rows[1][v], rows[1][d], rows[1][2])
+    return Hockey(R, pi0, pi1).bounds(eps), Hockey(R, pi1, pi0).bounds(eps)
