@@ -84,7 +84,7 @@ def test_bounds_api_shapes_and_small_inputs():
     assert isinstance(lo, float) and lo <= x <= up
     assert dataset_log_delta_bounds(2.0, 3, 1.0, [0, 0, 9999]) == (-math.inf, -math.inf)
     with pytest.raises(ParameterError, match="others"):
-        dataset_log_delta_bounds(0.1, 10, 2.0, [100, 0, 399] + [0] * 7)
+        dataset_log_delta_bounds(0.1, 10, 2.0, [100, 50, 349] + [0] * 7)
     with pytest.raises(ParameterError, match="eps"):
         dataset_log_delta_bounds(-1.0, 3, 1.0, [1, 1, 1])
 
@@ -191,3 +191,63 @@ def test_rest_datasets_beyond_the_exact_limit(k, others, eps0, eps):
     # the mirror dataset (others' 0 <-> 1 counts swapped) has the same delta (relabel 0 <-> 1)
     lo2, up2 = dataset_log_delta_bounds(eps, k, eps0, [others[1], others[0]] + others[2:])
     assert max(lo, lo2) <= min(up, up2)
+
+
+# ---------------------------------------------------------------------------------------------
+# k >= 4, other users at 0 (or 1) and at one value v >= 2: (0, v, {1} u rest) grid + binomial split
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k,v", [(4, 2), (5, 3), (6, 5)])
+@pytest.mark.parametrize("c0,cv", [(3, 5), (9, 2), (1, 1), (7, 7), (1, 12)])
+@pytest.mark.parametrize("eps0,eps", [(1.0, 0.2), (2.5, 1.0), (0.5, 0.0), (3.0, 2.99), (1.0, 1.0 - 1e-6)])
+def test_zero_v_grid_brackets_the_exact_enumeration(k, v, c0, cv, eps0, eps):
+    counts = [0] * k
+    counts[0], counts[v] = c0, cv
+    f, r = _exact_dirs(k, eps0, counts, eps)
+    (fu, fl), (ru, rl) = G.dataset_log_hockey_zero_v(k, eps0, c0, cv, eps, -80.0)
+    assert _inside(f, fl, fu) and _inside(r, rl, ru)
+    # tight (the grid's relative error ~1e-10 is amplified by the cancellation in P - E Q as eps -> eps0)
+    width = 1e-6 if eps0 - eps > 1e-3 else 1e-2
+    assert fu - fl < width * (1 + abs(f)) and ru - rl < width * (1 + abs(r))
+
+
+@pytest.mark.parametrize("k,c0,cv", [(4, 12, 9), (5, 3, 17), (6, 8, 8)])
+def test_zero_v_grid_one_user_at_a_time_and_coarse_truncation(monkeypatch, k, c0, cv):
+    monkeypatch.setattr(G, "MAX_DATASET_WORK", 0)
+    eps0, eps = 1.5, 0.3
+    counts = [c0, 0, cv] + [0] * (k - 3)
+    f, r = _exact_dirs(k, eps0, counts, eps)
+    for tol in (-80.0, -8.0):
+        (fu, fl), (ru, rl) = G.dataset_log_hockey_zero_v(k, eps0, c0, cv, eps, tol)
+        assert _inside(f, fl, fu) and _inside(r, rl, ru)
+    assert fu - fl > 1e-9  # at -8 the trimmed and skipped mass was counted, not ignored
+    monkeypatch.setattr(G, "MAX_SEQUENTIAL_WORK", 0)
+    assert G.dataset_log_hockey_zero_v(k, eps0, c0, cv, eps, -80.0) is None
+
+
+@pytest.mark.parametrize("k,others", [(4, (20, 0, 19, 0)), (5, (0, 25, 0, 14, 0)), (6, (0, 9, 0, 0, 0, 30))])
+def test_zero_v_scaled_bounds_match_the_exact_path_where_both_run(k, others):
+    """n = 40: the exact four-category enumeration and the windowed path (both orientations:
+    others at 0 and v, and the mirror, others at 1 and v) agree."""
+    eps0, eps = 1.2, 0.25
+    lo, up = X.scaled_bounds(eps, k, eps0, others)
+    x = float(dataset_log_delta(eps, k, eps0, list(others)))
+    assert lo <= x + 1e-12 * abs(x) <= up + 2e-12 * abs(x)
+    assert up - lo < 1e-6
+
+
+def test_zero_v_dataset_beyond_the_exact_limit():
+    """n = 600 (exact four-category enumeration stops near n = 65): a certified bracket, above the
+    count output's exact delta, below the certified worst case, equal to its mirror's."""
+    from shuffle_accounting.shuffled_krr import ShuffledKRR
+
+    k, eps0, eps = 5, 1.0, 0.1
+    others = [200, 0, 0, 399, 0]
+    assert X._needs_scale(k, tuple(others))
+    lo, up = dataset_log_delta_bounds(eps, k, eps0, others)
+    assert -math.inf < lo <= up < lo + 1e-6
+    assert dataset_log_delta(eps, k, eps0, others) == lo
+    assert float(dataset_log_delta(eps, k, eps0, others, output="count")) <= up
+    assert lo <= float(ShuffledKRR(k, eps0, 600).log_delta(eps))
+    assert dataset_log_delta_bounds(eps, k, eps0, [0, 200, 0, 399, 0]) == (lo, up)

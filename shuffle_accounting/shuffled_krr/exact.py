@@ -53,13 +53,17 @@ classes of ~2000 users refused), and ``k >= 4`` with every other user at the tar
 three-category ``(h0, h1, h_Z)`` whose ``Z`` cell has probability ``(k - 2) pbar`` for every
 user, and the ``k = 3`` machinery runs with those rows
 (:func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_rest`; e.g. ``k = 4``,
-``(1500, 1499)`` at ``n = 3000`` in about 3 s); each
+``(1500, 1499)`` at ``n = 3000`` in about 3-5 s), and ``k >= 4`` with the other users at 0 (or
+at 1) and at one value ``v >= 2``: nobody else holds 1 (resp. 0), so for the other users 1 is
+exchangeable with the values held by nobody, their law is three-category on ``(0, v, {1} u
+Z)``, and the split of ``{1} u Z`` is summed in closed form (two binomial tails per cell,
+:func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_zero_v`; ``k = 4``,
+``(1500, 0, 1499, 0)`` at ``n = 3000``: about 5-8 s); each
 returns a certified bracket (dropped mass bounded and added to the upper end) about ``1e-9``
 relative wide for deltas above ``1e-300`` (up to ``1e-5`` in log for deltas far below), and
 :func:`dataset_log_delta` returns its *lower* end, like the ``k = 2`` path, so the value stays a
-lower bound on the worst case; other datasets beyond the exact limit raise (for ``k >= 4``: a
-value ``>= 2`` held by some other user together with a second held value, a four-or-more-category
-law, exact only up to ``n ~ 65``). For ``k = 2`` the histogram
+lower bound on the worst case; other datasets beyond the exact limit raise (for ``k >= 4``:
+other users at three or more values, or at two values ``>= 2``, exact only up to ``n ~ 65``). For ``k = 2`` the histogram
 is ``h0`` itself and the count path below is used (exactly up to ``n ~ 20000``; above it from
 concentration windows with bounded dropped mass, returning the lower end of a certified bracket
 about 1e-8 relative wide, up to ``n ~ 1e7``). The count output is a convolution of two binomials, ``O(n^2)`` in log space, up to
@@ -382,7 +386,12 @@ def scaled_bounds(eps: float, k: int, eps0: float, counts: tuple[int, ...]) -> t
       while that work stays within ``MAX_DATASET_WORK`` / ``MAX_SEQUENTIAL_WORK``;
     * ``k >= 4``, every other user at 0 or 1: the same on the three categories ``(0, 1, Z)``,
       ``Z = {2, ..., k - 1}`` merged (module docstring;
-      :func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_rest`), same budgets.
+      :func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_rest`), same budgets;
+    * ``k >= 4``, the other users at 0 and at one ``v >= 2`` (or at 1 and ``v``: the mirror):
+      the others' law on ``(0, v, W)``, ``W = {1} u Z``, by the same grid, and the split of
+      ``W`` into 1 and ``Z`` (binomial, the same for every other user) summed in closed form from
+      two binomial tails per cell
+      (:func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_zero_v`).
 
     The windows follow the value (truncation level re-run when the value is far below it), so
     the bracket is about ``1e-9`` relative wide (``1e-7`` for ``eps`` near ``eps0``).
@@ -400,17 +409,22 @@ def scaled_bounds(eps: float, k: int, eps0: float, counts: tuple[int, ...]) -> t
             res = _grid.dataset_log_hockey_k3(eps0, (counts[0], counts[1], counts[2]), eps, tol)
         elif held == [0, 1]:  # k >= 4: three categories (0, 1, rest), module docstring
             res = _grid.dataset_log_hockey_rest(k, eps0, counts[0], counts[1], eps, tol)
+        elif len(held) == 2 and held[0] == 0:  # k >= 4, others at 0 and at v >= 2
+            res = _grid.dataset_log_hockey_zero_v(k, eps0, counts[0], counts[held[1]], eps, tol)
+        elif len(held) == 2 and held[0] == 1:  # the mirror (relabel 0 <-> 1): directions swap
+            res = _grid.dataset_log_hockey_zero_v(k, eps0, counts[1], counts[held[1]], eps, tol)
+            res = None if res is None else (res[1], res[0])
         else:
             res = None
         if res is None:
             raise ParameterError(
                 f"others = {_short(counts)} (n = {n} users, k = {k}) is beyond the exact histogram limit "
                 f"{MAX_HISTOGRAM_WORK:.3g} and beyond the windowed paths (every other user at one value; "
-                "k = 3, or k >= 4 with every other user at the target's two values 0 and 1, with a "
-                f"convolution of at most {_grid.MAX_DATASET_WORK:.3g} terms or "
+                "k = 3, or k >= 4 with the other users at two values of which one is the target's 0 "
+                f"or 1, with a convolution of at most {_grid.MAX_DATASET_WORK:.3g} terms or "
                 f"{_grid.MAX_SEQUENTIAL_WORK:.3g} one-user cell updates; k >= 4 datasets with other "
-                "users at a value >= 2 and at a second value are not supported at this size); use "
-                "output='count' or a smaller dataset"
+                "users at three or more values, or at two values >= 2, are not supported at this "
+                "size); use output='count' or a smaller dataset"
             )
         (fu, fl), (ru, rl) = res
         up, low = max(fu, ru), max(fl, rl)
