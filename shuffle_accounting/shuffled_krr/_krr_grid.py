@@ -944,7 +944,11 @@ def dataset_log_hockey_zero_v(k: int, eps0: float, c0: int, cv: int, eps: float,
     truncation); the lower bound takes the other ends and subtracts ``E d`` (``Q``'s excess over
     its window values sums to at most ``d``: the weights of ``O_0, O_v, O_W`` in ``Q``, summed
     over ``h1``, are ``pbar, pbar, p + (k - 3) pbar``). Tails carry :data:`TAIL_REL`; the final
-    sums of ``L`` non-negative terms are rounded outward by ``(L + 4) 4u``.
+    sums of ``L`` non-negative terms are rounded outward by ``(L + 4) 4u``. Cells whose terms are
+    negligible skip their tails: each cell's exact term, in both directions, is at most
+    ``Pp + Qc + (p - pbar) O_W`` at the upper ends (``E[(a - b X)_+] <= a_+`` and
+    ``E[(c + b X)_+] <= c_+ + b E X``), so the smallest such caps whose sum stays below
+    ``e^log_tol`` are replaced by that sum in the upper bounds and omitted from the lower ones.
 
     Returns ``None`` when :func:`fixed_law_rest` is over budget.
     """
