@@ -182,7 +182,7 @@ def test_rest_datasets_beyond_the_exact_limit(k, others, eps0, eps):
     output's exact delta (a post-processing of the histogram) and below the certified worst case."""
     from shuffle_accounting.shuffled_krr import ShuffledKRR
 
-    assert X._needs_scale(k, tuple(others))
+    assert X.histogram_work(sum(others) + 1, X.histogram_bins(k, others)) > X.MAX_HISTOGRAM_WORK
     lo, up = dataset_log_delta_bounds(eps, k, eps0, others)
     assert -math.inf < lo <= up < lo + 1e-6
     assert dataset_log_delta(eps, k, eps0, others) == lo
@@ -244,7 +244,7 @@ def test_zero_v_dataset_beyond_the_exact_limit():
 
     k, eps0, eps = 5, 1.0, 0.1
     others = [200, 0, 0, 399, 0]
-    assert X._needs_scale(k, tuple(others))
+    assert X.histogram_work(sum(others) + 1, X.histogram_bins(k, others)) > X.MAX_HISTOGRAM_WORK
     lo, up = dataset_log_delta_bounds(eps, k, eps0, others)
     assert -math.inf < lo <= up < lo + 1e-6
     assert dataset_log_delta(eps, k, eps0, others) == lo
