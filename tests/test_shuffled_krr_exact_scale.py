@@ -251,3 +251,24 @@ def test_zero_v_dataset_beyond_the_exact_limit():
     assert float(dataset_log_delta(eps, k, eps0, others, output="count")) <= up
     assert lo <= float(ShuffledKRR(k, eps0, 600).log_delta(eps))
     assert dataset_log_delta_bounds(eps, k, eps0, [0, 200, 0, 399, 0]) == (lo, up)
+
+
+def test_two_value_paths_random_sweep_against_the_exact_enumeration(monkeypatch):
+    """Seeded sweep over k, eps0 up to 7, eps up to eps0, counts (zeros included), truncation
+    levels and both convolution paths: every bracket holds the exact value."""
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        k = int(rng.integers(4, 8))
+        eps0 = float(rng.uniform(0.05, 7.0))
+        eps = float(eps0 * rng.uniform(0.0, 1.0) ** 0.3)
+        a, b = int(rng.integers(0, 12)), int(rng.integers(1, 12))
+        tol = float(rng.choice([-80.0, -30.0, -10.0]))
+        monkeypatch.setattr(G, "MAX_DATASET_WORK", 0 if rng.uniform() < 0.3 else 1_000_000_000)
+        v = int(rng.integers(2, k))
+        for counts, run in [
+            ({0: a, v: b}, lambda: G.dataset_log_hockey_zero_v(k, eps0, a, b, eps, tol)),
+            ({0: a, 1: b}, lambda: G.dataset_log_hockey_rest(k, eps0, a, b, eps, tol)),
+        ]:
+            f, r = _exact_dirs(k, eps0, [counts.get(y, 0) for y in range(k)], eps)
+            (fu, fl), (ru, rl) = run()
+            assert _inside(f, fl, fu) and _inside(r, rl, ru), (k, eps0, eps, counts, tol)

@@ -952,6 +952,8 @@ def dataset_log_hockey_zero_v(k: int, eps0: float, c0: int, cv: int, eps: float,
 
     Returns ``None`` when :func:`fixed_law_rest` is over budget.
     """
+    if k < 4:  # pragma: no cover - callers pass k >= 4 (k = 3 is dataset_log_hockey_k3)
+        raise ValueError(f"k must be >= 4 here, got {k}")
     if eps >= eps0:
         return (-math.inf, -math.inf), (-math.inf, -math.inf)
     res = fixed_law_rest(k, eps0, c0, cv, log_tol)
