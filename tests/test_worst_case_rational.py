@@ -126,7 +126,11 @@ def _interval_numerators(n: int, p: Fraction, hn: dict) -> np.ndarray:
     return out
 
 
-@pytest.fixture(scope="module", params=_PAIRS, ids=lambda pe: f"p={pe[0]},E={pe[1]}")
+@pytest.fixture(
+    scope="module",
+    params=_PAIRS,
+    ids=lambda pe: f"p{pe[0].numerator}_{pe[0].denominator}-E{pe[1].numerator}_{pe[1].denominator}",
+)
 def exact(request):
     """``(p, E, {n: (UN, hP, hQ)})`` for every ``2 <= n <= NMAX``."""
     p, E = request.param
