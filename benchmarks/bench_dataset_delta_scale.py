@@ -45,7 +45,8 @@ def main() -> None:
         f"load average {os.getloadavg()[0]:.2f}; reference (blanket k=3 eps0=1 n=1e4 eps(1e-6)) {ref:.3f} s"
     )
     print(
-        f"{'k':>3} {'n':>5} {'held':>22} {'eps0':>4} {'eps':>4} {'log delta (lower)':>18} {'width':>8} {'sec':>6} {'ratio':>6}"
+        f"{'k':>3} {'n':>5} {'held':>22} {'eps0':>4} {'eps':>4} {'log delta (lower)':>18} "
+        f"{'width':>8} {'sec':>6} {'ratio':>6}"
     )
     for k, eps0, eps, others in cases:
         t = time.perf_counter()

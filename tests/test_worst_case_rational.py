@@ -192,7 +192,8 @@ def test_library_float_bound_dominates_the_exact_values(exact):
     """The library's certified float bound ``log U(c1, c2)`` (``WorstCaseProblem.interval_many``,
     what ``interval_log_bound`` and the branch and bound evaluate) >= log of the exact max of
     ``h_c`` over the interval, for every interval; each ``n <= 30`` is checked with one of the
-    rational pairs with ``delta > 0`` (``n mod len(live)``: ~0.7 ms per float evaluation, 7000 intervals in all)."""
+    rational pairs with ``delta > 0`` (``n mod len(live)``: ~0.7 ms per float evaluation, 7000
+    intervals in all)."""
     p, E, per_n = exact
     live = [pe for pe in _PAIRS if pe[1] < pe[0] / (1 - pe[0])]
     eps0 = math.log(p / (1 - p))

@@ -837,7 +837,7 @@ def rest_rows(k: int, eps0: float) -> dict[int, tuple[float, float, float]]:
 
 
 def fixed_law_rest(k: int, eps0: float, c0: int, c1: int, log_tol: float):
-    """``(pivot v, Grid)``: law of the ``(0, 1, rest)`` reports of ``c0`` users at 0 and ``c1`` at 1, or ``None``.
+    """``(pivot v, Grid)``: the ``(0, 1, rest)`` law of ``c0`` users at 0 and ``c1`` at 1, or ``None``.
 
     The three-category analogue of :func:`fixed_law_k3` for ``k >= 4`` (``k = 3`` included: there
     ``rest = {2}``): the class with more users is the pivot ``v`` (ties: 0), in the coordinates

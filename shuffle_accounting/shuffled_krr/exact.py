@@ -63,10 +63,11 @@ returns a certified bracket (dropped mass bounded and added to the upper end) ab
 relative wide for deltas above ``1e-300`` (up to ``1e-5`` in log for deltas far below), and
 :func:`dataset_log_delta` returns its *lower* end, like the ``k = 2`` path, so the value stays a
 lower bound on the worst case; other datasets beyond the exact limit raise (for ``k >= 4``:
-other users at three or more values, or at two values ``>= 2``, exact only up to ``n ~ 65``). For ``k = 2`` the histogram
-is ``h0`` itself and the count path below is used (exactly up to ``n ~ 20000``; above it from
-concentration windows with bounded dropped mass, returning the lower end of a certified bracket
-about 1e-8 relative wide, up to ``n ~ 1e7``). The count output is a convolution of two binomials, ``O(n^2)`` in log space, up to
+other users at three or more values, or at two values ``>= 2``: four or more bins, exact only up
+to ``n ~ 65`` or less). For ``k = 2`` the histogram is ``h0`` itself and the count path below
+is used (exactly up to ``n ~ 20000``; above it from concentration windows with bounded dropped
+mass, returning the lower end of a certified bracket about 1e-8 relative wide, up to
+``n ~ 1e7``). The count output is a convolution of two binomials, ``O(n^2)`` in log space, up to
 ``n ~ 20000`` (:data:`MAX_COUNT_WORK`).
 """
 
