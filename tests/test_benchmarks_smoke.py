@@ -29,6 +29,7 @@ SMOKE = [
     "bench_reidentification.py",
     "bench_runtime.py",
     "bench_root_finder.py",
+    "bench_dataset_delta_scale.py",
 ]
 NO_SMOKE_YET: set[str] = set()
 

@@ -172,9 +172,9 @@ def test_scalar_and_array_shapes():
 
 
 def test_too_large_raises_naming_others():
-    # k >= 4 with two held values at this size: beyond the exact grid and every windowed path
+    # k >= 4 with three held values at this size: beyond the exact grid and every windowed path
     with pytest.raises(ParameterError, match="others"):
-        dataset_delta(0.1, 10, 2.0, [100, 0, 399] + [0] * 7)
+        dataset_delta(0.1, 10, 2.0, [100, 50, 349] + [0] * 7)
 
 
 # ------------------------------------------------------------------------------------------

@@ -84,7 +84,7 @@ def test_bounds_api_shapes_and_small_inputs():
     assert isinstance(lo, float) and lo <= x <= up
     assert dataset_log_delta_bounds(2.0, 3, 1.0, [0, 0, 9999]) == (-math.inf, -math.inf)
     with pytest.raises(ParameterError, match="others"):
-        dataset_log_delta_bounds(0.1, 10, 2.0, [100, 0, 399] + [0] * 7)
+        dataset_log_delta_bounds(0.1, 10, 2.0, [100, 50, 349] + [0] * 7)
     with pytest.raises(ParameterError, match="eps"):
         dataset_log_delta_bounds(-1.0, 3, 1.0, [1, 1, 1])
 
@@ -125,3 +125,150 @@ def test_three_large_classes_at_n_1000_run_and_agree_with_the_direct_path():
     finally:
         G.MAX_DATASET_WORK = save
     assert max(fl, fl2) <= min(fu, fu2)
+
+
+# ---------------------------------------------------------------------------------------------
+# k >= 4, every other user at 0 or 1: the three-category (0, 1, rest) grid
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k", [4, 5, 6])
+@pytest.mark.parametrize("c0,c1", [(3, 5), (9, 2), (1, 1), (7, 7), (0, 6), (14, 0)])
+@pytest.mark.parametrize("eps0,eps", [(1.0, 0.2), (2.5, 1.0), (0.5, 0.0), (3.0, 2.99)])
+def test_rest_grid_brackets_the_exact_enumeration(k, c0, c1, eps0, eps):
+    counts = [c0, c1] + [0] * (k - 2)
+    f, r = _exact_dirs(k, eps0, counts, eps)
+    (fu, fl), (ru, rl) = G.dataset_log_hockey_rest(k, eps0, c0, c1, eps, -80.0)
+    assert _inside(f, fl, fu) and _inside(r, rl, ru)
+    assert fu - fl < 1e-6 * (1 + abs(f)) and ru - rl < 1e-6 * (1 + abs(r))
+
+
+@pytest.mark.parametrize("k,c0,c1", [(4, 12, 9), (5, 3, 17), (6, 8, 8)])
+@pytest.mark.parametrize("eps0,eps", [(1.0, 0.2), (2.5, 1.0)])
+def test_rest_grid_one_user_at_a_time_brackets_the_exact_enumeration(monkeypatch, k, c0, c1, eps0, eps):
+    """The sequential path (forced: no direct convolution allowed), and a coarse truncation level
+    whose trims drop real mass: the bracket still holds."""
+    monkeypatch.setattr(G, "MAX_DATASET_WORK", 0)
+    f, r = _exact_dirs(k, eps0, [c0, c1] + [0] * (k - 2), eps)
+    for tol in (-80.0, -8.0):
+        (fu, fl), (ru, rl) = G.dataset_log_hockey_rest(k, eps0, c0, c1, eps, tol)
+        assert _inside(f, fl, fu) and _inside(r, rl, ru)
+    assert fu - fl > 1e-9  # at -8 the dropped mass was counted, not ignored
+
+
+def test_rest_grid_over_budget_is_refused(monkeypatch):
+    monkeypatch.setattr(G, "MAX_DATASET_WORK", 0)
+    monkeypatch.setattr(G, "MAX_SEQUENTIAL_WORK", 0)
+    assert G.dataset_log_hockey_rest(4, 1.0, 5, 5, 0.1, -80.0) is None
+    with pytest.raises(ParameterError, match=r"others = .*n = 400 users, k = 5"):
+        dataset_log_delta(0.1, 5, 1.0, [200, 199, 0, 0, 0])
+
+
+def test_rest_scaled_bounds_match_the_exact_path_where_both_run():
+    # n = 120: exact enumeration over (h0, h1, h_rest) and the windowed path both run
+    for k, c0, c1, eps0, eps in [(4, 70, 49, 1.0, 0.15), (7, 20, 99, 2.0, 0.5)]:
+        counts = (c0, c1) + (0,) * (k - 2)
+        lo, up = X.scaled_bounds(eps, k, eps0, counts)
+        x = float(dataset_log_delta(eps, k, eps0, list(counts)))
+        assert lo <= x + 1e-12 * abs(x) <= up + 2e-12 * abs(x)
+        assert up - lo < 1e-6
+
+
+@pytest.mark.parametrize(
+    "k,others,eps0,eps", [(5, [300, 699, 0, 0, 0], 1.0, 0.1), (10, [400, 599] + [0] * 8, 2.0, 0.3)]
+)
+def test_rest_datasets_beyond_the_exact_limit(k, others, eps0, eps):
+    """n = 1000 (the exact histogram stops near n = 270): a certified bracket, above the count
+    output's exact delta (a post-processing of the histogram) and below the certified worst case."""
+    from shuffle_accounting.shuffled_krr import ShuffledKRR
+
+    assert X.histogram_work(sum(others) + 1, X.histogram_bins(k, others)) > X.MAX_HISTOGRAM_WORK
+    lo, up = dataset_log_delta_bounds(eps, k, eps0, others)
+    assert -math.inf < lo <= up < lo + 1e-6
+    assert dataset_log_delta(eps, k, eps0, others) == lo
+    assert float(dataset_log_delta(eps, k, eps0, others, output="count")) <= up
+    assert lo <= float(ShuffledKRR(k, eps0, 1000).log_delta(eps))
+    # the mirror dataset (others' 0 <-> 1 counts swapped) has the same delta (relabel 0 <-> 1)
+    lo2, up2 = dataset_log_delta_bounds(eps, k, eps0, [others[1], others[0]] + others[2:])
+    assert max(lo, lo2) <= min(up, up2)
+
+
+# ---------------------------------------------------------------------------------------------
+# k >= 4, other users at 0 (or 1) and at one value v >= 2: (0, v, {1} u rest) grid + binomial split
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k,v", [(4, 2), (5, 3), (6, 5)])
+@pytest.mark.parametrize("c0,cv", [(3, 5), (9, 2), (1, 1), (7, 7), (1, 12)])
+@pytest.mark.parametrize("eps0,eps", [(1.0, 0.2), (2.5, 1.0), (0.5, 0.0), (3.0, 2.99), (1.0, 1.0 - 1e-6)])
+def test_zero_v_grid_brackets_the_exact_enumeration(k, v, c0, cv, eps0, eps):
+    counts = [0] * k
+    counts[0], counts[v] = c0, cv
+    f, r = _exact_dirs(k, eps0, counts, eps)
+    (fu, fl), (ru, rl) = G.dataset_log_hockey_zero_v(k, eps0, c0, cv, eps, -80.0)
+    assert _inside(f, fl, fu) and _inside(r, rl, ru)
+    # tight (the grid's relative error ~1e-10 is amplified by the cancellation in P - E Q as eps -> eps0)
+    width = 1e-6 if eps0 - eps > 1e-3 else 1e-2
+    assert fu - fl < width * (1 + abs(f)) and ru - rl < width * (1 + abs(r))
+
+
+@pytest.mark.parametrize("k,c0,cv", [(4, 12, 9), (5, 3, 17), (6, 8, 8)])
+def test_zero_v_grid_one_user_at_a_time_and_coarse_truncation(monkeypatch, k, c0, cv):
+    monkeypatch.setattr(G, "MAX_DATASET_WORK", 0)
+    eps0, eps = 1.5, 0.3
+    counts = [c0, 0, cv] + [0] * (k - 3)
+    f, r = _exact_dirs(k, eps0, counts, eps)
+    for tol in (-80.0, -8.0):
+        (fu, fl), (ru, rl) = G.dataset_log_hockey_zero_v(k, eps0, c0, cv, eps, tol)
+        assert _inside(f, fl, fu) and _inside(r, rl, ru)
+    assert fu - fl > 1e-9  # at -8 the trimmed and skipped mass was counted, not ignored
+    monkeypatch.setattr(G, "MAX_SEQUENTIAL_WORK", 0)
+    assert G.dataset_log_hockey_zero_v(k, eps0, c0, cv, eps, -80.0) is None
+
+
+@pytest.mark.parametrize("k,others", [(4, (20, 0, 19, 0)), (5, (0, 25, 0, 14, 0)), (6, (0, 9, 0, 0, 0, 30))])
+def test_zero_v_scaled_bounds_match_the_exact_path_where_both_run(k, others):
+    """n = 40: the exact four-category enumeration and the windowed path (both orientations:
+    others at 0 and v, and the mirror, others at 1 and v) agree."""
+    eps0, eps = 1.2, 0.25
+    lo, up = X.scaled_bounds(eps, k, eps0, others)
+    x = float(dataset_log_delta(eps, k, eps0, list(others)))
+    assert lo <= x + 1e-12 * abs(x) <= up + 2e-12 * abs(x)
+    assert up - lo < 1e-6
+
+
+def test_zero_v_dataset_beyond_the_exact_limit():
+    """n = 600 (exact four-category enumeration stops near n = 65): a certified bracket, above the
+    count output's exact delta, below the certified worst case, equal to its mirror's."""
+    from shuffle_accounting.shuffled_krr import ShuffledKRR
+
+    k, eps0, eps = 5, 1.0, 0.1
+    others = [200, 0, 0, 399, 0]
+    assert X.histogram_work(sum(others) + 1, X.histogram_bins(k, others)) > X.MAX_HISTOGRAM_WORK
+    lo, up = dataset_log_delta_bounds(eps, k, eps0, others)
+    assert -math.inf < lo <= up < lo + 1e-6
+    assert dataset_log_delta(eps, k, eps0, others) == lo
+    assert float(dataset_log_delta(eps, k, eps0, others, output="count")) <= up
+    assert lo <= float(ShuffledKRR(k, eps0, 600).log_delta(eps))
+    assert dataset_log_delta_bounds(eps, k, eps0, [0, 200, 0, 399, 0]) == (lo, up)
+
+
+def test_two_value_paths_random_sweep_against_the_exact_enumeration(monkeypatch):
+    """Seeded sweep over k, eps0 up to 7, eps up to eps0, counts (zeros included), truncation
+    levels and both convolution paths: every bracket holds the exact value."""
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        k = int(rng.integers(4, 8))
+        eps0 = float(rng.uniform(0.05, 7.0))
+        eps = float(eps0 * rng.uniform(0.0, 1.0) ** 0.3)
+        a, b = int(rng.integers(0, 12)), int(rng.integers(1, 12))
+        tol = float(rng.choice([-80.0, -30.0, -10.0]))
+        monkeypatch.setattr(G, "MAX_DATASET_WORK", 0 if rng.uniform() < 0.3 else 1_000_000_000)
+        v = int(rng.integers(2, k))
+        for counts, run in [
+            ({0: a, v: b}, lambda: G.dataset_log_hockey_zero_v(k, eps0, a, b, eps, tol)),
+            ({0: a, 1: b}, lambda: G.dataset_log_hockey_rest(k, eps0, a, b, eps, tol)),
+        ]:
+            f, r = _exact_dirs(k, eps0, [counts.get(y, 0) for y in range(k)], eps)
+            (fu, fl), (ru, rl) = run()
+            assert _inside(f, fl, fu) and _inside(r, rl, ru), (k, eps0, eps, counts, tol)

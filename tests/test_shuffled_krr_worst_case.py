@@ -65,29 +65,9 @@ _RATIONALS = [  # (p, E) with 1 <= E < p / pbar
 ]
 
 
-@pytest.mark.parametrize("p,E", _RATIONALS)
-@pytest.mark.parametrize("n", [2, 3, 5, 8, 11])
-def test_exact_interval_bound_dominates_every_dataset_all_intervals(n, p, E):
-    h = [_exact_h(n, c, p, E) for c in range(n)]
-    for c1 in range(n):
-        assert _exact_U(n, c1, c1, p, E) == h[c1]  # U([c, c]) = h_c exactly
-        for c2 in range(c1 + 1, n):
-            assert _exact_U(n, c1, c2, p, E) >= max(h[c1 : c2 + 1])
-    # mirror (F1): the reverse direction of dataset c is the forward direction of n - 1 - c
-    pbar = 1 - p
-    for c in range(n):
-        Y = _conv(_bin_pmf(c, pbar), _bin_pmf(n - 1 - c, p))
-        # reverse: swap the target's laws; S -> n - S maps it onto dataset n - 1 - c
-        Yr = list(reversed(_conv(_bin_pmf(n - 1 - c, pbar), _bin_pmf(c, p))))
-        assert Y == Yr
-
-
-@pytest.mark.parametrize("n", [20, 30])
-def test_exact_interval_bound_larger_n_sampled_intervals(n):
-    p, E = Fraction(3, 4), Fraction(3, 2)
-    h = [_exact_h(n, c, p, E) for c in range(n)]
-    for c1, c2 in [(0, n - 1), (0, 3), (2, 9), (n // 2 - 2, n // 2 + 3), (n - 5, n - 1), (7, 7)]:
-        assert _exact_U(n, c1, c2, p, E) >= max(h[c1 : c2 + 1])
+# Every interval of every n <= 30, several rational (p, E), in exact integer arithmetic (U >= h_c,
+# U([c, c]) = h_c, the mirror, the library's float bound above the exact values):
+# tests/test_worst_case_rational.py.
 
 
 @pytest.mark.parametrize("p,E", _RATIONALS)

@@ -816,3 +816,229 @@ def add_users(R: Grid, c: int, log_w: tuple[float, float, float], log_tol: float
     for _, g in sweep_users(R, [c], log_w, log_tol):
         out = g
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# k >= 4, every other user at the target's two values: three categories (0, 1, rest)
+# ---------------------------------------------------------------------------------------------
+
+
+def rest_rows(k: int, eps0: float) -> dict[int, tuple[float, float, float]]:
+    """Log-probabilities of a report in ``(0, 1, rest)`` for a user holding 0 (key 0) or 1 (key 1).
+
+    ``k``-RR with ``p = e^eps0 / (e^eps0 + k - 1)``, ``pbar = p e^-eps0``: a user holding 0
+    reports 0 w.p. ``p``, 1 w.p. ``pbar`` and a value of ``rest = {2, ..., k - 1}`` w.p.
+    ``(k - 2) pbar`` (and symmetrically for 1). ``k >= 3``.
+    """
+    lp = -math.log1p((k - 1) * math.exp(-eps0))
+    lq = lp - eps0
+    lr = math.log(k - 2) + lq
+    return {0: (lp, lq, lr), 1: (lq, lp, lr)}
+
+
+def fixed_law_rest(k: int, eps0: float, c0: int, c1: int, log_tol: float):
+    """``(pivot v, Grid)``: the ``(0, 1, rest)`` law of ``c0`` users at 0 and ``c1`` at 1, or ``None``.
+
+    The three-category analogue of :func:`fixed_law_k3` for ``k >= 4`` (``k = 3`` included: there
+    ``rest = {2}``): the class with more users is the pivot ``v`` (ties: 0), in the coordinates
+    ``(N, j)`` of ``v`` with ``(d, o) = (1, rest)`` for ``v = 0`` and ``(0, rest)`` for ``v = 1``.
+    Both classes have the form of :func:`pivot_grid` (a report different from ``v`` is ``d``
+    with a fixed probability, ``pbar / ((k - 1) pbar) = 1 / (k - 1)`` for the pivot class and
+    ``p / (p + (k - 2) pbar)`` for the other), so the pivot class is :func:`class_grid` and the
+    other class is added by direct 2-D convolution of its :func:`class_grid` (while below
+    :data:`MAX_DATASET_WORK` and cheaper) or one user at a time (:func:`add_users`, below
+    :data:`MAX_SEQUENTIAL_WORK`), with the error model of the module docstring (dropped mass at
+    most about ``e^log_tol``). ``None`` when neither fits its budget.
+    """
+    rows = rest_rows(k, eps0)
+    counts = (c0, c1)
+    v = 0 if c0 >= c1 else 1
+    d = 1 - v
+    t = log_tol - math.log(8.0)
+
+    def row(x: int) -> tuple[float, float, float]:  # (v, d, o) coordinates of a user holding x
+        r = rows[x]
+        return r[v], r[d], r[2]
+
+    R = class_grid(counts[v], *row(v), t)
+    c_rest = counts[d]
+    if c_rest == 0:
+        return v, R
+    g = class_grid(c_rest, *row(d), t)
+    direct = float(R.arr.size) * g.arr.size
+    z = max(8.0, math.sqrt(2.0 * max(0.0, -t)) + 2.0)
+    grow = 2.0 * z * math.sqrt(0.25 * c_rest) + 4.0
+    sequential = float(c_rest) * (R.arr.shape[0] + grow) * (R.arr.shape[1] + grow)
+    if direct <= MAX_DATASET_WORK and direct <= 4.0 * sequential:
+        return v, conv2d(R, g)
+    if sequential <= MAX_SEQUENTIAL_WORK:
+        return v, add_users(R, c_rest, row(d), t - math.log(2.0))
+    return None
+
+
+def dataset_log_hockey_rest(k: int, eps0: float, c0: int, c1: int, eps: float, log_tol: float):
+    """``((up, low) of log H(P || Q), (up, low) of log H(Q || P))``: ``k >= 4``, others only at 0 and 1.
+
+    ``P`` / ``Q``: the release when the target holds 0 / 1 and ``c0`` / ``c1`` other users hold 0
+    / 1. The release is the full histogram; the values of ``rest = {2, ..., k - 1}`` are held by
+    nobody, every user reports each of them with the same probability ``pbar`` whatever it
+    holds, so given the total ``h_rest`` in ``rest`` the split inside it is uniform multinomial
+    under both ``P`` and ``Q``: ``P(h) = P3(h0, h1, h_rest) Mult(split | h_rest)``, likewise for
+    ``Q`` with the *same* factor, hence ``sum_h (P(h) - E Q(h))_+ = sum (P3 - E Q3)_+`` (the factor
+    sums to 1 over the splits). The divergence is that of the three-category law (the exact
+    sufficient statistic of :mod:`~shuffle_accounting.shuffled_krr.exact`), computed from
+    :func:`fixed_law_rest` and :class:`Hockey` with the target's rows from :func:`rest_rows`.
+    ``None`` when :func:`fixed_law_rest` is over budget.
+    """
+    if eps >= eps0:
+        return (-math.inf, -math.inf), (-math.inf, -math.inf)
+    res = fixed_law_rest(k, eps0, c0, c1, log_tol)
+    if res is None:
+        return None
+    v, R = res
+    rows = rest_rows(k, eps0)
+    d = 1 - v
+    pi0 = (rows[0][v], rows[0][d], rows[0][2])
+    pi1 = (rows[1][v], rows[1][d], rows[1][2])
+    return Hockey(R, pi0, pi1).bounds(eps), Hockey(R, pi1, pi0).bounds(eps)
+
+
+# ---------------------------------------------------------------------------------------------
+# k >= 4, other users at the target's value 0 and at one value v >= 2 (nobody at 1)
+# ---------------------------------------------------------------------------------------------
+
+
+def dataset_log_hockey_zero_v(k: int, eps0: float, c0: int, cv: int, eps: float, log_tol: float):
+    """``((up, low) of log H(P || Q), (up, low) of log H(Q || P))``: ``c0`` others at 0, ``cv`` at ``v >= 2``.
+
+    ``k >= 4``; nobody else holds 1 (the target's value in ``D'``). Let ``W = {1} u Z`` with ``Z``
+    the ``k - 3`` values held by nobody. Every *other* user reports each value of ``W`` with
+    probability ``pbar`` (it holds 0 or ``v``), so the others' reports give the three-category
+    law ``O(h0, hv, M)`` (``M`` = their reports in ``W``, probability ``(k - 2) pbar`` each) of
+    :func:`fixed_law_rest` (``0 -> 0``, ``1 -> v``, ``rest -> W``), and given ``M`` their split
+    inside ``W`` is uniform: ``h1 ~ Bin(M, 1/(k - 2))`` (=: ``b_M``) and the rest of ``W``
+    uniform on ``Z`` (ancillary, the same under ``P`` and ``Q``; merged as in
+    :mod:`~shuffle_accounting.shuffled_krr.exact`). Add the target. With ``O_0, O_v, O_W`` the
+    others' law at the histogram minus a report ``0``, ``v`` or one in ``W``, and the identities
+    ``b_{M-1}(h1 - 1) = b_M(h1) (k - 2) h1 / M``, ``b_{M-1}(h1) = b_M(h1) (k - 2)(M - h1) / ((k - 3) M)``:
+
+        P(h0, h1, hv, M) = b_M(h1) [p O_0 + pbar O_v + (k - 2) pbar O_W]            =: b_M(h1) Pp
+        Q(h0, h1, hv, M) = b_M(h1) [pbar O_0 + pbar O_v + (k - 2) O_W (p h1 + pbar (M - h1)) / M]
+                         = b_M(h1) [Qc + beta h1],   Qc = pbar (O_0 + O_v + (k - 2) O_W),
+                                                     beta = (k - 2)(p - pbar) O_W / M
+
+    (the target holding 0 reports 0 w.p. ``p`` and each other value w.p. ``pbar``; holding 1, it
+    reports 1 w.p. ``p``). So, summed over ``h1`` for one ``(h0, hv, M)``,
+
+        sum_h1 (P - E Q)_+ = E[(Pp - E Qc - E beta X)_+],   sum_h1 (Q - E P)_+ = E[(Qc - E Pp + beta X)_+],
+
+    ``X ~ Bin(M, 1/(k - 2))``: ``E beta E[(s - X)_+]`` and ``beta E[(X - t)_+]`` with
+    ``s = (Pp - E Qc)/(E beta)``, ``t = (E Pp - Qc)/beta``, from two binomial tails each
+    (:func:`_log_lower_excess`, :func:`_log_upper_excess`; ``M = 0`` or ``O_W = 0``: the positive
+    part of the constant). Both are non-decreasing in ``Pp`` (resp. ``Qc``), non-increasing in
+    ``Qc`` and ``beta`` (resp. ``Pp``) and non-decreasing in ``beta`` for the second, so the
+    error model of :class:`Hockey` applies cell by cell: the upper bound puts ``O~ (1 + rho)``
+    where a term grows and ``O~ (1 - rho)`` where it shrinks (``rho`` the grid's relative error
+    plus ``16 * 2u`` for the coefficients), moves the threshold outward by its rounding, and adds
+    the dropped mass ``d`` (the mass ``P`` loses to the window; the ``h1`` split carries no
+    truncation); the lower bound takes the other ends and subtracts ``E d`` (``Q``'s excess over
+    its window values sums to at most ``d``: the weights of ``O_0, O_v, O_W`` in ``Q``, summed
+    over ``h1``, are ``pbar, pbar, p + (k - 3) pbar``). Tails carry :data:`TAIL_REL`; the final
+    sums of ``L`` non-negative terms are rounded outward by ``(L + 4) 4u``. Cells whose terms are
+    negligible skip their tails: each cell's exact term, in both directions, is at most
+    ``Pp + Qc + (p - pbar) O_W`` at the upper ends (``E[(a - b X)_+] <= a_+`` and
+    ``E[(c + b X)_+] <= c_+ + b E X``), so the smallest such caps whose sum stays below
+    ``e^log_tol`` are replaced by that sum in the upper bounds and omitted from the lower ones.
+
+    Returns ``None`` when :func:`fixed_law_rest` is over budget.
+    """
+    if k < 4:  # pragma: no cover - callers pass k >= 4 (k = 3 is dataset_log_hockey_k3)
+        raise ValueError(f"k must be >= 4 here, got {k}")
+    if eps >= eps0:
+        return (-math.inf, -math.inf), (-math.inf, -math.inf)
+    res = fixed_law_rest(k, eps0, c0, cv, log_tol)
+    if res is None:
+        return None
+    piv, R = res  # pivot 0: (d, o) = (v, W); pivot 1 (= v): (d, o) = (0, W)
+    rows, cols = R.arr.shape
+    s00 = np.zeros((rows + 1, cols + 1))
+    s11, s10 = s00.copy(), s00.copy()
+    s00[:-1, :-1] = R.arr
+    s11[1:, 1:] = R.arr
+    s10[1:, :-1] = R.arr
+    O0, Ov = (s00, s11) if piv == 0 else (s11, s00)
+    OW = s10
+    N = R.n_lo + np.arange(rows + 1, dtype=float)
+    J = R.j_lo + np.arange(cols + 1, dtype=float)
+    M = N[:, None] - J[None, :]  # reports in W (= o) of the full histogram
+    lp = -math.log1p((k - 1) * math.exp(-eps0))
+    lq = lp - eps0
+    p, pbar = math.exp(lp), math.exp(lq)
+    E = math.exp(eps)
+    rho = R.rel + 16.0 * _U
+    # cells whose terms are negligible skip the tails: each term (both directions) is at most
+    # cap = ((1 + p) O_0 + 2 pbar O_v + ((k - 2) 2 pbar + p) O_W)(1 + rho) + err >= Pp + Qc + p O_W
+    # (up to rounding, hence the (1 + 64u)); the smallest caps summing to <= e^log_tol are skipped,
+    # their sum added to the upper bounds (the lower bounds just omit them)
+    cap = ((1.0 + p) * O0 + 2.0 * pbar * Ov + ((k - 2) * 2.0 * pbar + p) * OW) * (1.0 + rho + 64.0 * _U)
+    cap = cap * (1.0 + 16.0 * _U * (1.0 + E))
+    live = (M >= 0) & (cap > 0)
+    O0, Ov, OW, M, cap = O0[live], Ov[live], OW[live], M[live], cap[live]
+    order = np.argsort(cap, kind="stable")
+    cs = np.cumsum(cap[order]) * (1.0 + (cap.size + 4) * _U)
+    n_skip = int(np.searchsorted(cs, math.exp(min(log_tol - R.scale, 700.0)), side="right"))
+    n_skip = min(n_skip, cap.size - 1)
+    log_skip = math.log(float(cs[n_skip - 1])) + R.scale if n_skip > 0 else -math.inf
+    keep = order[n_skip:]
+    O0, Ov, OW, M = O0[keep], Ov[keep], OW[keep], M[keep]
+    Pp = p * O0 + pbar * Ov + (k - 2) * pbar * OW
+    Qc = pbar * (O0 + Ov + (k - 2) * OW)
+    err = 16.0 * _U * (Pp + E * Qc)
+    slope = (k - 2) * pbar * math.expm1(eps0)  # (k - 2)(p - pbar), no cancellation
+    has_x = (OW > 0) & (M >= 1)
+    Mx = np.where(has_x, M, 1.0)
+    b_hi = np.where(has_x, slope * OW / Mx * (1.0 + rho), 0.0)
+    b_lo = np.where(has_x, slope * OW / Mx * (1.0 - rho), 0.0)
+    l2, l2c = -math.log(k - 2), math.log((k - 3) / (k - 2))
+    r_up, r_lo = math.log1p(rho), math.log1p(-rho)
+
+    def finish(up_terms: np.ndarray, low_terms: np.ndarray) -> tuple[float, float]:
+        L = up_terms.size
+        up = float(logsumexp(up_terms)) if L else -math.inf
+        up = float(logsumexp([up + R.scale + 4.0 * _U * (L + 4), R.log_drop, log_skip]))
+        low = float(logsumexp(low_terms)) if low_terms.size else -math.inf
+        log_low = -math.inf
+        if low > -math.inf:
+            ll = low + R.scale - 4.0 * _U * (L + 4)
+            corr = eps + R.log_drop
+            if corr < ll:
+                log_low = ll + math.log(-math.expm1(corr - ll))
+        return min(up, 0.0), min(log_low, up)
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # forward: E[(A - E beta X)_+], A = Pp - E Qc
+        A_up = Pp * (1.0 + rho) - E * Qc * (1.0 - rho) + err
+        A_lo = Pp * (1.0 - rho) - E * Qc * (1.0 + rho) - err
+        Bu, Bl = E * b_lo, E * b_hi  # the upper bound uses the smaller slope
+        const_up = np.where(~has_x & (A_up > 0), np.log(np.maximum(A_up, 0.0)), -np.inf)
+        const_lo = np.where(~has_x & (A_lo > 0), np.log(np.maximum(A_lo, 0.0)), -np.inf)
+        s_up = _up(np.where(has_x, A_up / np.where(has_x, Bu, 1.0), 0.0))
+        s_lo = _down(np.where(has_x, A_lo / np.where(has_x, Bl, 1.0), 0.0))
+        xu, _ = _log_lower_excess(Mx, l2, l2c, s_up)
+        _, xl = _log_lower_excess(Mx, l2, l2c, s_lo)
+        fu = np.where(has_x, np.log(Bu) + xu + r_up, const_up)
+        fl = np.where(has_x, np.log(Bl) + xl + r_lo, const_lo)
+        fwd = finish(fu, fl)
+        # reverse: E[(C + beta X)_+], C = Qc - E Pp
+        C_up = Qc * (1.0 + rho) - E * Pp * (1.0 - rho) + err
+        C_lo = Qc * (1.0 - rho) - E * Pp * (1.0 + rho) - err
+        const_up = np.where(~has_x & (C_up > 0), np.log(np.maximum(C_up, 0.0)), -np.inf)
+        const_lo = np.where(~has_x & (C_lo > 0), np.log(np.maximum(C_lo, 0.0)), -np.inf)
+        t_up = _down(np.where(has_x, -C_up / np.where(has_x, b_hi, 1.0), 0.0))
+        t_lo = _up(np.where(has_x, -C_lo / np.where(has_x, b_lo, 1.0), 0.0))
+        xu, _ = _log_upper_excess(Mx, l2, l2c, t_up)
+        _, xl = _log_upper_excess(Mx, l2, l2c, t_lo)
+        ru = np.where(has_x, np.log(b_hi) + xu + r_up, const_up)
+        rl = np.where(has_x, np.log(b_lo) + xl + r_lo, const_lo)
+        rev = finish(ru, rl)
+    return fwd, rev

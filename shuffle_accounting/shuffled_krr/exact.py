@@ -28,7 +28,14 @@ How the histogram is computed. Output values ``y >= 2`` that no other user holds
 of ``m`` values; only blanket (uniform) outputs fall in ``Z`` and, given how many do, their split
 inside ``Z`` is uniform and the same under ``P`` and ``Q`` (an ancillary statistic). So the
 histogram restricted to ``{0, 1}``, the values held by some other user, and the total in ``Z`` is
-an exact sufficient statistic (e.g. all others at value 2 -> ``(h0, h1, h2)``). Its distribution
+an exact sufficient statistic (e.g. all others at value 2 -> ``(h0, h1, h2)``). Proof: nobody
+(the target included, who holds 0 or 1) holds a value of ``Z``, so every user, whatever it
+holds, reports each ``z in Z`` with the same probability ``pbar``; given the set of users whose
+report falls in ``Z``, those reports are independent and uniform on ``Z``. Writing ``h = (g,
+s)`` with ``g`` the kept counts plus the total ``h_Z`` and ``s`` the split of ``h_Z`` inside
+``Z``, ``P(h) = P~(g) M(s | h_Z)`` and ``Q(h) = Q~(g) M(s | h_Z)`` with the *same* uniform
+multinomial ``M``, hence ``sum_h (P(h) - a Q(h))_+ = sum_g (P~(g) - a Q~(g))_+ sum_s M(s | h_Z)
+= H_a(P~ || Q~)``: the merged ``Z`` loses nothing, in both directions. Its distribution
 is built user by user in log space on a dense grid with ``B - 1`` axes of length ``n + 1``, ``B``
 the number of kept bins (at most ``k`` and at most ``3 + #{y >= 2 : others[y] > 0}``). The work is
 about ``n * B * (n + 1)^(B - 1)``; inputs above :data:`MAX_HISTOGRAM_WORK` raise
@@ -41,14 +48,26 @@ module :mod:`~shuffle_accounting.shuffled_krr._krr_grid`): every other user at o
 and ``k = 3`` with any counts while the two smaller classes can be added to the largest one by
 direct 2-D convolution (below ``1e9`` terms) or one user at a time (below ``4e9`` cell updates:
 e.g. ``(100, 100, 799)`` at ``n = 1000`` in 0.3 s, ``(1000, 1000, 999)`` in about 2 s, three
-classes of ~2000 users refused); each
+classes of ~2000 users refused), and ``k >= 4`` with every other user at the target's two values
+0 and 1: all of ``{2, ..., k - 1}`` is then ``Z``, the sufficient statistic is the
+three-category ``(h0, h1, h_Z)`` whose ``Z`` cell has probability ``(k - 2) pbar`` for every
+user, and the ``k = 3`` machinery runs with those rows
+(:func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_rest`; e.g. ``k = 4``,
+``(1500, 1499)`` at ``n = 3000`` in about 3-5 s), and ``k >= 4`` with the other users at 0 (or
+at 1) and at one value ``v >= 2``: nobody else holds 1 (resp. 0), so for the other users 1 is
+exchangeable with the values held by nobody, their law is three-category on ``(0, v, {1} u
+Z)``, and the split of ``{1} u Z`` is summed in closed form (two binomial tails per cell,
+:func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_zero_v`; ``k = 4``,
+``(1500, 0, 1499, 0)`` at ``n = 3000``: about 5-8 s); each
 returns a certified bracket (dropped mass bounded and added to the upper end) about ``1e-9``
 relative wide for deltas above ``1e-300`` (up to ``1e-5`` in log for deltas far below), and
 :func:`dataset_log_delta` returns its *lower* end, like the ``k = 2`` path, so the value stays a
-lower bound on the worst case; other datasets beyond the exact limit raise. For ``k = 2`` the histogram
-is ``h0`` itself and the count path below is used (exactly up to ``n ~ 20000``; above it from
-concentration windows with bounded dropped mass, returning the lower end of a certified bracket
-about 1e-8 relative wide, up to ``n ~ 1e7``). The count output is a convolution of two binomials, ``O(n^2)`` in log space, up to
+lower bound on the worst case; other datasets beyond the exact limit raise (for ``k >= 4``:
+other users at three or more values, or at two values ``>= 2``: four or more bins, exact only up
+to ``n ~ 65`` or less). For ``k = 2`` the histogram is ``h0`` itself and the count path below
+is used (exactly up to ``n ~ 20000``; above it from concentration windows with bounded dropped
+mass, returning the lower end of a certified bracket about 1e-8 relative wide, up to
+``n ~ 1e7``). The count output is a convolution of two binomials, ``O(n^2)`` in log space, up to
 ``n ~ 20000`` (:data:`MAX_COUNT_WORK`).
 """
 
@@ -365,7 +384,15 @@ def scaled_bounds(eps: float, k: int, eps0: float, counts: tuple[int, ...]) -> t
     * ``k = 3``, any counts: the pivot grid of the largest class plus the other two classes,
       by direct convolution of their windowed trinomials or one user at a time with the trimmed
       mass measured and added (:func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_k3`),
-      while that work stays within ``MAX_DATASET_WORK`` / ``MAX_SEQUENTIAL_WORK``.
+      while that work stays within ``MAX_DATASET_WORK`` / ``MAX_SEQUENTIAL_WORK``;
+    * ``k >= 4``, every other user at 0 or 1: the same on the three categories ``(0, 1, Z)``,
+      ``Z = {2, ..., k - 1}`` merged (module docstring;
+      :func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_rest`), same budgets;
+    * ``k >= 4``, the other users at 0 and at one ``v >= 2`` (or at 1 and ``v``: the mirror):
+      the others' law on ``(0, v, W)``, ``W = {1} u Z``, by the same grid, and the split of
+      ``W`` into 1 and ``Z`` (binomial, the same for every other user) summed in closed form from
+      two binomial tails per cell
+      (:func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_zero_v`).
 
     The windows follow the value (truncation level re-run when the value is far below it), so
     the bracket is about ``1e-9`` relative wide (``1e-7`` for ``eps`` near ``eps0``).
@@ -381,15 +408,24 @@ def scaled_bounds(eps: float, k: int, eps0: float, counts: tuple[int, ...]) -> t
             res = _grid.single_class_log_hockey(k, eps0, n, 0 if v < 2 else 2, eps, tol)
         elif k == 3:
             res = _grid.dataset_log_hockey_k3(eps0, (counts[0], counts[1], counts[2]), eps, tol)
+        elif held == [0, 1]:  # k >= 4: three categories (0, 1, rest), module docstring
+            res = _grid.dataset_log_hockey_rest(k, eps0, counts[0], counts[1], eps, tol)
+        elif len(held) == 2 and held[0] == 0:  # k >= 4, others at 0 and at v >= 2
+            res = _grid.dataset_log_hockey_zero_v(k, eps0, counts[0], counts[held[1]], eps, tol)
+        elif len(held) == 2 and held[0] == 1:  # the mirror (relabel 0 <-> 1): directions swap
+            res = _grid.dataset_log_hockey_zero_v(k, eps0, counts[1], counts[held[1]], eps, tol)
+            res = None if res is None else (res[1], res[0])
         else:
             res = None
         if res is None:
             raise ParameterError(
                 f"others = {_short(counts)} (n = {n} users, k = {k}) is beyond the exact histogram limit "
-                f"{MAX_HISTOGRAM_WORK:.3g} and beyond the windowed paths (every other user at one value, "
-                "or k = 3 with a convolution of at most "
-                f"{_grid.MAX_DATASET_WORK:.3g} terms or {_grid.MAX_SEQUENTIAL_WORK:.3g} one-user cell "
-                "updates); use output='count' or a smaller dataset"
+                f"{MAX_HISTOGRAM_WORK:.3g} and beyond the windowed paths (every other user at one value; "
+                "k = 3, or k >= 4 with the other users at two values of which one is the target's 0 "
+                f"or 1, with a convolution of at most {_grid.MAX_DATASET_WORK:.3g} terms or "
+                f"{_grid.MAX_SEQUENTIAL_WORK:.3g} one-user cell updates; k >= 4 datasets with other "
+                "users at three or more values, or at two values >= 2, are not supported at this "
+                "size); use output='count' or a smaller dataset"
             )
         (fu, fl), (ru, rl) = res
         up, low = max(fu, ru), max(fl, rl)
