@@ -615,29 +615,51 @@ def fixed_law_k3(
     if not rest:
         return v, R
     grids = [class_grid(counts[u], row(u, v), row(u, d), row(u, o), t) for u in rest]
-    # direct convolution work, and the work of adding the same users one at a time
+    classes = [(counts[u], (row(u, v), row(u, d), row(u, o))) for u in rest]
+    out = add_classes(R, classes, grids, t, check_only=check_only)
+    return None if out is None else (v, out)
+
+
+def add_classes(
+    R: Grid,
+    classes: list[tuple[int, tuple[float, float, float]]],
+    grids: list[Grid],
+    t: float,
+    *,
+    check_only: bool = False,
+) -> Grid | None:
+    """The law ``R`` convolved with fixed classes of users, or ``None`` when over budget.
+
+    ``classes`` are ``(users, (log w_v, log w_d, log w_o))`` and ``grids`` their windowed
+    trinomials (:func:`class_grid`, same order). Either the classes' grids are convolved with
+    each other and then with ``R`` (direct 2-D convolution, while that work is below
+    :data:`MAX_DATASET_WORK`) or the users are added one at a time (:func:`add_users`, work
+    about ``users x cells``, below :data:`MAX_SEQUENTIAL_WORK`), whichever is estimated cheaper
+    (the direct one unless it costs over 4x the other); dropped mass at most about ``e^t``.
+    ``check_only``: decide only (``R`` itself is returned when a path fits).
+    """
     shapes = [g.arr.shape for g in grids]
     direct = float(grids[0].arr.size) * grids[1].arr.size if len(grids) == 2 else 0.0
     sr = sum(x[0] for x in shapes) - len(shapes) + 1
     sc = sum(x[1] for x in shapes) - len(shapes) + 1
     direct += float(R.arr.size) * sr * sc
-    c_rest = sum(counts[u] for u in rest)
+    c_rest = sum(c for c, _ in classes)
     z = max(8.0, math.sqrt(2.0 * max(0.0, -t)) + 2.0)
     grow = 2.0 * z * math.sqrt(0.25 * c_rest) + 4.0
     sequential = float(c_rest) * (R.arr.shape[0] + grow) * (R.arr.shape[1] + grow)
     if direct <= MAX_DATASET_WORK and direct <= 4.0 * sequential:
         if check_only:
-            return v, R
+            return R
         small = grids[0]
         for g in grids[1:]:
             small = conv2d(small, g)
-        return v, conv2d(R, small)
+        return conv2d(R, small)
     if sequential <= MAX_SEQUENTIAL_WORK:
         if check_only:
-            return v, R
-        for u in rest:
-            R = add_users(R, counts[u], (row(u, v), row(u, d), row(u, o)), t - math.log(2.0))
-        return v, R
+            return R
+        for c, w in classes:
+            R = add_users(R, c, w, t - math.log(2.0))
+        return R
     return None
 
 
@@ -845,9 +867,8 @@ def fixed_law_rest(k: int, eps0: float, c0: int, c1: int, log_tol: float):
     Both classes have the form of :func:`pivot_grid` (a report different from ``v`` is ``d``
     with a fixed probability, ``pbar / ((k - 1) pbar) = 1 / (k - 1)`` for the pivot class and
     ``p / (p + (k - 2) pbar)`` for the other), so the pivot class is :func:`class_grid` and the
-    other class is added by direct 2-D convolution of its :func:`class_grid` (while below
-    :data:`MAX_DATASET_WORK` and cheaper) or one user at a time (:func:`add_users`, below
-    :data:`MAX_SEQUENTIAL_WORK`), with the error model of the module docstring (dropped mass at
+    other class is added by :func:`add_classes` (direct 2-D convolution of its
+    :func:`class_grid` or one user at a time, whichever is cheaper), with the error model of the module docstring (dropped mass at
     most about ``e^log_tol``). ``None`` when neither fits its budget.
     """
     rows = rest_rows(k, eps0)
@@ -864,16 +885,8 @@ def fixed_law_rest(k: int, eps0: float, c0: int, c1: int, log_tol: float):
     c_rest = counts[d]
     if c_rest == 0:
         return v, R
-    g = class_grid(c_rest, *row(d), t)
-    direct = float(R.arr.size) * g.arr.size
-    z = max(8.0, math.sqrt(2.0 * max(0.0, -t)) + 2.0)
-    grow = 2.0 * z * math.sqrt(0.25 * c_rest) + 4.0
-    sequential = float(c_rest) * (R.arr.shape[0] + grow) * (R.arr.shape[1] + grow)
-    if direct <= MAX_DATASET_WORK and direct <= 4.0 * sequential:
-        return v, conv2d(R, g)
-    if sequential <= MAX_SEQUENTIAL_WORK:
-        return v, add_users(R, c_rest, row(d), t - math.log(2.0))
-    return None
+    out = add_classes(R, [(c_rest, row(d))], [class_grid(c_rest, *row(d), t)], t)
+    return None if out is None else (v, out)
 
 
 def dataset_log_hockey_rest(k: int, eps0: float, c0: int, c1: int, eps: float, log_tol: float):
