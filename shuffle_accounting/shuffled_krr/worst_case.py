@@ -277,6 +277,10 @@ class _Dist:
         self.crel = crel
 
 
+#: The point mass at 0, exact (stands for "no third law" in :class:`_Family`).
+_POINT = _Dist(0, np.ones(1), 0.0, -math.inf, 0.0, (0.0, 0.0))
+
+
 def _binom_window(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> tuple[int, int, int, float]:
     """Window ``[lo, hi]`` of ``Bin(N, pi)`` (``pi <= 1/2``, ``N >= 1``), its mode ``k0`` and the log
     of a Chernoff bound on the mass outside (:func:`~shuffle_accounting._binomial.binom_window_range`)."""
@@ -443,34 +447,28 @@ class _Family:
         if x.arr.size > y.arr.size:
             x, y = y, x
         self.x, self.y, self.cs = x, y, cs
-        D = len(cs)
+        # one vectorised pass over the laws (the per-law formulas as in :func:`convolve_dists`)
         rel0 = x.rel + y.rel + x.rel * y.rel + (x.arr.size + 2) * _U
-        mean0, var0 = _moments(x, y)
-        self.rel, self.scale, self.log_drop = np.empty(D), np.empty(D), np.empty(D)
-        self.crel = np.empty(D)
         crel0 = x.crel + y.crel + x.crel * y.crel
-        self.lo_t, self.hi_t = np.empty(D, dtype=np.int64), np.empty(D, dtype=np.int64)
-        self.mean, self.var = np.empty(D), np.empty(D)
-        for i, c in enumerate(cs):
-            rel, prods, scale, crel = rel0, float(x.arr.size) * y.arr.size, x.scale + y.scale, crel0
-            drops = [x.log_drop, y.log_drop]
-            lo, size, mean, var = x.lo + y.lo, x.arr.size + y.arr.size - 1, mean0, var0
-            if c is not None:
-                rel = rel + c.rel + rel * c.rel + (c.arr.size + 2) * _U
-                crel = crel + c.crel + crel * c.crel
-                prods *= c.arr.size
-                scale += c.scale
-                drops.append(c.log_drop)
-                lo += c.lo
-                size += c.arr.size - 1
-                mc, vc = _moments(c)
-                mean, var = mean + mc, var + vc
-            drops.append(math.log(prods * _TINY) + scale)
-            self.rel[i] = 2.0 * (rel + 4.0 * _U)
-            self.crel[i] = crel
-            self.scale[i], self.log_drop[i] = scale, float(logsumexp(drops))
-            self.lo_t[i], self.hi_t[i] = lo, lo + size - 1
-            self.mean[i], self.var[i] = mean, var
+        mean0, var0 = _moments(x, y)
+        has = np.array([c is not None for c in cs])
+        cz = [c if c is not None else _POINT for c in cs]  # the point mass at 0 adds nothing
+        c_size = np.array([c.arr.size for c in cz], dtype=float)
+        c_rel = np.array([c.rel for c in cz])
+        c_crel = np.array([c.crel for c in cz])
+        c_mom = np.array([_moments(c) if c is not None else (0.0, 0.0) for c in cs]).reshape(-1, 2)
+        self.rel = 2.0 * (np.where(has, rel0 + c_rel + rel0 * c_rel + (c_size + 2.0) * _U, rel0) + 4.0 * _U)
+        self.crel = np.where(has, crel0 + c_crel + crel0 * c_crel, crel0)
+        self.scale = x.scale + y.scale + np.array([c.scale for c in cz])
+        prods = float(x.arr.size) * y.arr.size * c_size
+        drops = np.empty((len(cs), 4))
+        drops[:, 0], drops[:, 1] = x.log_drop, y.log_drop
+        drops[:, 2] = [c.log_drop for c in cz]
+        drops[:, 3] = np.log(prods * _TINY) + self.scale
+        self.log_drop = np.logaddexp.reduce(drops, axis=1)
+        self.lo_t = x.lo + y.lo + np.array([c.lo for c in cz], dtype=np.int64)
+        self.hi_t = self.lo_t + (x.arr.size + y.arr.size - 2) + (c_size.astype(np.int64) - 1)
+        self.mean, self.var = mean0 + c_mom[:, 0], var0 + c_mom[:, 1]
         # F~ adds the prefix sums of y (<= len(y) terms); :meth:`values` adds its running sums
         self.rel_f = self.rel + 2.0 * (y.arr.size + 4) * _U
         ld = self.log_drop - self.scale
