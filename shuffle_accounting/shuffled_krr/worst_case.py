@@ -547,10 +547,8 @@ def _rows_hockey(fam, yv, fv, t0, K, dix, eps, p, eps0) -> np.ndarray:
         ratio = np.where(yv[:, :-1] > 0, yv[:, 1:] / np.where(yv[:, :-1] > 0, yv[:, :-1], 1.0), np.inf)
     env = np.minimum.accumulate(ratio, axis=1)[:, ::-1]  # non-decreasing rows
     v = a2 / a
-    ihat = np.empty(R, dtype=np.int64)
-    for i in np.unique(dix).tolist():
-        rows = np.flatnonzero(dix == i)
-        ihat[rows] = K - np.searchsorted(env[i], v[rows], side="right") - 1
+    # K - 1 - (entries <= v of the law's non-decreasing row): its searchsorted(side="right"), all rows at once
+    ihat = K - 1 - np.count_nonzero(env[dix] <= v[:, None], axis=1)
     out = np.full((2, R), np.nan)
     todo = np.arange(R)
     ferr = 8.0 * _U * (a + p * E + pbar)
@@ -624,8 +622,8 @@ def _family_hockey(fam: _Family, eps: np.ndarray, p: float, eps0: float) -> np.n
     half = 16
     while np.any(pend):
         lawz = np.flatnonzero(pend.any(axis=1))
-        g_lo = np.array([np.min(gs[i][pend[i]]) for i in lawz])
-        g_hi = np.array([np.max(gs[i][pend[i]]) for i in lawz])
+        g_lo = np.min(np.where(pend[lawz], gs[lawz], np.inf), axis=1)
+        g_hi = np.max(np.where(pend[lawz], gs[lawz], -np.inf), axis=1)
         t0 = np.floor(g_lo).astype(np.int64) - half
         K = int(np.max(np.floor(g_hi) - np.floor(g_lo))) + 2 * half + 1
         t0 = np.maximum(np.minimum(t0, fam.hi_t[lawz] + 2 - K), fam.lo_t[lawz] - 1)  # near the support
