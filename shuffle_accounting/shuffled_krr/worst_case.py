@@ -73,7 +73,9 @@ Computation and rounding (all outward):
 * Sums of independent laws are never convolved in full on the hot path: only the values
   ``Y~(t)`` and ``F~(t - 1)`` on a block of ``t`` around the threshold are computed, each a sum of
   non-negative products (``numpy.convolve`` in ``valid`` mode of one law with a slice of the
-  other, never FFT; ``F~`` at the block's first point by one dot product with the other law's
+  other, never FFT, sums of more than :data:`_BLAS_CHUNK` terms in chunks, which the bounds
+  below allow since they hold for any summation order; ``F~`` at the block's first point by one
+  dot product with the other law's
   prefix sums, then running sums of the block's ``Y~``): relative error ``<= L u`` for ``L``
   terms (for ``F~``, ``L`` counts the products and every addition of the running sums), so the
   budget ``rel_f`` grows with the block length; products below the normal range
@@ -129,9 +131,12 @@ interval bound loses about ``kappa m / n`` for ``m`` free users (the revealed co
 the variance; ``kappa`` = 0.07, 0.9, 2.6 at those ``eps0``). With a slack ``tau`` in log delta at the
 worst dataset (about ``2 log(1/delta) tol`` for ``epsilon(delta)``), a piece at distance ``x``
 from the worst end can hold ``(tau n + lam x) / kappa`` datasets, so the cover needs about
-``(kappa / lam) log(1 + lam / tau)`` pieces: ``O(log(1/tol))``, independent of ``n`` (150-350
-at ``n = 1e6``, ``tol = 1e-4``), each evaluation ``O(sqrt n)`` work. Near ``eps = 0`` (``delta``
-large, ``h_c`` flatter still) the count grows like ``n``.
+``(kappa / lam) log(1 + lam / tau)`` pieces: ``O(log(1/tol))``, independent of ``n`` (150-450
+at ``n = 1e6``, ``tol = 5e-5``), each evaluation ``O(sqrt n)`` work. Near ``eps = 0`` (``delta``
+large, ``h_c`` flatter still) the count grows like ``n``. ``kappa`` is the same all along
+``[0, n - 1]`` (measured within 1 % from ``c = 1e3`` to ``n - 3e3`` at ``n = 1e6``), so the planned
+cover is close to the fewest pieces (F3) allows; fewer pieces need a tighter interval bound
+(benchmarks/README.md, "k = 2 at scale (k2fast)").
 
 Example:
     >>> cert = certify(2.0, 1000, delta=1e-6)
