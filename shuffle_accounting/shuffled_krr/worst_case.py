@@ -73,7 +73,7 @@ Computation and rounding (all outward):
 * Sums of independent laws are never convolved in full on the hot path: only the values
   ``Y~(t)`` and ``F~(t - 1)`` on a block of ``t`` around the threshold are computed, each a sum of
   non-negative products (``numpy.convolve`` in ``valid`` mode of one law with a slice of the
-  other, never FFT, sums of more than :data:`_BLAS_CHUNK` terms in chunks, which the bounds
+  other, never FFT, sums of more than :data:`BLAS_CHUNK` terms in chunks, which the bounds
   below allow since they hold for any summation order; ``F~`` at the block's first point by one
   dot product with the other law's
   prefix sums, then running sums of the block's ``Y~``): relative error ``<= L u`` for ``L``
@@ -207,10 +207,10 @@ MAX_CONV_WORK = 4e8
 #: about 10000 terms, and on a loaded machine such a call can stall: measured on the shared 2-core
 #: box under load 6-7, one ``valid`` convolution of 15786 x 33 terms took 0.08-0.15 ms on one
 #: thread and up to 0.8-1.7 s on the default two (n = 1e7 windows are 16000-22000 long). Longer
-#: sums are split into chunks of at most this many terms (:func:`_conv_valid`, :func:`_conv_full`,
-#: :func:`_dot`). The rounding bounds used here, ``(L - 1) u`` relative for a sum of ``L``
+#: sums are split into chunks of at most this many terms (:func:`conv_valid`, :func:`conv_full`,
+#: :func:`chunked_dot`). The rounding bounds used here, ``(L - 1) u`` relative for a sum of ``L``
 #: non-negative terms, hold for any summation order, so the chunks change no error term.
-_BLAS_CHUNK = 8192
+BLAS_CHUNK = 8192
 
 
 # WorkBudgetExceeded (imported above, still in __all__): the branch and bound's budget error is the
@@ -223,43 +223,43 @@ _BLAS_CHUNK = 8192
 # ---------------------------------------------------------------------------------------------
 
 
-def _conv_valid(x: np.ndarray, seg: np.ndarray) -> np.ndarray:
+def conv_valid(x: np.ndarray, seg: np.ndarray) -> np.ndarray:
     """``np.convolve(x, seg, "valid")`` for ``len(x) <= len(seg)``, by chunks of ``x`` of at most
-    :data:`_BLAS_CHUNK` terms (the same products, summed in another order; see that constant).
+    :data:`BLAS_CHUNK` terms (the same products, summed in another order; see that constant).
 
     Output ``k`` is ``sum_j x[j] seg[k + len(x) - 1 - j]``; the chunk ``x[i0:i1]`` meets
     ``seg[len(x) - i1 : len(x) - i0 + K - 1]`` (``K = len(seg) - len(x) + 1`` outputs).
     """
     Lx = x.size
-    if Lx <= _BLAS_CHUNK:
+    if Lx <= BLAS_CHUNK:
         return np.convolve(x, seg, "valid")
     K = seg.size - Lx + 1
     out = np.zeros(K)
-    for i0 in range(0, Lx, _BLAS_CHUNK):
-        i1 = min(i0 + _BLAS_CHUNK, Lx)
+    for i0 in range(0, Lx, BLAS_CHUNK):
+        i1 = min(i0 + BLAS_CHUNK, Lx)
         out += np.convolve(x[i0:i1], seg[Lx - i1 : Lx - i0 + K - 1], "valid")
     return out
 
 
-def _conv_full(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``np.convolve(a, b)`` (full), by chunks of the shorter input (see :data:`_BLAS_CHUNK`)."""
+def conv_full(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.convolve(a, b)`` (full), by chunks of the shorter input (see :data:`BLAS_CHUNK`)."""
     if a.size > b.size:
         a, b = b, a
-    if a.size <= _BLAS_CHUNK:
+    if a.size <= BLAS_CHUNK:
         return np.convolve(a, b)
     out = np.zeros(a.size + b.size - 1)
-    for i0 in range(0, a.size, _BLAS_CHUNK):
-        i1 = min(i0 + _BLAS_CHUNK, a.size)
+    for i0 in range(0, a.size, BLAS_CHUNK):
+        i1 = min(i0 + BLAS_CHUNK, a.size)
         out[i0 : i1 + b.size - 1] += np.convolve(a[i0:i1], b)
     return out
 
 
-def _dot(a: np.ndarray, b: np.ndarray) -> float:
-    """``np.dot(a, b)`` of two 1-d arrays, by chunks (see :data:`_BLAS_CHUNK`)."""
-    if a.size <= _BLAS_CHUNK:
+def chunked_dot(a: np.ndarray, b: np.ndarray) -> float:
+    """``np.dot(a, b)`` of two 1-d arrays, by chunks (see :data:`BLAS_CHUNK`)."""
+    if a.size <= BLAS_CHUNK:
         return float(np.dot(a, b))
-    chunks = range(0, a.size, _BLAS_CHUNK)
-    return float(sum(float(np.dot(a[i : i + _BLAS_CHUNK], b[i : i + _BLAS_CHUNK])) for i in chunks))
+    chunks = range(0, a.size, BLAS_CHUNK)
+    return float(sum(float(np.dot(a[i : i + BLAS_CHUNK], b[i : i + BLAS_CHUNK])) for i in chunks))
 
 
 class _Dist:
@@ -356,7 +356,7 @@ def convolve_dists(a: _Dist, b: _Dist) -> _Dist:
         raise WorkBudgetExceeded(
             f"a convolution of {a.arr.size} x {b.arr.size} terms exceeds {MAX_CONV_WORK:.3g}"
         )
-    arr = _conv_full(a.arr, b.arr)
+    arr = conv_full(a.arr, b.arr)
     L = min(a.arr.size, b.arr.size)
     scale = a.scale + b.scale
     # relative: both factors (a.rel + b.rel + their product) and the summation of L terms;
@@ -417,7 +417,7 @@ def _pair_range(x: _Dist, y: _Dist, t0: int, t1: int, cum_y: np.ndarray | None =
     inside = (idx >= 0) & (idx < Ly)
     seg = np.zeros(idx.size)
     seg[inside] = y.arr[idx[inside]]
-    yv = _conv_valid(x.arr, seg)
+    yv = conv_valid(x.arr, seg)
     if cum_y is None:
         return yv, None
     # F_y(t - 1 - s): index j - 1 into cum_y, 0 below, total above
@@ -425,7 +425,7 @@ def _pair_range(x: _Dist, y: _Dist, t0: int, t1: int, cum_y: np.ndarray | None =
     segf = np.where(jf >= Ly - 1, cum_y[-1], 0.0)
     ok = (jf >= 0) & (jf < Ly - 1)
     segf[ok] = cum_y[jf[ok]]
-    return yv, _prefix(_dot(x.arr, segf[::-1]), yv)
+    return yv, _prefix(chunked_dot(x.arr, segf[::-1]), yv)
 
 
 def _prefix(f0: float, yv: np.ndarray) -> np.ndarray:
@@ -497,9 +497,9 @@ class _Family:
             if c is None:
                 yv[i], fv[i] = by[sl], bf[sl]
             else:
-                yv[i] = _conv_valid(c.arr, by[sl])
+                yv[i] = conv_valid(c.arr, by[sl])
                 # F~(t0 - 1) of the law with C: one 'valid' output of c * F~_{X+Y}, then running sums
-                fv[i] = _prefix(_dot(c.arr, bf[sl][c.arr.size - 1 :: -1]), yv[i])
+                fv[i] = _prefix(chunked_dot(c.arr, bf[sl][c.arr.size - 1 :: -1]), yv[i])
         # running sums: F~ carries the block's additions besides the products' (len(x) + 2) u
         self.rel_f = self.rel + 2.0 * (self.y.arr.size + (B1 - B0 + 1) + K + 16) * _U
         return yv, fv
@@ -525,9 +525,9 @@ def _moments(*ds: _Dist) -> tuple[float, float]:
             continue
         w = np.arange(z.arr.size, dtype=float)
         tot = float(np.sum(z.arr))
-        mz = _dot(z.arr, w) / tot
+        mz = chunked_dot(z.arr, w) / tot
         mean += mz + z.lo
-        var += _dot(z.arr, (w - mz) ** 2) / tot
+        var += chunked_dot(z.arr, (w - mz) ** 2) / tot
     return mean, var
 
 
