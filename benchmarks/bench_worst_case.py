@@ -1,7 +1,9 @@
 """Certified exact worst case of shuffled binary RR (k = 2): gap and speed of the branch and bound.
 
 Run: ``.venv/bin/python benchmarks/bench_worst_case.py`` (``--full`` adds n = 1e6 and 1e7,
-``--ns`` picks the sizes, ``--eps0s`` the local parameters, ``--smoke`` is the CI run).
+``--ns`` picks the sizes, ``--eps0s`` the local parameters, ``--smoke`` is the CI run,
+``--timeout S`` runs each row in a child process stopped after ``S`` seconds, its row then
+reading "timeout"; ``--cpu`` adds the row's CPU time, which a loaded machine distorts less).
 One row per (n, eps0, delta): the certified epsilon of the branch and bound
 (:func:`shuffle_accounting.shuffled_krr.worst_case.certify`), the exhibited epsilon of its witness
 dataset, the gap ``certified / exhibited - 1`` (target: <= 1e-4), the bound evaluations and cover
@@ -17,6 +19,7 @@ relative excess in delta of the 300-evaluation grid over the default one.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import time
 
@@ -32,6 +35,42 @@ def _reference() -> float:
     return time.perf_counter() - t
 
 
+def _row(n: int, eps0: float, delta: float):
+    """One row's numbers, or a string saying why there are none."""
+    t, cpu = time.perf_counter(), time.process_time()
+    try:
+        c = W.certify(eps0, n, delta=delta)
+    except W.WorkBudgetExceeded as exc:
+        return f"budget exceeded: {exc}"
+    dt, cpu = time.perf_counter() - t, time.process_time() - cpu
+    t = time.perf_counter()
+    b = ShuffledKRR(2, eps0, n).epsilon(delta, method="blanket")
+    db = time.perf_counter() - t
+    return c.epsilon, c.epsilon_lower, c.evaluations, len(c.cover), dt, cpu, b, db
+
+
+def _child(conn, n: int, eps0: float, delta: float) -> None:
+    conn.send(_row(n, eps0, delta))
+    conn.close()
+
+
+def _run_row(n: int, eps0: float, delta: float, timeout: float):
+    """:func:`_row`, in a child process stopped after ``timeout`` seconds when ``timeout > 0``."""
+    if timeout <= 0:
+        return _row(n, eps0, delta)
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(send, n, eps0, delta))
+    proc.start()
+    send.close()
+    out = recv.recv() if recv.poll(timeout) else f"timeout: no certificate within {timeout:g} s"
+    proc.join(1.0)
+    if proc.is_alive():
+        proc.terminate()
+        proc.join()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--full", action="store_true", help="add n = 1e6 and 1e7")
@@ -40,6 +79,8 @@ def main() -> None:
     ap.add_argument("--eps0s", type=float, nargs="*", help="local parameters (overrides the defaults)")
     ap.add_argument("--deltas", type=float, nargs="*", help="deltas (overrides the defaults)")
     ap.add_argument("--grid-n", type=float, default=1e4, help="n of the grid timing line (0: skip)")
+    ap.add_argument("--timeout", type=float, default=0.0, help="seconds per row in a child process (0: none)")
+    ap.add_argument("--cpu", action="store_true", help="add the CPU seconds of each certificate")
     args = ap.parse_args()
     ns = [2, 10, 100, 1000, 10**4, 10**5] + ([10**6, 10**7] if args.full else [])
     eps0s, deltas = [0.05, 0.5, 2.0, 10.0], [1e-12, 1e-6, 0.1]
@@ -56,30 +97,27 @@ def main() -> None:
     print(
         f"{'n':>8} {'eps0':>5} {'delta':>6} {'certified':>12} {'exhibited':>12} {'gap':>8} "
         f"{'evals':>5} {'cover':>5} {'sec':>7} {'ratio':>6} {'blanket':>10} {'sec':>6}"
+        + (f" {'cpu':>7}" if args.cpu else "")
     )
     worst_gap = 0.0
     for n in ns:
         for eps0 in eps0s:
             for delta in deltas:
-                t = time.perf_counter()
-                try:
-                    c = W.certify(eps0, n, delta=delta)
-                except W.WorkBudgetExceeded as exc:
-                    print(f"{n:>8.0e} {eps0:>5g} {delta:>6.0e} budget exceeded: {exc}", flush=True)
+                r = _run_row(n, eps0, delta, args.timeout)
+                head = f"{n:>8.0e} {eps0:>5g} {delta:>6.0e}"
+                if isinstance(r, str):
+                    print(f"{head} {r}", flush=True)
                     continue
-                dt = time.perf_counter() - t
-                t = time.perf_counter()
-                b = ShuffledKRR(2, eps0, n).epsilon(delta, method="blanket")
-                db = time.perf_counter() - t
-                if c.epsilon_lower > 0:
-                    gap = c.epsilon / c.epsilon_lower - 1.0
+                c_eps, c_low, evals, cover, dt, cpu, b, db = r
+                if c_low > 0:
+                    gap = c_eps / c_low - 1.0
                 else:
-                    gap = 0.0 if c.epsilon == 0.0 else float("inf")
+                    gap = 0.0 if c_eps == 0.0 else float("inf")
                 worst_gap = max(worst_gap, gap)
                 print(
-                    f"{n:>8.0e} {eps0:>5g} {delta:>6.0e} {c.epsilon:>12.7g} {c.epsilon_lower:>12.7g} "
-                    f"{gap:>8.1e} {c.evaluations:>5} {len(c.cover):>5} {dt:>7.2f} {dt / ref:>6.1f} "
-                    f"{b:>10.5g} {db:>6.2f}",
+                    f"{head} {c_eps:>12.7g} {c_low:>12.7g} "
+                    f"{gap:>8.1e} {evals:>5} {cover:>5} {dt:>7.2f} {dt / ref:>6.1f} "
+                    f"{b:>10.5g} {db:>6.2f}" + (f" {cpu:>7.2f}" if args.cpu else ""),
                     flush=True,
                 )
     print(f"largest gap {worst_gap:.2e} (target 1e-4)")

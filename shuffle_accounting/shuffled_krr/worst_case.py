@@ -73,7 +73,9 @@ Computation and rounding (all outward):
 * Sums of independent laws are never convolved in full on the hot path: only the values
   ``Y~(t)`` and ``F~(t - 1)`` on a block of ``t`` around the threshold are computed, each a sum of
   non-negative products (``numpy.convolve`` in ``valid`` mode of one law with a slice of the
-  other, never FFT; ``F~`` at the block's first point by one dot product with the other law's
+  other, never FFT, sums of more than :data:`BLAS_CHUNK` terms in chunks, which the bounds
+  below allow since they hold for any summation order; ``F~`` at the block's first point by one
+  dot product with the other law's
   prefix sums, then running sums of the block's ``Y~``): relative error ``<= L u`` for ``L``
   terms (for ``F~``, ``L`` counts the products and every addition of the running sums), so the
   budget ``rel_f`` grows with the block length; products below the normal range
@@ -129,9 +131,12 @@ interval bound loses about ``kappa m / n`` for ``m`` free users (the revealed co
 the variance; ``kappa`` = 0.07, 0.9, 2.6 at those ``eps0``). With a slack ``tau`` in log delta at the
 worst dataset (about ``2 log(1/delta) tol`` for ``epsilon(delta)``), a piece at distance ``x``
 from the worst end can hold ``(tau n + lam x) / kappa`` datasets, so the cover needs about
-``(kappa / lam) log(1 + lam / tau)`` pieces: ``O(log(1/tol))``, independent of ``n`` (150-350
-at ``n = 1e6``, ``tol = 1e-4``), each evaluation ``O(sqrt n)`` work. Near ``eps = 0`` (``delta``
-large, ``h_c`` flatter still) the count grows like ``n``.
+``(kappa / lam) log(1 + lam / tau)`` pieces: ``O(log(1/tol))``, independent of ``n`` (150-450
+at ``n = 1e6``, ``tol = 5e-5``), each evaluation ``O(sqrt n)`` work. Near ``eps = 0`` (``delta``
+large, ``h_c`` flatter still) the count grows like ``n``. ``kappa`` is the same all along
+``[0, n - 1]`` (measured within 1 % from ``c = 1e3`` to ``n - 3e3`` at ``n = 1e6``), so the planned
+cover is close to the fewest pieces (F3) allows; fewer pieces need a tighter interval bound
+(benchmarks/README.md, "k = 2 at scale (k2fast)").
 
 Example:
     >>> cert = certify(2.0, 1000, delta=1e-6)
@@ -198,6 +203,14 @@ _PLAN_SAFETY = 0.9
 _DIRECT_WORK = 2e6
 #: Largest multiply-add count of one convolution; above it :class:`WorkBudgetExceeded` is raised.
 MAX_CONV_WORK = 4e8
+#: Longest dot product handed to BLAS in one call. OpenBLAS runs ``ddot`` on several threads above
+#: about 10000 terms, and on a loaded machine such a call can stall: measured on the shared 2-core
+#: box under load 6-7, one ``valid`` convolution of 15786 x 33 terms took 0.08-0.15 ms on one
+#: thread and up to 0.8-1.7 s on the default two (n = 1e7 windows are 16000-22000 long). Longer
+#: sums are split into chunks of at most this many terms (:func:`conv_valid`, :func:`conv_full`,
+#: :func:`chunked_dot`). The rounding bounds used here, ``(L - 1) u`` relative for a sum of ``L``
+#: non-negative terms, hold for any summation order, so the chunks change no error term.
+BLAS_CHUNK = 8192
 
 
 # WorkBudgetExceeded (imported above, still in __all__): the branch and bound's budget error is the
@@ -208,6 +221,45 @@ MAX_CONV_WORK = 4e8
 # ---------------------------------------------------------------------------------------------
 # windowed distributions with rigorous error terms
 # ---------------------------------------------------------------------------------------------
+
+
+def conv_valid(x: np.ndarray, seg: np.ndarray) -> np.ndarray:
+    """``np.convolve(x, seg, "valid")`` for ``len(x) <= len(seg)``, by chunks of ``x`` of at most
+    :data:`BLAS_CHUNK` terms (the same products, summed in another order; see that constant).
+
+    Output ``k`` is ``sum_j x[j] seg[k + len(x) - 1 - j]``; the chunk ``x[i0:i1]`` meets
+    ``seg[len(x) - i1 : len(x) - i0 + K - 1]`` (``K = len(seg) - len(x) + 1`` outputs).
+    """
+    Lx = x.size
+    if Lx <= BLAS_CHUNK:
+        return np.convolve(x, seg, "valid")
+    K = seg.size - Lx + 1
+    out = np.zeros(K)
+    for i0 in range(0, Lx, BLAS_CHUNK):
+        i1 = min(i0 + BLAS_CHUNK, Lx)
+        out += np.convolve(x[i0:i1], seg[Lx - i1 : Lx - i0 + K - 1], "valid")
+    return out
+
+
+def conv_full(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``np.convolve(a, b)`` (full), by chunks of the shorter input (see :data:`BLAS_CHUNK`)."""
+    if a.size > b.size:
+        a, b = b, a
+    if a.size <= BLAS_CHUNK:
+        return np.convolve(a, b)
+    out = np.zeros(a.size + b.size - 1)
+    for i0 in range(0, a.size, BLAS_CHUNK):
+        i1 = min(i0 + BLAS_CHUNK, a.size)
+        out[i0 : i1 + b.size - 1] += np.convolve(a[i0:i1], b)
+    return out
+
+
+def chunked_dot(a: np.ndarray, b: np.ndarray) -> float:
+    """``np.dot(a, b)`` of two 1-d arrays, by chunks (see :data:`BLAS_CHUNK`)."""
+    if a.size <= BLAS_CHUNK:
+        return float(np.dot(a, b))
+    chunks = range(0, a.size, BLAS_CHUNK)
+    return float(sum(float(np.dot(a[i : i + BLAS_CHUNK], b[i : i + BLAS_CHUNK])) for i in chunks))
 
 
 class _Dist:
@@ -228,6 +280,10 @@ class _Dist:
         # a relative error shared by every entry (true = C * arr-with-per-entry-errors,
         # |C - 1| <= crel): it scales H as a whole and is not amplified by its cancellation
         self.crel = crel
+
+
+#: The point mass at 0, exact (stands for "no third law" in :class:`_Family`).
+_POINT = _Dist(0, np.ones(1), 0.0, -math.inf, 0.0, (0.0, 0.0))
 
 
 def _binom_window(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> tuple[int, int, int, float]:
@@ -300,7 +356,7 @@ def convolve_dists(a: _Dist, b: _Dist) -> _Dist:
         raise WorkBudgetExceeded(
             f"a convolution of {a.arr.size} x {b.arr.size} terms exceeds {MAX_CONV_WORK:.3g}"
         )
-    arr = np.convolve(a.arr, b.arr)
+    arr = conv_full(a.arr, b.arr)
     L = min(a.arr.size, b.arr.size)
     scale = a.scale + b.scale
     # relative: both factors (a.rel + b.rel + their product) and the summation of L terms;
@@ -398,7 +454,7 @@ def _pair_range(x: _Dist, y: _Dist, t0: int, t1: int, cum_y: np.ndarray | None =
     inside = (idx >= 0) & (idx < Ly)
     seg = np.zeros(idx.size)
     seg[inside] = y.arr[idx[inside]]
-    yv = np.convolve(x.arr, seg, "valid")
+    yv = conv_valid(x.arr, seg)
     if cum_y is None:
         return yv, None
     # F_y(t - 1 - s): index j - 1 into cum_y, 0 below, total above
@@ -406,7 +462,7 @@ def _pair_range(x: _Dist, y: _Dist, t0: int, t1: int, cum_y: np.ndarray | None =
     segf = np.where(jf >= Ly - 1, cum_y[-1], 0.0)
     ok = (jf >= 0) & (jf < Ly - 1)
     segf[ok] = cum_y[jf[ok]]
-    return yv, _prefix(float(np.dot(x.arr, segf[::-1])), yv)
+    return yv, _prefix(chunked_dot(x.arr, segf[::-1]), yv)
 
 
 def _prefix(f0: float, yv: np.ndarray) -> np.ndarray:
@@ -433,34 +489,28 @@ class _Family:
         if x.arr.size > y.arr.size:
             x, y = y, x
         self.x, self.y, self.cs = x, y, cs
-        D = len(cs)
+        # one vectorised pass over the laws (the per-law formulas as in :func:`convolve_dists`)
         rel0 = x.rel + y.rel + x.rel * y.rel + (x.arr.size + 2) * _U
-        mean0, var0 = _moments(x, y)
-        self.rel, self.scale, self.log_drop = np.empty(D), np.empty(D), np.empty(D)
-        self.crel = np.empty(D)
         crel0 = x.crel + y.crel + x.crel * y.crel
-        self.lo_t, self.hi_t = np.empty(D, dtype=np.int64), np.empty(D, dtype=np.int64)
-        self.mean, self.var = np.empty(D), np.empty(D)
-        for i, c in enumerate(cs):
-            rel, prods, scale, crel = rel0, float(x.arr.size) * y.arr.size, x.scale + y.scale, crel0
-            drops = [x.log_drop, y.log_drop]
-            lo, size, mean, var = x.lo + y.lo, x.arr.size + y.arr.size - 1, mean0, var0
-            if c is not None:
-                rel = rel + c.rel + rel * c.rel + (c.arr.size + 2) * _U
-                crel = crel + c.crel + crel * c.crel
-                prods *= c.arr.size
-                scale += c.scale
-                drops.append(c.log_drop)
-                lo += c.lo
-                size += c.arr.size - 1
-                mc, vc = _moments(c)
-                mean, var = mean + mc, var + vc
-            drops.append(math.log(prods * _TINY) + scale)
-            self.rel[i] = 2.0 * (rel + 4.0 * _U)
-            self.crel[i] = crel
-            self.scale[i], self.log_drop[i] = scale, float(logsumexp(drops))
-            self.lo_t[i], self.hi_t[i] = lo, lo + size - 1
-            self.mean[i], self.var[i] = mean, var
+        mean0, var0 = _moments(x, y)
+        has = np.array([c is not None for c in cs])
+        cz = [c if c is not None else _POINT for c in cs]  # the point mass at 0 adds nothing
+        c_size = np.array([c.arr.size for c in cz], dtype=float)
+        c_rel = np.array([c.rel for c in cz])
+        c_crel = np.array([c.crel for c in cz])
+        c_mom = np.array([_moments(c) if c is not None else (0.0, 0.0) for c in cs]).reshape(-1, 2)
+        self.rel = 2.0 * (np.where(has, rel0 + c_rel + rel0 * c_rel + (c_size + 2.0) * _U, rel0) + 4.0 * _U)
+        self.crel = np.where(has, crel0 + c_crel + crel0 * c_crel, crel0)
+        self.scale = x.scale + y.scale + np.array([c.scale for c in cz])
+        prods = float(x.arr.size) * y.arr.size * c_size
+        drops = np.empty((len(cs), 4))
+        drops[:, 0], drops[:, 1] = x.log_drop, y.log_drop
+        drops[:, 2] = [c.log_drop for c in cz]
+        drops[:, 3] = np.log(prods * _TINY) + self.scale
+        self.log_drop = np.logaddexp.reduce(drops, axis=1)
+        self.lo_t = x.lo + y.lo + np.array([c.lo for c in cz], dtype=np.int64)
+        self.hi_t = self.lo_t + (x.arr.size + y.arr.size - 2) + (c_size.astype(np.int64) - 1)
+        self.mean, self.var = mean0 + c_mom[:, 0], var0 + c_mom[:, 1]
         # F~ adds the prefix sums of y (<= len(y) terms); :meth:`values` adds its running sums
         self.rel_f = self.rel + 2.0 * (y.arr.size + 4) * _U
         ld = self.log_drop - self.scale
@@ -484,9 +534,9 @@ class _Family:
             if c is None:
                 yv[i], fv[i] = by[sl], bf[sl]
             else:
-                yv[i] = np.convolve(c.arr, by[sl], "valid")
+                yv[i] = conv_valid(c.arr, by[sl])
                 # F~(t0 - 1) of the law with C: one 'valid' output of c * F~_{X+Y}, then running sums
-                fv[i] = _prefix(float(np.dot(c.arr, bf[sl][c.arr.size - 1 :: -1])), yv[i])
+                fv[i] = _prefix(chunked_dot(c.arr, bf[sl][c.arr.size - 1 :: -1]), yv[i])
         # running sums: F~ carries the block's additions besides the products' (len(x) + 2) u
         self.rel_f = self.rel + 2.0 * (self.y.arr.size + (B1 - B0 + 1) + K + 16) * _U
         return yv, fv
@@ -512,9 +562,9 @@ def _moments(*ds: _Dist) -> tuple[float, float]:
             continue
         w = np.arange(z.arr.size, dtype=float)
         tot = float(np.sum(z.arr))
-        mz = float(np.dot(z.arr, w)) / tot
+        mz = chunked_dot(z.arr, w) / tot
         mean += mz + z.lo
-        var += float(np.dot(z.arr, (w - mz) ** 2)) / tot
+        var += chunked_dot(z.arr, (w - mz) ** 2) / tot
     return mean, var
 
 
@@ -539,10 +589,8 @@ def _rows_hockey(fam, yv, fv, t0, K, dix, eps, p, eps0) -> np.ndarray:
         ratio = np.where(yv[:, :-1] > 0, yv[:, 1:] / np.where(yv[:, :-1] > 0, yv[:, :-1], 1.0), np.inf)
     env = np.minimum.accumulate(ratio, axis=1)[:, ::-1]  # non-decreasing rows
     v = a2 / a
-    ihat = np.empty(R, dtype=np.int64)
-    for i in np.unique(dix).tolist():
-        rows = np.flatnonzero(dix == i)
-        ihat[rows] = K - np.searchsorted(env[i], v[rows], side="right") - 1
+    # K - 1 - (entries <= v of the law's non-decreasing row): its searchsorted(side="right"), all rows at once
+    ihat = K - 1 - np.count_nonzero(env[dix] <= v[:, None], axis=1)
     out = np.full((2, R), np.nan)
     todo = np.arange(R)
     ferr = 8.0 * _U * (a + p * E + pbar)
@@ -616,8 +664,8 @@ def _family_hockey(fam: _Family, eps: np.ndarray, p: float, eps0: float) -> np.n
     half = 16
     while np.any(pend):
         lawz = np.flatnonzero(pend.any(axis=1))
-        g_lo = np.array([np.min(gs[i][pend[i]]) for i in lawz])
-        g_hi = np.array([np.max(gs[i][pend[i]]) for i in lawz])
+        g_lo = np.min(np.where(pend[lawz], gs[lawz], np.inf), axis=1)
+        g_hi = np.max(np.where(pend[lawz], gs[lawz], -np.inf), axis=1)
         t0 = np.floor(g_lo).astype(np.int64) - half
         K = int(np.max(np.floor(g_hi) - np.floor(g_lo))) + 2 * half + 1
         t0 = np.maximum(np.minimum(t0, fam.hi_t[lawz] + 2 - K), fam.lo_t[lawz] - 1)  # near the support
@@ -1162,6 +1210,11 @@ def certify(
                 level = max(top, -700.0)
                 continue
             if top >= level - 1.0:
+                # resolved: the windows need only reach e^-25 below the best seed's value (the
+                # maximum is at least that); sizing them for e^-60 made them ~20 % wider at
+                # delta ~ 1e-6 (a wider window is never needed for soundness: the dropped mass
+                # is added, at most e^(top - 25), i.e. 1.4e-11 relative to the certified value)
+                level = max(level, top)
                 break
             level = top
         pr = WorstCaseProblem(eps0, n, level)
