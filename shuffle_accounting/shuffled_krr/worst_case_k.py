@@ -103,10 +103,35 @@ exhibited value ``h_c`` rounded down). A single dataset whose fixed classes are 
 convolve (three classes of thousands of users) stays a (sound, inexact) box. For
 ``delta(eps)`` the search stops when the largest bound is within ``(1 + tol)`` of the best
 exhibited leaf; for ``epsilon(delta)`` it keeps ``eps_up = (1 + tol) eps_low`` and splits until
-every box's bound at some ``eps' <= eps_up`` is ``<= delta`` (``h_c`` is non-increasing in ``eps``). If the work budget runs out, the cover at
-that point is still a sound certificate (``converged=False``; for ``epsilon`` the remaining boxes
-are certified at a larger eps by bisection on their own bounds); where the root box alone (the
-privacy-blanket bound) certifies a smaller value, it is returned as the cover instead.
+every box's bound at some ``eps' <= eps_up`` is ``<= delta`` (``h_c`` is non-increasing in
+``eps``).
+
+Tolerance and budget (:func:`default_tol`, :func:`certify_k`). The default tolerance is ``1e-5``
+up to 1000 users and grows in proportion to ``n`` to the target gap ``1e-4``, reached at
+``n = 1e4``: one bound evaluation costs about ``n^1.5`` cell operations, and boxes of datasets
+with three large classes keep two classes' coins revealed ((K2)), which leaves their bounds
+about ``2e-5`` in epsilon above the worst case at ``n = 1e4`` (measured; benchmarks/README.md),
+so a smaller gap is out of reach there. A delta query's gap ``t`` in delta is a gap of only about
+``t / (2 log(1/delta))`` in epsilon; beyond 1000 users the default delta query therefore also
+stops once its certified delta at ``eps`` is at most the witness's exhibited delta at
+``eps / (1 + default_tol(n))`` (the same gap as the epsilon query's, measured along eps; the
+exhibited value there is a lower bound on the worst case at that eps, so the certified curve
+lies within that factor in eps of the true worst-case curve). The search also stops when its
+budget is spent: ``max_evals`` bound evaluations or ``max_work`` grid cells touched (a
+deterministic count, proportional to the time at every ``n``). *A stopped search is still
+sound:* (i) at every moment the open boxes and the finished ones partition the triangle
+(splitting replaces a box by two boxes that partition it; :func:`clip_box` drops only pairs
+outside the triangle), and each box's bound dominates every ``h_c`` in it ((K2)), so for
+``delta(eps)`` the largest bound of the current cover is an upper bound; (ii) for
+``epsilon(delta)`` the finished boxes are certified at eps values ``<= eps_up``, and each open
+box is evaluated at increasing eps until its own bound is ``<= delta``. Every ``h_c`` is
+non-increasing in eps (``sum_h (P(h) - E Q(h))_+`` decreases as ``E = e^eps`` grows), so at the
+largest eps recorded in the cover, ``eps*``, each dataset ``c`` of a box recorded at ``e <= eps*``
+has ``h_c(eps*) <= h_c(e) <= U_box(e) <= delta``; at ``eps0`` every bound is 0 (the release is
+``eps0``-DP), so the step up ends. ``eps*`` is the certified epsilon; its gap to the witness is
+reported (``converged=False``). For ``delta(eps)``, where the split cover's largest bound exceeds the
+root box's (the privacy-blanket bound; not expected: a sub-box's bound is mathematically at most
+its parent's, by the revealing argument of (K2)), the root box alone is returned.
 
 Scope: ``k = 3`` only. For ``k >= 4`` nothing here is claimed (``certify_k`` raises); the blanket
 bound remains the certified value there.
@@ -150,6 +175,8 @@ _U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52 (the budgets below are in unit
 _DROP_MARGIN = 25.0
 #: Tail cells of ``B`` spanning at most this many values are cut into unit cells.
 _UNIT_SPAN = 64
+#: Largest converged epsilon cover that :func:`certify_k` tries once to certify at a smaller eps.
+_TIGHTEN_MAX_BOXES = 8
 #: Default tolerance of :func:`certify_k` up to :data:`DEFAULT_TOL_SMALL_N` users (:func:`default_tol`).
 DEFAULT_TOL_SMALL: float = 1e-5
 #: The issue's target gap (certified / exhibited - 1 in epsilon): the default tolerance from
@@ -646,17 +673,29 @@ def _certify_epsilon(pr: BoxProblem, log_delta: float, tol: float, max_evals: in
         for kid in _split(box, pr.n):
             ua, _ = pr.bound(kid, eps_up)
             heapq.heappush(heap, (-ua, kid, eps_up))
+    # slope guess from the witness: log h falls by about (log h(eps_low) - log h(eps_up)) over
+    # [eps_low, eps_up]; where that is not measurable, the Gaussian-regime 2 |log h| / eps. Only
+    # a guess for the next trial eps: every value kept below is checked by a bound evaluation.
+    slope = 0.0
+    if best_box is not None and eps_up > eps_low > 0:
+        slope = (pr.bound(best_box, eps_low)[1] - pr.bound(best_box, eps_up)[1]) / (eps_up - eps_low)
+    if not slope > 0 and eps_up > 0:
+        slope = 2.0 * abs(log_delta) / eps_up
     if heap:  # budget spent: certify the open boxes at a larger eps, by their own bounds
         rest = [(pr.bound(b, eps_up)[0], b) for _, b, _ in heap]
-        # slope guess from the witness: log h falls by about (log h(eps_low) - log h(eps_up))
-        # over [eps_low, eps_up]; where that is not measurable, the Gaussian-regime 2 |log h| / eps
-        slope = 0.0
-        if best_box is not None and eps_up > eps_low > 0:
-            slope = (pr.bound(best_box, eps_low)[1] - pr.bound(best_box, eps_up)[1]) / (eps_up - eps_low)
-        if not slope > 0 and eps_up > 0:
-            slope = 2.0 * abs(log_delta) / eps_up
         boxes, eps_up = _finish_open_boxes(pr, rest, eps_up, log_delta, slope)
         done.extend(boxes)
+    elif 0 < len(done) <= _TIGHTEN_MAX_BOXES and eps_low > 0 and slope > 0:
+        # a small cover (the root box alone, typically, at large n) often holds below eps_up:
+        # one trial at the eps its bounds' slack predicts, kept only if every bound holds there
+        e_try = eps_low
+        for cb in done:
+            e_star = cb.eps - (log_delta - cb.log_bound) / slope
+            e_try = max(e_try, e_star + 0.1 * (cb.eps - e_star))
+        if e_try < eps_up:
+            trial = [CoverBox(*cb.box, e_try, pr.bound(cb.box, e_try)[0]) for cb in done]
+            if all(cb.log_bound <= log_delta for cb in trial):
+                done, eps_up = trial, e_try
     if best_box is None:  # pragma: no cover - the corners are always exact
         raise RuntimeError("no exact seed dataset")
     ex = pr.bound(best_box, eps_low)[1] if eps_low > 0 else -math.inf
@@ -744,7 +783,8 @@ def certify_k(
             seed datasets' evaluations are not counted).
         max_work: Budget in grid cells touched by the branch and bound (keyword only; see
             :attr:`BoxProblem.work`; the default :data:`DEFAULT_MAX_WORK` is about half a
-            minute of one core here). Unlike ``max_evals`` it bounds the time at every ``n``.
+            minute of one core here; ``math.inf``: none). Unlike ``max_evals`` it bounds the
+            time at every ``n``.
             When either budget runs out the search stops with a sound certificate
             (``converged=False``, its gap in :attr:`WorstCaseKCertificate.gap`): for ``eps=``
             the cover as it is; for ``delta=`` the open boxes are certified at a larger eps by
@@ -767,7 +807,7 @@ def certify_k(
     if (eps is None) == (delta is None):
         raise ParameterError(f"give exactly one of eps= and delta=, got eps={eps!r}, delta={delta!r}")
     max_evals = check_int("max_evals", max_evals, minimum=1)
-    max_work = check_real("max_work", max_work, low=0.0, low_open=True)
+    max_work = check_real("max_work", max_work, low=0.0, low_open=True, allow_inf=True)
     eps_tol = None
     if tol is None:
         tol = default_tol(n) if eps is None else DEFAULT_TOL_SMALL

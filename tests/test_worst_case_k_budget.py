@@ -1,0 +1,119 @@
+"""worst_case_k: the n-dependent default tolerance, the work budget and its sound stop."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from shuffle_accounting._validation import ParameterError
+from shuffle_accounting.shuffled_krr import ShuffledKRR, dataset_log_delta
+from shuffle_accounting.shuffled_krr import worst_case_k as K
+
+
+def _brute_max(eps: float, eps0: float, n: int) -> float:
+    """``max_c log delta_c(eps)`` over every dataset (exact histogram enumeration)."""
+    best = -math.inf
+    for c0 in range(n):
+        for c1 in range(n - c0):
+            best = max(best, float(dataset_log_delta(eps, 3, eps0, [c0, c1, n - 1 - c0 - c1])))
+    return best
+
+
+def test_default_tol_grows_with_n_to_the_target():
+    assert K.default_tol(2) == K.default_tol(K.DEFAULT_TOL_SMALL_N) == K.DEFAULT_TOL_SMALL == 1e-5
+    assert K.default_tol(3000) == pytest.approx(3e-5, rel=1e-12)
+    assert K.default_tol(10 * K.DEFAULT_TOL_SMALL_N) == K.default_tol(10**7) == K.DEFAULT_TOL_TARGET == 1e-4
+    vals = [K.default_tol(n) for n in (1, 10, 999, 1000, 1001, 2000, 9999, 10**4, 10**5)]
+    assert all(a <= b for a, b in zip(vals, vals[1:]))
+    for bad in (0, -5, 2.5, True, math.nan, "10"):
+        with pytest.raises(ParameterError, match="n"):
+            K.default_tol(bad)
+
+
+@pytest.mark.parametrize("query", [{"eps": 0.4}, {"delta": 1e-3}])
+def test_default_is_the_old_tolerance_at_small_n(query):
+    a = K.certify_k(3, 1.0, 20, **query)
+    b = K.certify_k(3, 1.0, 20, tol=1e-5, **query)
+    assert (a.log_delta, a.epsilon, a.cover) == (b.log_delta, b.epsilon, b.cover) and a.converged
+
+
+@pytest.mark.parametrize("max_work", [1.0, 3e4, 3e5])
+@pytest.mark.parametrize("eps0", [1.0, 2.0])
+def test_budget_stop_is_certified_delta_query(eps0, max_work):
+    """A delta query stopped by ``max_work``: still >= every dataset's delta, and verifiable."""
+    n, eps = 7, 0.3 * eps0
+    worst = _brute_max(eps, eps0, n)
+    c = K.certify_k(3, eps0, n, eps=eps, max_work=max_work)
+    assert c.log_delta >= worst - 1e-12 * abs(worst) >= c.exhibited_log_delta - 1e-12 * abs(worst)
+    assert c.gap >= 0.0 and K.verify(c)
+    assert c.converged or c.work > max_work  # stopped by the budget only once it was spent
+    if max_work == 1.0 and len(K.certify_k(3, eps0, n, eps=eps).cover) > 1:
+        assert not c.converged and len(c.cover) <= 2  # one split, where the root box is not enough
+
+
+@pytest.mark.parametrize("max_work", [1.0, 3e4, 3e5])
+@pytest.mark.parametrize("eps0", [1.0, 2.0])
+def test_budget_stop_is_certified_epsilon_query(eps0, max_work):
+    """An epsilon query stopped by ``max_work``: its open boxes certified at a larger eps, every
+    dataset's delta at the returned epsilon <= delta, the witness's above it at epsilon_lower."""
+    n, delta = 7, 1e-3
+    c = K.certify_k(3, eps0, n, delta=delta, max_work=max_work)
+    assert 0.0 <= c.epsilon_lower <= c.epsilon <= eps0 and K.verify(c)
+    assert _brute_max(c.epsilon, eps0, n) <= math.log(delta) + 1e-12
+    if c.epsilon_lower > 0:
+        assert _brute_max(c.epsilon_lower, eps0, n) > math.log(delta)
+    assert all(cb.eps <= c.epsilon and cb.log_bound <= math.log(delta) for cb in c.cover)
+    assert c.converged or c.work > max_work
+    if max_work == 1.0 and len(K.certify_k(3, eps0, n, delta=delta).cover) > 1:
+        assert not c.converged
+
+
+def test_tiny_budget_stops_early_and_large_budget_converges():
+    n, eps0, delta = 40, 1.0, 1e-4
+    small = K.certify_k(3, eps0, n, delta=delta, max_work=1.0)
+    big = K.certify_k(3, eps0, n, delta=delta, max_work=math.inf)
+    assert not small.converged and big.converged
+    assert small.work < big.work and small.evaluations < big.evaluations
+    assert big.epsilon_lower <= big.epsilon <= small.epsilon and small.epsilon_lower <= small.epsilon
+    assert K.verify(small) and K.verify(big)
+    d_small = K.certify_k(3, eps0, n, eps=big.epsilon, max_work=1.0)
+    d_big = K.certify_k(3, eps0, n, eps=big.epsilon)
+    assert not d_small.converged and d_big.converged
+    assert d_small.log_delta >= d_big.log_delta >= d_big.exhibited_log_delta
+    assert K.verify(d_small)
+
+
+def test_delta_query_beyond_small_n_stops_at_the_gap_in_epsilon():
+    """From ``n > DEFAULT_TOL_SMALL_N`` a default delta query stops once its certified delta is
+    at most the witness's exhibited delta at ``eps / (1 + default_tol(n))``."""
+    n, eps0, eps = 1050, 2.0, 0.36
+    t = K.default_tol(n)
+    c = K.certify_k(3, eps0, n, eps=eps)
+    assert c.converged and K.verify(c)
+    pr = K.BoxProblem(eps0, n, c.log_level)
+    c0, c1, _ = c.worst_others
+    shown_before = pr.bound((c0, c0, c1, c1), eps / (1.0 + t))[1]
+    assert c.exhibited_log_delta <= c.log_delta <= max(shown_before, c.exhibited_log_delta + math.log1p(1e-5))
+    e = K.certify_k(3, eps0, n, eps=eps, tol=1e-5, max_work=math.inf)  # explicit: in delta only
+    assert e.converged and e.gap <= 1e-5 < c.gap  # the default stopped earlier, at the eps gap
+    assert e.exhibited_log_delta <= e.log_delta <= c.log_delta + 1e-12
+
+
+def test_product_round_trip_beyond_small_n():
+    m = ShuffledKRR(3, 2.0, 1050)
+    e = m.epsilon(1e-6, method="worst-case")
+    cert = m.certificate(delta=1e-6)
+    # within the default gap (the round trip may have stepped it up by a few 1e-7)
+    assert cert.epsilon_lower <= e <= cert.epsilon_lower * (1.0 + K.default_tol(1050)) * (1.0 + 1e-6)
+    assert m.delta(e, method="worst-case") <= 1e-6
+    assert e <= m.epsilon(1e-6, method="blanket")
+
+
+def test_bad_budget_inputs_raise_naming_the_parameter():
+    for bad in (0.0, -1.0, math.nan, -math.inf, True, "1e9"):
+        with pytest.raises(ParameterError, match="max_work"):
+            K.certify_k(3, 1.0, 10, eps=0.1, max_work=bad)
+    for bad in (0.0, -1e-5, 1.5, math.inf):
+        with pytest.raises(ParameterError, match="tol"):
+            K.certify_k(3, 1.0, 10, delta=1e-3, tol=bad)
