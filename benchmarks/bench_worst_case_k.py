@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python benchmarks/bench_worst_case_k.py`` (k = 3 at n in {100, 1000, 1e4},
 eps0 in {0.5, 1, 2, 4}, delta = 1e-6; ``--deltas`` adds delta in {1e-9, 1e-3}, or with values
 picks the deltas; ``--ns`` / ``--eps0s`` pick the sizes and local parameters; ``--tol`` the
-stopping tolerance (default: the module's ``default_tol(n)``), ``--max-evals`` / ``--max-work``
+stopping tolerance (default: the module's ``default_tol(n)``), ``--max-evals`` / ``--max-cells``
 the budgets (default: the module's); ``--timeout S`` runs each row in a child process stopped
 after ``S`` seconds (the row then reads "timeout"); ``--cpu`` adds the row's CPU seconds, which a
 loaded machine distorts less; ``--k4`` adds the k >= 4 rows (blanket versus the exhibited lower
@@ -79,7 +79,7 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI checks that the script runs)")
     ap.add_argument("--max-evals", type=int, default=None, help="evaluation budget of one certificate")
     ap.add_argument(
-        "--max-work", type=float, default=None, help="work budget (grid cells) of one certificate"
+        "--max-cells", type=float, default=None, help="work budget (grid cells) of one certificate"
     )
     ap.add_argument("--timeout", type=float, default=0.0, help="seconds per row in a child process (0: none)")
     ap.add_argument("--cpu", action="store_true", help="add the CPU seconds of each certificate")
@@ -97,8 +97,8 @@ def main() -> None:
     budget: dict = {"tol": args.tol}
     if args.max_evals is not None:
         budget["max_evals"] = args.max_evals
-    if args.max_work is not None:
-        budget["max_work"] = args.max_work
+    if args.max_cells is not None:
+        budget["max_cells"] = args.max_cells
     ref = _reference()
     print(
         f"load average {os.getloadavg()[0]:.2f}; reference (blanket k=3 eps0=1 n=1e4 eps(1e-6)) {ref:.3f} s"

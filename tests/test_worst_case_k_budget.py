@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from shuffle_accounting._validation import ParameterError
+from shuffle_accounting._validation import ParameterError, WorkBudgetExceeded
 from shuffle_accounting.shuffled_krr import ShuffledKRR, dataset_log_delta
 from shuffle_accounting.shuffled_krr import worst_case_k as K
 
@@ -38,46 +38,46 @@ def test_default_is_the_old_tolerance_at_small_n(query):
     assert (a.log_delta, a.epsilon, a.cover) == (b.log_delta, b.epsilon, b.cover) and a.converged
 
 
-@pytest.mark.parametrize("max_work", [1.0, 3e4, 3e5])
+@pytest.mark.parametrize("max_cells", [1.0, 3e4, 3e5])
 @pytest.mark.parametrize("eps0", [1.0, 2.0])
-def test_budget_stop_is_certified_delta_query(eps0, max_work):
-    """A delta query stopped by ``max_work``: still >= every dataset's delta, and verifiable."""
+def test_budget_stop_is_certified_delta_query(eps0, max_cells):
+    """A delta query stopped by ``max_cells``: still >= every dataset's delta, and verifiable."""
     n, eps = 7, 0.3 * eps0
     worst = _brute_max(eps, eps0, n)
-    c = K.certify_k(3, eps0, n, eps=eps, max_work=max_work)
+    c = K.certify_k(3, eps0, n, eps=eps, max_cells=max_cells)
     assert c.log_delta >= worst - 1e-12 * abs(worst) >= c.exhibited_log_delta - 1e-12 * abs(worst)
     assert c.gap >= 0.0 and K.verify(c)
-    assert c.converged or c.work > max_work  # stopped by the budget only once it was spent
-    if max_work == 1.0 and len(K.certify_k(3, eps0, n, eps=eps).cover) > 1:
+    assert c.converged or c.work > max_cells  # stopped by the budget only once it was spent
+    if max_cells == 1.0 and len(K.certify_k(3, eps0, n, eps=eps).cover) > 1:
         assert not c.converged and len(c.cover) <= 2  # one split, where the root box is not enough
 
 
-@pytest.mark.parametrize("max_work", [1.0, 3e4, 3e5])
+@pytest.mark.parametrize("max_cells", [1.0, 3e4, 3e5])
 @pytest.mark.parametrize("eps0", [1.0, 2.0])
-def test_budget_stop_is_certified_epsilon_query(eps0, max_work):
-    """An epsilon query stopped by ``max_work``: its open boxes certified at a larger eps, every
+def test_budget_stop_is_certified_epsilon_query(eps0, max_cells):
+    """An epsilon query stopped by ``max_cells``: its open boxes certified at a larger eps, every
     dataset's delta at the returned epsilon <= delta, the witness's above it at epsilon_lower."""
     n, delta = 7, 1e-3
-    c = K.certify_k(3, eps0, n, delta=delta, max_work=max_work)
+    c = K.certify_k(3, eps0, n, delta=delta, max_cells=max_cells)
     assert 0.0 <= c.epsilon_lower <= c.epsilon <= eps0 and K.verify(c)
     assert _brute_max(c.epsilon, eps0, n) <= math.log(delta) + 1e-12
     if c.epsilon_lower > 0:
         assert _brute_max(c.epsilon_lower, eps0, n) > math.log(delta)
     assert all(cb.eps <= c.epsilon and cb.log_bound <= math.log(delta) for cb in c.cover)
-    assert c.converged or c.work > max_work
-    if max_work == 1.0 and len(K.certify_k(3, eps0, n, delta=delta).cover) > 1:
+    assert c.converged or c.work > max_cells
+    if max_cells == 1.0 and len(K.certify_k(3, eps0, n, delta=delta).cover) > 1:
         assert not c.converged
 
 
 def test_tiny_budget_stops_early_and_large_budget_converges():
     n, eps0, delta = 40, 1.0, 1e-4
-    small = K.certify_k(3, eps0, n, delta=delta, max_work=1.0)
-    big = K.certify_k(3, eps0, n, delta=delta, max_work=math.inf)
+    small = K.certify_k(3, eps0, n, delta=delta, max_cells=1.0)
+    big = K.certify_k(3, eps0, n, delta=delta, max_cells=math.inf)
     assert not small.converged and big.converged
     assert small.work < big.work and small.evaluations < big.evaluations
     assert big.epsilon_lower <= big.epsilon <= small.epsilon and small.epsilon_lower <= small.epsilon
     assert K.verify(small) and K.verify(big)
-    d_small = K.certify_k(3, eps0, n, eps=big.epsilon, max_work=1.0)
+    d_small = K.certify_k(3, eps0, n, eps=big.epsilon, max_cells=1.0)
     d_big = K.certify_k(3, eps0, n, eps=big.epsilon)
     assert not d_small.converged and d_big.converged
     assert d_small.log_delta >= d_big.log_delta >= d_big.exhibited_log_delta
@@ -95,7 +95,7 @@ def test_delta_query_beyond_small_n_stops_at_the_gap_in_epsilon():
     c0, c1, _ = c.worst_others
     shown_before = pr.bound((c0, c0, c1, c1), eps / (1.0 + t))[1]
     assert c.exhibited_log_delta <= c.log_delta <= max(shown_before, c.exhibited_log_delta + math.log1p(1e-5))
-    e = K.certify_k(3, eps0, n, eps=eps, tol=1e-5, max_work=math.inf)  # explicit: in delta only
+    e = K.certify_k(3, eps0, n, eps=eps, tol=1e-5, max_cells=math.inf)  # explicit: in delta only
     assert e.converged and e.gap <= 1e-5 < c.gap  # the default stopped earlier, at the eps gap
     assert e.exhibited_log_delta <= e.log_delta <= c.log_delta + 1e-12
 
@@ -112,8 +112,28 @@ def test_product_round_trip_beyond_small_n():
 
 def test_bad_budget_inputs_raise_naming_the_parameter():
     for bad in (0.0, -1.0, math.nan, -math.inf, True, "1e9"):
-        with pytest.raises(ParameterError, match="max_work"):
-            K.certify_k(3, 1.0, 10, eps=0.1, max_work=bad)
+        with pytest.raises(ParameterError, match="max_cells"):
+            K.certify_k(3, 1.0, 10, eps=0.1, max_cells=bad)
     for bad in (0.0, -1e-5, 1.5, math.inf):
         with pytest.raises(ParameterError, match="tol"):
             K.certify_k(3, 1.0, 10, delta=1e-3, tol=bad)
+
+
+def test_refused_up_front_where_the_root_box_alone_is_over_budget():
+    """n = 1e6: one root evaluation is ~1e12 cells (and ~8 GB): refused at once, nothing built."""
+    assert K.BoxProblem(1.0, 10**6, -20.0).root_work() > K.DEFAULT_MAX_CELLS
+    for query in ({"delta": 1e-6}, {"eps": 0.01}):
+        with pytest.raises(WorkBudgetExceeded, match="max_cells"):
+            K.certify_k(3, 1.0, 10**6, **query)
+    with pytest.raises(WorkBudgetExceeded, match="root box"):
+        ShuffledKRR(3, 1.0, 10**6).epsilon(1e-6, method="worst-case")
+    assert ShuffledKRR(3, 1.0, 10**6).auto_method == "blanket"  # auto is not affected
+    # the cap is max(max_cells, DEFAULT_MAX_CELLS): the n = 7 budget stops above use max_cells=1
+    assert K.BoxProblem(1.0, 7, -20.0).root_work() < 1e6 < K.DEFAULT_MAX_CELLS
+
+
+def test_root_work_estimate_tracks_the_measured_work():
+    for n, eps in ((1000, 0.13), (3000, 0.072)):
+        pr = K.BoxProblem(1.0, n, math.log(1e-6))
+        pr.bound((0, n - 1, 0, n - 1), eps)
+        assert 0.5 <= pr.root_work() / pr.work <= 3.0

@@ -117,7 +117,7 @@ stops once its certified delta at ``eps`` is at most the witness's exhibited del
 ``eps / (1 + default_tol(n))`` (the same gap as the epsilon query's, measured along eps; the
 exhibited value there is a lower bound on the worst case at that eps, so the certified curve
 lies within that factor in eps of the true worst-case curve). The search also stops when its
-budget is spent: ``max_evals`` bound evaluations or ``max_work`` grid cells touched (a
+budget is spent: ``max_evals`` bound evaluations or ``max_cells`` grid cells touched (a
 deterministic count, proportional to the time at every ``n``). *A stopped search is still
 sound:* (i) at every moment the open boxes and the finished ones partition the triangle
 (splitting replaces a box by two boxes that partition it; :func:`clip_box` drops only pairs
@@ -152,13 +152,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._binomial import binom_window_range as _binom_window_range
 from .._binomial import logsumexp
 from .._logmath import UNIT_ROUNDOFF, bisect_bracket
-from .._validation import ParameterError, check_delta, check_int, check_real
+from .._validation import ParameterError, WorkBudgetExceeded, check_delta, check_int, check_real
 from . import _krr_grid as G
 
 __all__ = [
-    "DEFAULT_MAX_WORK",
+    "DEFAULT_MAX_CELLS",
     "DEFAULT_TOL_SMALL",
     "DEFAULT_TOL_SMALL_N",
     "DEFAULT_TOL_TARGET",
@@ -175,6 +176,8 @@ _U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52 (the budgets below are in unit
 _DROP_MARGIN = 25.0
 #: Tail cells of ``B`` spanning at most this many values are cut into unit cells.
 _UNIT_SPAN = 64
+#: Truncation level at which :func:`certify_k` estimates the root box's work (up-front refusal).
+_ESTIMATE_LOG_LEVEL = -20.0
 #: Largest converged epsilon cover that :func:`certify_k` tries once to certify at a smaller eps.
 _TIGHTEN_MAX_BOXES = 8
 #: Default tolerance of :func:`certify_k` up to :data:`DEFAULT_TOL_SMALL_N` users (:func:`default_tol`).
@@ -185,7 +188,7 @@ DEFAULT_TOL_TARGET: float = 1e-4
 #: Largest ``n`` at which the default tolerance is :data:`DEFAULT_TOL_SMALL`.
 DEFAULT_TOL_SMALL_N: int = 1000
 #: Default work budget of :func:`certify_k`, in grid cells touched (:attr:`BoxProblem.work`).
-DEFAULT_MAX_WORK: float = 5e9
+DEFAULT_MAX_CELLS: float = 5e9
 
 
 # ---------------------------------------------------------------------------------------------
@@ -208,7 +211,7 @@ class BoxProblem:
         self._leaf_cache: dict[tuple[int, int, int], G.Hockey] = {}
         self._value_cache: dict[tuple, tuple[float, float]] = {}
         self.evaluations = 0
-        #: Work spent, in grid cells touched (:func:`certify_k`'s ``max_work``): each law built
+        #: Work spent, in grid cells touched (:func:`certify_k`'s ``max_cells``): each law built
         #: counts its cells times (one + the users added one at a time), each sweep step and
         #: each hockey-stick sum its grid's cells.
         self.work = 0.0
@@ -251,6 +254,33 @@ class BoxProblem:
             got = G.fixed_law_k3(self.eps0, L, t, check_only=True) is not None
             self._fits_cache[L] = got
         return got
+
+    def root_work(self) -> float:
+        """Estimated cells touched by one bound evaluation of the root box (nothing is built).
+
+        The root box's law is the closed form of ``b = s1`` uniform users
+        (:func:`~._krr_grid.pivot_grid`: ``N_o ~ Bin(s1, 2/3)`` on its window, ``j`` on
+        ``[N/2 - z sd, N/2 + z sd]`` over that window), swept and summed at every unit cell of
+        ``B`` (:meth:`cells`); the sweep's measured trims keep about half of that rectangle
+        (``0.45`` at ``n = 1e4``), counted as one half. Within a factor 2 of the :attr:`work`
+        measured on the root at ``n = 1e3 .. 1e4`` (far below it at ``n ~ 100``, where the
+        fixed costs dominate; the estimate only decides refusals at large ``n``).
+        """
+        _, starts, _, _, _ = self.cells(self.n - 1)
+        s1, s2 = starts[0], starts[-1]
+        t = self.log_tol - math.log(4.0) - math.log(8.0)
+        if s1 > 0:
+            n_lo, n_hi, _ = _binom_window_range(s1, -math.log(3.0), math.log(2.0 / 3.0), t)
+            n_lo, n_hi = s1 - n_hi, s1 - n_lo  # N_o ~ Bin(s1, 2/3) = s1 - Bin(s1, 1/3)
+        else:
+            n_lo = n_hi = 0
+        z = max(8.0, math.sqrt(2.0 * max(0.0, -t)) + 2.0)
+        sdr = math.sqrt(max(n_hi, 1) * 0.25)
+        cols = (
+            min(n_hi, math.ceil(0.5 * n_hi + z * sdr) + 2) - max(0, math.floor(0.5 * n_lo - z * sdr) - 2) + 1
+        )
+        rows = n_hi - n_lo + 1
+        return 0.5 * float(rows) * float(cols) * (2.0 * (s2 - s1) + len(starts) + 1)
 
     # -- cells of B ------------------------------------------------------------------------
     def cells(self, m: int) -> tuple[int, list[int], list[float], float, float]:
@@ -494,7 +524,7 @@ class WorstCaseKCertificate:
         evaluations: Number of bound evaluations spent.
         converged: Whether the gap target ``tol`` was reached (else the budget ran out or some
             single dataset could not be computed exactly; the certificate is sound either way).
-        work: Grid cells touched (:attr:`BoxProblem.work`, the unit of ``max_work``).
+        work: Grid cells touched (:attr:`BoxProblem.work`, the unit of ``max_cells``).
     """
 
     k: int
@@ -527,14 +557,14 @@ def _others(box: tuple[int, int, int, int], n: int) -> tuple[int, int, int]:
 
 
 def _certify_delta(
-    pr: BoxProblem, eps: float, tol: float, max_evals: int, max_work: float, eps_tol: float | None
+    pr: BoxProblem, eps: float, tol: float, max_evals: int, max_cells: float, eps_tol: float | None
 ):
     """Branch and bound for ``delta(eps)``: ``(cover, best log delta, witness box, converged)``.
 
     Stops when the largest bound is at most the *stop level*: ``(1 + tol)`` times the best
     exhibited delta, or (``eps_tol`` given) the witness's exhibited delta at
     ``eps / (1 + eps_tol)`` where that is larger (a gap of ``eps_tol`` in epsilon), or when the
-    budget (``max_evals`` evaluations, ``max_work`` cells) is spent; the cover is sound either way.
+    budget (``max_evals`` evaluations, ``max_cells`` cells) is spent; the cover is sound either way.
     """
     best, best_box = -math.inf, None
     for sb in _seeds(pr.n):
@@ -561,7 +591,7 @@ def _certify_delta(
         neg, box = heap[0]
         if -neg <= level:
             break
-        if pr.evaluations - start > max_evals or pr.work - wstart > max_work:
+        if pr.evaluations - start > max_evals or pr.work - wstart > max_cells:
             converged = False
             break
         heapq.heappop(heap)
@@ -624,7 +654,7 @@ def _finish_open_boxes(pr: BoxProblem, rest: list, eps_up: float, log_delta: flo
     return out, e
 
 
-def _certify_epsilon(pr: BoxProblem, log_delta: float, tol: float, max_evals: int, max_work: float):
+def _certify_epsilon(pr: BoxProblem, log_delta: float, tol: float, max_evals: int, max_cells: float):
     eps_low, best_box = 0.0, None
     for sb in _seeds(pr.n):
         if pr.is_exact(sb):
@@ -642,7 +672,7 @@ def _certify_epsilon(pr: BoxProblem, log_delta: float, tol: float, max_evals: in
     start, wstart = pr.evaluations, pr.work
     while heap:
         neg, box, e_at = heapq.heappop(heap)
-        if pr.evaluations - start > max_evals or pr.work - wstart > max_work:
+        if pr.evaluations - start > max_evals or pr.work - wstart > max_cells:
             heapq.heappush(heap, (neg, box, e_at))
             converged = False
             break
@@ -757,7 +787,7 @@ def certify_k(
     delta=None,
     tol: float | None = None,
     max_evals: int = 20000,
-    max_work: float = DEFAULT_MAX_WORK,
+    max_cells: float = DEFAULT_MAX_CELLS,
 ) -> WorstCaseKCertificate:
     """Certify the worst case of shuffled k-RR (``k = 3``) by branch and bound over boxes of datasets.
 
@@ -781,15 +811,18 @@ def certify_k(
             ``t`` in epsilon is about ``2 log(1/delta) t`` in delta, out of reach there).
         max_evals: Budget in box-bound evaluations of the branch and bound (keyword only; the
             seed datasets' evaluations are not counted).
-        max_work: Budget in grid cells touched by the branch and bound (keyword only; see
-            :attr:`BoxProblem.work`; the default :data:`DEFAULT_MAX_WORK` is about half a
+        max_cells: Budget in grid cells touched by the branch and bound (keyword only; see
+            :attr:`BoxProblem.work`; the default :data:`DEFAULT_MAX_CELLS` is about half a
             minute of one core here; ``math.inf``: none). Unlike ``max_evals`` it bounds the
             time at every ``n``.
             When either budget runs out the search stops with a sound certificate
             (``converged=False``, its gap in :attr:`WorstCaseKCertificate.gap`): for ``eps=``
             the cover as it is; for ``delta=`` the open boxes are certified at a larger eps by
             their own bounds (one or two more evaluations each). The root box and the seed
-            datasets are always evaluated, so one bound evaluation is the least work spent.
+            datasets are always evaluated: where the root box alone is estimated
+            (:meth:`BoxProblem.root_work`) above ``max(max_cells, DEFAULT_MAX_CELLS)`` (from
+            about ``n = 4e4`` at ``eps0 <= 1`` and the default; memory grows with ``n`` too), the
+            call is refused before any work.
 
     Returns:
         A :class:`WorstCaseKCertificate`.
@@ -797,6 +830,8 @@ def certify_k(
     Raises:
         ParameterError: On invalid inputs (naming the parameter), ``k != 3``, or if both or
             neither of ``eps`` and ``delta`` are given.
+        WorkBudgetExceeded: If one evaluation of the root box is estimated above
+            ``max(max_cells, DEFAULT_MAX_CELLS)`` (a ``ParameterError``; nothing is computed).
 
     Example:
         >>> c = certify_k(3, 2.0, 20, delta=1e-3)
@@ -807,7 +842,7 @@ def certify_k(
     if (eps is None) == (delta is None):
         raise ParameterError(f"give exactly one of eps= and delta=, got eps={eps!r}, delta={delta!r}")
     max_evals = check_int("max_evals", max_evals, minimum=1)
-    max_work = check_real("max_work", max_work, low=0.0, low_open=True, allow_inf=True)
+    max_cells = check_real("max_cells", max_cells, low=0.0, low_open=True, allow_inf=True)
     eps_tol = None
     if tol is None:
         tol = default_tol(n) if eps is None else DEFAULT_TOL_SMALL
@@ -817,6 +852,20 @@ def certify_k(
         tol = check_real("tol", tol, low=0.0, low_open=True, high=1.0)
     if eps is not None:
         eps = check_real("eps", eps, low=0.0)
+    else:
+        delta = check_delta("delta", delta)
+    # refused up front where the root box alone (always evaluated) is beyond the budget; the
+    # estimate at one truncation level (delta ~ 2e-9) for both queries, so that the round trip
+    # epsilon -> delta of ShuffledKRR is refused or accepted as a whole
+    est = BoxProblem(eps0, n, _ESTIMATE_LOG_LEVEL).root_work()
+    cap = max(max_cells, DEFAULT_MAX_CELLS)
+    if not est <= cap:
+        raise WorkBudgetExceeded(
+            f"certify_k(3, eps0={eps0!r}, n={n}): one bound evaluation of the root box (always "
+            f"evaluated) needs about {est:.2g} grid cells, above max(max_cells, DEFAULT_MAX_CELLS) "
+            f"= {cap:.2g}; use the blanket bound (method='blanket'), or raise max_cells"
+        )
+    if eps is not None:
         # truncation level from the three corners (all others at one value); the other seeds
         # are evaluated once, at the final level (each is a full law at large n)
         corners = [(0, 0, 0, 0), (n - 1, n - 1, 0, 0), (0, 0, n - 1, n - 1)]
@@ -830,16 +879,15 @@ def certify_k(
             level = top
         else:
             pr = BoxProblem(eps0, n, level)
-        cover, best, best_box, conv = _certify_delta(pr, eps, tol, max_evals, max_work, eps_tol)
+        cover, best, best_box, conv = _certify_delta(pr, eps, tol, max_evals, max_cells, eps_tol)
         ld = max(c.log_bound for c in cover)
         return WorstCaseKCertificate(
             3, eps0, n, "delta", eps, math.exp(ld), ld, eps, 0.0, _others(best_box, n), best,
             tuple(sorted(cover, key=lambda c: c.box)), level, pr.evaluations, conv, pr.work,
         )  # fmt: skip
-    delta = check_delta("delta", delta)
     pr = BoxProblem(eps0, n, math.log(delta))
     cover, eps_up, eps_low, best_box, ex, conv = _certify_epsilon(
-        pr, math.log(delta), tol, max_evals, max_work
+        pr, math.log(delta), tol, max_evals, max_cells
     )
     ld = max(c.log_bound for c in cover)
     return WorstCaseKCertificate(
