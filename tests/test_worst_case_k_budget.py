@@ -137,3 +137,24 @@ def test_root_work_estimate_tracks_the_measured_work():
         pr = K.BoxProblem(1.0, n, math.log(1e-6))
         pr.bound((0, n - 1, 0, n - 1), eps)
         assert 0.5 <= pr.root_work() / pr.work <= 3.0
+
+
+@pytest.mark.parametrize("n,eps0,eps", [(30, 1.0, 0.5), (60, 2.0, 1.2), (7, 0.5, 0.1)])
+def test_delta_query_truncates_at_the_best_corners_level(n, eps0, eps):
+    """The windows of a delta query drop at most e^-25 of the best corner's exhibited value (it
+    used to keep e^-60 - 25): the level is at most the witness's value (plus the loop's 1) and
+    the certificate re-checks."""
+    c = K.certify_k(3, eps0, n, eps=eps)
+    assert c.converged and K.verify(c)
+    assert -30.0 < c.log_level <= c.exhibited_log_delta + 1.0  # neither e^-60 nor the first -30
+
+
+def test_delta_below_the_deepest_level_stops_at_the_dropped_mass():
+    """n = 1000, eps = 0.6 (eps0 = 1): every dataset's delta is below e^-85, the deepest windows'
+    resolution; the query stops at once with a sound bound at about that mass (not converged)."""
+    n, eps0, eps = 1000, 1.0, 0.6
+    c = K.certify_k(3, eps0, n, eps=eps)
+    assert not c.converged and K.verify(c) and c.log_level == -60.0
+    assert c.evaluations < 40 and len(c.cover) == 1
+    assert c.log_delta <= -60.0 - 25.0 + math.log(16.0) + 1e-9
+    assert c.log_delta >= float(dataset_log_delta(eps, 3, eps0, [0, 0, n - 1]))  # the corner: e^-165

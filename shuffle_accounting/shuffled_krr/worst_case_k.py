@@ -106,6 +106,13 @@ exhibited leaf; for ``epsilon(delta)`` it keeps ``eps_up = (1 + tol) eps_low`` a
 every box's bound at some ``eps' <= eps_up`` is ``<= delta`` (``h_c`` is non-increasing in
 ``eps``).
 
+Truncation level. The epsilon query truncates at ``log delta``; a delta query at the best
+corner's exhibited ``log delta`` (all others at one value; first tried at ``e^-30``, then at
+``e^-60`` where every corner is below that), so the windows drop at most ``e^-25`` of the
+answer. Where every corner is below ``e^-60`` the answer is certified as at most about the
+windows' dropped mass (``16 e^-85``) and the query stops there. Any level is sound: the dropped
+mass is always added.
+
 Tolerance and budget (:func:`default_tol`, :func:`certify_k`). The default tolerance is ``1e-5``
 up to 1000 users and grows in proportion to ``n`` to the target gap ``1e-4``, reached at
 ``n = 1e4``: one bound evaluation costs about ``n^1.5`` cell operations, and boxes of datasets
@@ -178,6 +185,11 @@ _DROP_MARGIN = 25.0
 _UNIT_SPAN = 64
 #: Truncation level at which :func:`certify_k` estimates the root box's work (up-front refusal).
 _ESTIMATE_LOG_LEVEL = -20.0
+#: First truncation level of a delta query (then the best corner's exhibited log delta).
+_FIRST_LOG_LEVEL = -30.0
+#: Deepest truncation level a delta query tries when every corner is below the current one
+#: (deeper windows cost more everywhere; below it the answer is "at most the dropped mass").
+_LAST_LOG_LEVEL = -60.0
 #: Largest converged epsilon cover that :func:`certify_k` tries once to certify at a smaller eps.
 _TIGHTEN_MAX_BOXES = 8
 #: Default tolerance of :func:`certify_k` up to :data:`DEFAULT_TOL_SMALL_N` users (:func:`default_tol`).
@@ -563,8 +575,10 @@ def _certify_delta(
 
     Stops when the largest bound is at most the *stop level*: ``(1 + tol)`` times the best
     exhibited delta, or (``eps_tol`` given) the witness's exhibited delta at
-    ``eps / (1 + eps_tol)`` where that is larger (a gap of ``eps_tol`` in epsilon), or when the
-    budget (``max_evals`` evaluations, ``max_cells`` cells) is spent; the cover is sound either way.
+    ``eps / (1 + eps_tol)`` where that is larger (a gap of ``eps_tol`` in epsilon), when the
+    budget (``max_evals`` evaluations, ``max_cells`` cells) is spent, or when the largest bound is
+    down to about the windows' dropped mass (``16 e^(level - 25)``: splitting cannot lower it);
+    the cover is sound either way.
     """
     best, best_box = -math.inf, None
     for sb in _seeds(pr.n):
@@ -587,9 +601,13 @@ def _certify_delta(
     done: list[CoverBox] = []
     converged = True
     start, wstart = pr.evaluations, pr.work
+    floor = pr.log_tol + math.log(16.0)  # about the windows' dropped mass: no box gets below it
     while heap:
         neg, box = heap[0]
         if -neg <= level:
+            break
+        if -neg <= floor:  # the answer is below this level's resolution; certified as it is
+            converged = False
             break
         if pr.evaluations - start > max_evals or pr.work - wstart > max_cells:
             converged = False
@@ -866,15 +884,23 @@ def certify_k(
             f"= {cap:.2g}; use the blanket bound (method='blanket'), or raise max_cells"
         )
     if eps is not None:
-        # truncation level from the three corners (all others at one value); the other seeds
-        # are evaluated once, at the final level (each is a full law at large n)
+        # truncation level: the best corner's exhibited log delta (all others at one value), as
+        # the epsilon query uses log(delta); windows then drop at most e^-25 of the answer. (It
+        # was kept at -60 above e^-60: windows to e^-85, a root box 2.5x dearer at n = 1e4.)
+        # Any level is sound (the dropped mass is added); the other seeds are evaluated once,
+        # at the final level (each is a full law at large n)
         corners = [(0, 0, 0, 0), (n - 1, n - 1, 0, 0), (0, 0, n - 1, n - 1)]
-        level = -60.0
-        for _ in range(4):
+        level = _FIRST_LOG_LEVEL
+        for _ in range(10):
             pr = BoxProblem(eps0, n, level)
             vals = [pr.bound(s, eps)[1] for s in corners if pr.is_exact(s)]
             top = max(vals) if vals else -math.inf
-            if top == -math.inf or top >= level - 1.0:
+            if top == -math.inf:  # below this level's resolution: twice as deep, down to e^-60
+                if level <= _LAST_LOG_LEVEL or eps >= eps0:
+                    break
+                level = max(2.0 * level, _LAST_LOG_LEVEL)
+                continue
+            if abs(top - level) <= 1.0:
                 break
             level = top
         else:
