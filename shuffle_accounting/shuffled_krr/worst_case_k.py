@@ -738,6 +738,8 @@ def _certify_epsilon(pr: BoxProblem, log_delta: float, tol: float, max_evals: in
         # one trial at the eps its bounds' slack predicts, kept only if every bound holds there
         e_try = eps_low
         for cb in done:
+            if cb.log_bound == -math.inf:  # a zero bound: certified at any eps
+                continue
             e_star = cb.eps - (log_delta - cb.log_bound) / slope
             e_try = max(e_try, e_star + 0.1 * (cb.eps - e_star))
         if e_try < eps_up:
