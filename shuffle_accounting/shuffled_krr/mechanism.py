@@ -523,9 +523,10 @@ class ShuffledKRR:
         With ``method="worst-case"`` the value is the branch-and-bound certificate's epsilon
         (``k = 2``: about ``1e-7`` relative above the exhibited worst dataset's; ``k = 3``: within
         :func:`~shuffle_accounting.shuffled_krr.worst_case_k.default_tol` ``(n)``, ``1e-5`` up to
-        1000 users, ``1e-4`` from ``1e4``, inside a bounded work budget), stepped up if needed so
-        that ``delta(epsilon(d)) <= d`` also holds for the delta query; ``"auto"`` returns the
-        smaller certified value of both methods (see :meth:`log_delta`).
+        1000 users, ``1e-4`` from ``1e4``, where the search converges within its work budget,
+        else a sound value with a somewhat larger gap), stepped up if needed so that
+        ``delta(epsilon(d)) <= d`` also holds for the delta query; ``"auto"`` returns the smaller
+        certified value of both methods (see :meth:`log_delta`).
 
         Args:
             delta: Target in ``(0, 1)``.
