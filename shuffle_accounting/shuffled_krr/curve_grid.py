@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from typing import Any
@@ -28,6 +29,7 @@ import numpy as np
 
 __all__ = [
     "certified_grid_log_delta",
+    "blanket_grid",
     "progress_bar",
     "DEFAULT_VALUE_DISCRETIZATION_INTERVAL",
     "WINDOW_LOG_FLOOR",
@@ -39,6 +41,8 @@ DEFAULT_VALUE_DISCRETIZATION_INTERVAL: float = 1e-4
 #: from the first grid point below it on, every point below ``eps0`` takes that point's value.
 WINDOW_LOG_FLOOR: float = -120.0
 
+#: Smallest eps0 the one-pass grid evaluator takes (below, the one-point evaluators).
+GRID_EPS0_MIN: float = 1e-6
 _GRID_CHUNK = 16  # grid points per progress-bar step (large n only)
 _FAST_RTOL = 1e-3  # blanket_fast: certified within 1e-3 (relative) of the exact blanket curve
 _PROGRESS_MIN_N = 10**6  # curve builds from this many users on show a progress bar on a terminal
@@ -53,6 +57,29 @@ def progress_bar(total: int, desc: str, enabled: bool | None):
     if enabled is None:
         enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
     return tqdm(total=total, desc=desc, disable=not enabled, leave=False, file=sys.stderr)
+
+
+def blanket_grid(k: int, eps0: float, n: int, block_rtol: float = _FAST_RTOL) -> Any:
+    """The one-pass grid evaluator of ``(k, eps0, n)`` (memoised), or ``None`` where it does not apply.
+
+    :class:`~shuffle_accounting.shuffled_krr.blanket_grid.BlanketGrid` covers ``n >= 2``,
+    ``GRID_EPS0_MIN <= eps0 <= EPS0_GRID_MAX`` and a non-degenerate blanket; elsewhere the
+    one-point evaluators are used. The tables are kept (four entries), so the passes of one PLD
+    build, calibration steps at the same ``(k, eps0, n)`` and repeated questions share them.
+    """
+    from .blanket import blanket_degenerate
+    from .blanket_grid import EPS0_GRID_MAX
+
+    if n < 2 or not (GRID_EPS0_MIN <= eps0 <= EPS0_GRID_MAX) or blanket_degenerate(k, eps0):
+        return None
+    return _blanket_grid_cached(k, float(eps0), int(n), float(block_rtol))
+
+
+@functools.lru_cache(maxsize=4)
+def _blanket_grid_cached(k: int, eps0: float, n: int, block_rtol: float) -> Any:
+    from .blanket_grid import BlanketGrid
+
+    return BlanketGrid(k, eps0, n, block_rtol=block_rtol, log_floor=WINDOW_LOG_FLOOR)
 
 
 def _worst_case_log_delta_grid(eps: np.ndarray, eps0: float, n: int) -> np.ndarray:
@@ -172,6 +199,7 @@ def certified_grid_log_delta(
     floor_search: bool | None = None,
     fast_rtol: float = _FAST_RTOL,
     fast: Any = None,
+    use_grid: bool = True,
 ) -> np.ndarray:
     """Certified log delta on an ascending grid, stopping once it is below e^WINDOW_LOG_FLOOR.
 
@@ -211,13 +239,18 @@ def certified_grid_log_delta(
     if live.size == 0:
         return out
     mech = ShuffledKRR(k, eps0, n)
+    x = e[live]
+    grid = blanket_grid(k, eps0, n, fast_rtol) if use_grid else None
+    if grid is not None:
+        # one pass over the whole grid (every point evaluated: no floor search is needed)
+        out[live] = grid.log_delta(x)
+        return _finish(out, e, live, live, k, eps0, n, worst_case, mech)
     exact_sum = n > 1 and not blanket_degenerate(k, eps0)
     bl = (blanket if blanket is not None else BlanketEvaluator(k, eps0, n)) if exact_sum else None
     if fast is None and exact_sum and n >= FAST_BLANKET_MIN_N:
         from .blanket_fast import FastBlanketEvaluator
 
         fast = FastBlanketEvaluator(k, eps0, n)  # shared by the probes and the one pass
-    x = e[live]
     if floor_search is None:
         floor_search = n >= FAST_BLANKET_MIN_N
     if floor_search:
@@ -242,11 +275,26 @@ def certified_grid_log_delta(
                 )
             out[idx] = val
             bar.update(idx.size)
+    sel = live[: j + 1] if j < x.size else live
+    return _finish(out, e, live, sel, k, eps0, n, worst_case, mech)
+
+
+def _finish(
+    out: np.ndarray,
+    e: np.ndarray,
+    live: np.ndarray,
+    sel: np.ndarray,
+    k: int,
+    eps0: float,
+    n: int,
+    worst_case: bool,
+    mech: Any,
+) -> np.ndarray:
+    """The k = 2 worst case where it applies (at ``sel``), the cap at 1 and the soundness check."""
     if worst_case and k == 2 and 2 <= n <= _WC_GRID_MAX_N:
         # only where the blanket value is above the floor: below it the value is already
         # negligible for composition, and there the worst case's windows (sized for the smallest
         # delta on its grid) cost most of the cover (n = 1e4, eps0 = 1: 10 s of 12 s)
-        sel = live[: j + 1] if j < x.size else live
         sel = sel[out[sel] >= WINDOW_LOG_FLOOR]
         if sel.size:
             out[sel] = np.minimum(out[sel], _worst_case_log_delta_grid(e[sel], eps0, n))
