@@ -29,7 +29,7 @@ import numpy as np
 
 __all__ = [
     "certified_grid_log_delta",
-    "blanket_grid",
+    "blanket_tables",
     "progress_bar",
     "DEFAULT_VALUE_DISCRETIZATION_INTERVAL",
     "WINDOW_LOG_FLOOR",
@@ -59,27 +59,27 @@ def progress_bar(total: int, desc: str, enabled: bool | None):
     return tqdm(total=total, desc=desc, disable=not enabled, leave=False, file=sys.stderr)
 
 
-def blanket_grid(k: int, eps0: float, n: int, block_rtol: float = _FAST_RTOL) -> Any:
+def blanket_tables(k: int, eps0: float, n: int, block_rtol: float = _FAST_RTOL) -> Any:
     """The one-pass grid evaluator of ``(k, eps0, n)`` (memoised), or ``None`` where it does not apply.
 
-    :class:`~shuffle_accounting.shuffled_krr.blanket_grid.BlanketGrid` covers ``n >= 2``,
+    :class:`~shuffle_accounting.shuffled_krr.blanket_tables.BlanketTables` covers ``n >= 2``,
     ``GRID_EPS0_MIN <= eps0 <= EPS0_GRID_MAX`` and a non-degenerate blanket; elsewhere the
     one-point evaluators are used. The tables are kept (four entries), so the passes of one PLD
     build, calibration steps at the same ``(k, eps0, n)`` and repeated questions share them.
     """
     from .blanket import blanket_degenerate
-    from .blanket_grid import EPS0_GRID_MAX
+    from .blanket_tables import EPS0_GRID_MAX
 
     if n < 2 or not (GRID_EPS0_MIN <= eps0 <= EPS0_GRID_MAX) or blanket_degenerate(k, eps0):
         return None
-    return _blanket_grid_cached(k, float(eps0), int(n), float(block_rtol))
+    return _blanket_tables_cached(k, float(eps0), int(n), float(block_rtol))
 
 
 @functools.lru_cache(maxsize=4)
-def _blanket_grid_cached(k: int, eps0: float, n: int, block_rtol: float) -> Any:
-    from .blanket_grid import BlanketGrid
+def _blanket_tables_cached(k: int, eps0: float, n: int, block_rtol: float) -> Any:
+    from .blanket_tables import BlanketTables
 
-    return BlanketGrid(k, eps0, n, block_rtol=block_rtol, log_floor=WINDOW_LOG_FLOOR)
+    return BlanketTables(k, eps0, n, block_rtol=block_rtol, log_floor=WINDOW_LOG_FLOOR)
 
 
 def _worst_case_log_delta_grid(eps: np.ndarray, eps0: float, n: int) -> np.ndarray:
@@ -240,7 +240,7 @@ def certified_grid_log_delta(
         return out
     mech = ShuffledKRR(k, eps0, n)
     x = e[live]
-    grid = blanket_grid(k, eps0, n, fast_rtol) if use_grid else None
+    grid = blanket_tables(k, eps0, n, fast_rtol) if use_grid else None
     if grid is not None:
         # one pass over the whole grid (every point evaluated: no floor search is needed)
         out[live] = grid.log_delta(x)

@@ -103,7 +103,7 @@ blanket keep the one-point evaluators) and ``0 <= eps``; ``delta = 0`` from ``ep
 
 Example:
     >>> import numpy as np
-    >>> g = BlanketGrid(10, 2.0, 10_000)
+    >>> g = BlanketTables(10, 2.0, 10_000)
     >>> v = g.log_delta(np.array([0.05, 0.1, 0.2]))
     >>> bool(v[0] > v[1] > v[2])
     True
@@ -120,7 +120,7 @@ from .._validation import check_real, check_real_array
 from ..randomizers import KRR
 from .blanket import check_krr_parameters
 
-__all__ = ["BlanketGrid", "EPS0_GRID_MAX", "certified_log_delta_grid"]
+__all__ = ["BlanketTables", "EPS0_GRID_MAX", "certified_log_delta_tables"]
 
 #: Largest ``eps0`` the grid evaluator takes (``u/(2t)`` and the tables stay far from overflow);
 #: callers use the one-point evaluators above it.
@@ -134,16 +134,18 @@ KAPPA_UNIT: float = 4.0 * 2.0**-53
 #: than 1e10 of them, each multiplied by at most 1e10).
 TINY: float = 1e-270
 _UPPER_Z = 7.0  # R-table: sd above the mean (upper-zone tau is below 1e-12 of the zone's value)
-_LOWER_Z = 8.0  # R-table: sd below the mean; below it the lower-zone levels
+_LOWER_Z = 8.5  # R-table: sd below the mean; below it the lower-zone levels
+_LOWER_LOG_CDF = -36.0  # ... and at least this far into the lower tail (log CDF)
 _LEVEL_Z = (10.0, 12.0, 14.0, 16.5, 19.5, 23.0)  # lower-zone levels (sd below the mean)
 _DROP_FRACTION = 1e-10  # dropped parts below this fraction of e^log_floor
+_TINY_EPS = 1e-200  # below: bounded through eps = 0 (a would overflow)
 _WIDTH_CAP = 0.004  # block width at most this fraction of T
 _MIDDLE_CHUNK = 2_000_000
 #: A middle-zone cell is bounded crudely when that bound is below this fraction of the point's total.
 PRUNE: float = 1e-13  # middle-zone terms per vectorised chunk (memory)
 
 
-class BlanketGrid:
+class BlanketTables:
     """Tables of one ``(k, eps0, n)`` from which the blanket curve is bounded at any eps grid.
 
     Args:
@@ -301,8 +303,15 @@ class BlanketGrid:
             sdR = np.sqrt(N * q * (1.0 - q))
             r_hi = np.minimum(N, np.ceil(m + _UPPER_Z * sdR + 1.0))
             r_lo = np.maximum(0.0, np.floor(m - _LOWER_Z * sdR))
+            # skewed laws (q near 1): lower the table's end until P(R < R_lo) <= e^_LOWER_LOG_CDF
+            for _ in range(60):
+                lf = np.where(r_lo > 0, log_binom_cdf(np.maximum(r_lo - 1.0, 0.0), N, q), -np.inf)
+                heavy = lf > _LOWER_LOG_CDF
+                if not np.any(heavy):
+                    break
+                r_lo = np.where(heavy, np.maximum(0.0, r_lo - np.maximum(np.ceil(sdR), 1.0)), r_lo)
             # a short way down to 0 (small N, skewed laws): the whole lower range in the table
-            r_lo = np.where(r_lo <= 3.0 * (r_hi - r_lo), 0.0, r_lo)
+            r_lo = np.where(r_lo <= np.maximum(64.0, 3.0 * (r_hi - r_lo)), 0.0, r_lo)
             mode = np.clip(np.floor((N + 1.0) * q), r_lo, r_hi)
             l_mode = log_binom_pmf(mode, N, lq, lq1)
             has_tail = r_hi < N
@@ -409,8 +418,11 @@ class BlanketGrid:
         J = eps.size
         tot = np.zeros(J)
         err = np.zeros(J)
-        pos = np.nonzero(eps > 0.0)[0]
-        zero = np.nonzero(eps == 0.0)[0]
+        # below _TINY_EPS the point is bounded through eps = 0: delta(eps) <= delta(0) (delta is
+        # non-increasing) and delta(eps) >= delta(0) - (e^eps - 1) (the hockey-stick sum moves by at
+        # most (e^eps - 1) sum Q); above it, a = E (e^eps0 - E)/(e^eps - 1) is finite
+        pos = np.nonzero(eps >= _TINY_EPS)[0]
+        zero = np.nonzero(eps < _TINY_EPS)[0]
         if pos.size and self.tD.size:
             tot[pos], err[pos] = self._rows_sum(eps[pos], upper)
         v = np.expm1(eps)
@@ -418,7 +430,8 @@ class BlanketGrid:
         if zero.size and self.tD.size:
             # eps = 0 (t = 0): v psi(beta) -> u d, so delta(0) = (u/n) E[D_+] = (u/n) sum_rows S1(h_a)
             s1a = np.where(self.h_b > self.h_a, self.S1[self.h_off], 0.0)
-            val[zero] = u / n * float(np.sum(s1a)) * infl
+            d0 = u / n * float(np.sum(s1a)) * infl
+            val[zero] = d0 if upper else np.maximum(d0 - v[zero], 0.0)
         if upper:
             drop = (np.exp(eps) + 1.0) * (math.exp(self.log_t_drop) + math.exp(self.log_h_drop))
             return np.log(np.minimum(val + drop + TINY, 1.0))
@@ -508,35 +521,32 @@ class BlanketGrid:
         aj = a[j_idx]
         d_lo = 2.0 * h_s - tD
         d_hi = 2.0 * (h_e - 1.0) - tD
-        ex = RHO * (
-            aj * np.maximum(np.abs(d_lo), np.abs(d_hi))
-            + c * np.maximum(np.abs(tth - d_lo), np.abs(tth - d_hi))
-        )
-        x0 = aj * d_lo - c * (tth - d_lo)
-        x0 = x0 + ex if upper else x0 - ex
-        dx = 2.0 * (aj + c)
+        thd_lo = tth - d_lo  # ttheta - d at the cell's first h (falls by 2 per h)
         woff = (self.h_off[r_idx] + (h_s - self.h_a[r_idx])).astype(np.int64)
         if upper:
-            # prune: cell weight <= S0(h_lo) - S0(h_up) (+ 4 ulp), psi(x) <= x_+ <= beta at h_up - 1
+            # prune: cell weight <= S0(h_lo) - S0(h_up) (+ 4 ulp); psi(x) <= x_+ <= beta at h_up - 1
             end = self.h_off[r_idx] + (h_e - self.h_a[r_idx])
             s_hi = np.where(h_e < self.h_b[r_idx], self.S0[end.astype(np.int64)], 0.0)
             s_lo = self.S0[woff]
             wc = np.maximum(s_lo - s_hi, 0.0) + 4.0 * 2.0**-53 * s_lo
-            x_top = x0 + dx * (cc - 1)
+            ex_top = RHO * (aj * np.abs(d_hi) + c * np.abs(tth - d_hi))
+            x_top = aj * d_hi - c * (tth - d_hi) + ex_top
+            x_bot = aj * d_lo - c * thd_lo - RHO * (aj * np.abs(d_lo) + c * np.abs(thd_lo))
             crude = wc * np.maximum(x_top, 0.0)
-            low = wc * np.maximum(x0 - 2.0 * ex - tb["m"][r_idx], 0.0) * (1.0 - 1e-9)  # psi >= x - m
+            low = wc * np.maximum(x_bot - tb["m"][r_idx], 0.0) * (1.0 - 1e-9)  # psi >= x - m
             est = base.copy()
             np.maximum.at(est, j_idx, low)
             prune = crude <= PRUNE * est[j_idx]
             if np.any(prune):
                 out += np.bincount(j_idx[prune], weights=crude[prune], minlength=J)
                 keep = ~prune
-                r_idx, j_idx, cc, x0, dx, woff = (
+                r_idx, j_idx, cc, aj, d_lo, thd_lo, woff = (
                     r_idx[keep],
                     j_idx[keep],
                     cc[keep],
-                    x0[keep],
-                    dx[keep],
+                    aj[keep],
+                    d_lo[keep],
+                    thd_lo[keep],
                     woff[keep],
                 )
         if r_idx.size == 0:
@@ -544,6 +554,7 @@ class BlanketGrid:
         r_lo = tb["r_lo"][r_idx]
         r_hi = tb["r_hi"][r_idx]
         roff0 = tb["r_off"][r_idx] - r_lo.astype(np.int64)
+        m_c = tb["m"][r_idx]
         csum = np.cumsum(cc)
         cuts = np.searchsorted(csum, np.arange(_MIDDLE_CHUNK, int(csum[-1]), _MIDDLE_CHUNK), side="left")
         edges = np.unique(np.concatenate([[0], cuts, [cc.size]]))
@@ -552,7 +563,14 @@ class BlanketGrid:
             n_c = cc[lo:hi]
             starts = np.cumsum(n_c) - n_c
             k = np.arange(int(n_c.sum()), dtype=np.int64) - np.repeat(starts, n_c)
-            x = np.repeat(x0[lo:hi], n_c) + k * np.repeat(dx[lo:hi], n_c)
+            # beta = a d - c (ttheta - d) per term (no running sum: near eps0 it cancels), rounded
+            # outward by RHO times the magnitudes of its two parts
+            d = np.repeat(d_lo[lo:hi], n_c) + 2.0 * k
+            thd = np.repeat(thd_lo[lo:hi], n_c) - 2.0 * k
+            ar = np.repeat(aj[lo:hi], n_c)
+            ex = RHO * (ar * np.abs(d) + c * np.abs(thd))
+            x = ar * d - c * thd
+            x = x + ex if upper else x - ex
             wt = self.w[np.repeat(woff[lo:hi], n_c) + k]
             rl = np.repeat(r_lo[lo:hi], n_c)
             rh = np.repeat(r_hi[lo:hi], n_c)
@@ -563,15 +581,17 @@ class BlanketGrid:
                 idx = np.repeat(roff0[lo:hi], n_c) + b.astype(np.int64)
                 val = psi[idx] + (xc - b) * F[idx] + np.maximum(x - xc, 0.0)
             else:
-                # exact inside; the chord beyond R_hi is below psi (convex); 0 below R_lo
+                # exact inside; beyond R_hi the larger of the chord (below psi: convex) and x - m
+                # (psi(x) = x - m + E[(R - x)_+]); 0 below R_lo
                 b = np.clip(np.floor(x), rl, rh)
                 idx = np.repeat(roff0[lo:hi], n_c) + b.astype(np.int64)
-                val = np.where(x < rl, 0.0, psi[idx] + (x - b) * F[idx])
+                chord = psi[idx] + (x - b) * F[idx]
+                val = np.where(x < rl, 0.0, np.maximum(chord, x - np.repeat(m_c[lo:hi], n_c)))
             out += np.bincount(np.repeat(j_idx[lo:hi], n_c), weights=wt * val, minlength=J)
         return out
 
 
-def certified_log_delta_grid(eps, k: int, eps0: float, n: int, *, block_rtol: float = 2e-4) -> np.ndarray:
+def certified_log_delta_tables(eps, k: int, eps0: float, n: int, *, block_rtol: float = 2e-4) -> np.ndarray:
     """Certified upper bound on the blanket ``log delta`` at every point of ``eps`` (one pass).
 
     Args:
@@ -579,17 +599,17 @@ def certified_log_delta_grid(eps, k: int, eps0: float, n: int, *, block_rtol: fl
         k: Number of categories.
         eps0: Local privacy parameter, ``<= EPS0_GRID_MAX``.
         n: Number of users, ``>= 2``.
-        block_rtol: See :class:`BlanketGrid` (keyword only).
+        block_rtol: See :class:`BlanketTables` (keyword only).
 
     Returns:
         ``log delta`` upper bounds, same shape as ``eps``.
 
     Raises:
-        ParameterError: As :class:`BlanketGrid`.
+        ParameterError: As :class:`BlanketTables`.
 
     Example:
         >>> import numpy as np
-        >>> float(certified_log_delta_grid(np.array([2.0]), 10, 2.0, 1000)[0])
+        >>> float(certified_log_delta_tables(np.array([2.0]), 10, 2.0, 1000)[0])
         -inf
     """
-    return BlanketGrid(k, eps0, n, block_rtol=block_rtol).log_delta(eps)
+    return BlanketTables(k, eps0, n, block_rtol=block_rtol).log_delta(eps)
