@@ -136,13 +136,38 @@ TINY: float = 1e-270
 _UPPER_Z = 7.0  # R-table: sd above the mean (upper-zone tau is below 1e-12 of the zone's value)
 _LOWER_Z = 8.5  # R-table: sd below the mean; below it the lower-zone levels
 _LOWER_LOG_CDF = -36.0  # ... and at least this far into the lower tail (log CDF)
-_LEVEL_Z = (10.0, 12.0, 14.0, 16.5, 19.5, 23.0)  # lower-zone levels (sd below the mean)
+_LEVEL_EXPONENTS = (50.0, 70.0, 100.0, 140.0, 200.0, 300.0)  # lower-zone levels: Chernoff exponents
 _DROP_FRACTION = 1e-10  # dropped parts below this fraction of e^log_floor
 _TINY_EPS = 1e-200  # below: bounded through eps = 0 (a would overflow)
 _WIDTH_CAP = 0.004  # block width at most this fraction of T
 _MIDDLE_CHUNK = 2_000_000
 #: A middle-zone cell is bounded crudely when that bound is below this fraction of the point's total.
 PRUNE: float = 1e-13  # middle-zone terms per vectorised chunk (memory)
+
+
+def _kl_point(N: np.ndarray, q: float, lam: float) -> np.ndarray:
+    """Per row, ``floor(N x)`` with ``x < q`` solving ``N KL(x || q) = lam`` (0 where none exists).
+
+    ``KL(x || q) = x log(x/q) + (1 - x) log((1 - x)/(1 - q))`` decreases on ``[0, q]``; 60 bisection
+    steps. Only places table ends and levels (tightness), so no rounding control is needed.
+    """
+    lo = np.zeros(N.shape)
+    hi = np.full(N.shape, q)
+    lq, lq1 = math.log(q), math.log1p(-q)
+
+    def kl(x: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = np.where(x > 0, x * (np.log(x) - lq), 0.0)
+            b = np.where(x < 1, (1.0 - x) * (np.log1p(-x) - lq1), 0.0)
+        return a + b
+
+    at_zero = N * kl(lo) <= lam  # even R = 0 is not that unlikely: no point
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        deep = N * kl(mid) > lam
+        lo = np.where(deep, mid, lo)
+        hi = np.where(deep, hi, mid)
+    return np.where(at_zero, 0.0, np.floor(N * lo))
 
 
 class BlanketTables:
@@ -211,19 +236,22 @@ class BlanketTables:
             t_lo, t_hi = n - hi, n - lo
         t_lo = max(t_lo, 1)  # T = 0 has no h with d >= 1: it contributes exactly 0
         self.log_t_drop = l_out + math.log(u / (4.0 * math.sqrt(n))) if upper else -math.inf
-        # exact log pmf of T on the window by ratio recursion from a Loader anchor
+        # pmf of T on the window: exact ratios P(T+1)/P(T) = (n - T) q2 / ((T + 1)(1 - q2)) multiplied
+        # out (linear, one rounding per step) from a Loader anchor at the mode
         T = np.arange(t_lo, t_hi + 1, dtype=float)
         mean = n * q2
-        anchor = int(min(max(round(mean), t_lo), t_hi))
+        anchor = int(min(max(math.floor((n + 1) * q2), t_lo), t_hi))
         la = float(log_binom_pmf(float(anchor), float(n), math.log(q2), math.log1p(-q2)))
-        ratio = np.log((n - T[:-1]) / (T[:-1] + 1.0)) + (math.log(q2) - math.log1p(-q2))  # log P(T+1)/P(T)
-        lp = np.empty(T.size)
+        odds = q2 / (1.0 - q2)
+        pmf = np.empty(T.size)
         ia = anchor - t_lo
-        lp[ia] = la
+        pmf[ia] = math.exp(la)
         if ia + 1 < T.size:
-            lp[ia + 1 :] = la + np.cumsum(ratio[ia:])
+            tt = T[ia:-1]
+            pmf[ia + 1 :] = pmf[ia] * np.cumprod((n - tt) / (tt + 1.0) * odds)
         if ia > 0:
-            lp[:ia] = la - np.cumsum(ratio[:ia][::-1])[::-1]
+            tt = T[:ia][::-1]  # P(T)/P(T+1) for T = anchor - 1 down to t_lo
+            pmf[:ia] = (pmf[ia] * np.cumprod((tt + 1.0) / ((n - tt) * odds)))[::-1]
         self._kappa_t = KAPPA_UNIT * (T.size + 8) + 1e-12
         # block widths: w0 exp(x^2/4), x the standardised T (tightness only)
         sd = math.sqrt(n * q2 * (1.0 - q2))
@@ -256,7 +284,6 @@ class BlanketTables:
         ends = [ends[o] for o in order]
         s = np.asarray(starts, dtype=np.int64)
         e = np.asarray(ends, dtype=np.int64)
-        pmf = np.exp(lp)
         wsum = np.add.reduceat(pmf, s - t_lo)
         infl = (1.0 + self._kappa_t) if upper else (1.0 - self._kappa_t)
         self.row_w = wsum * infl
@@ -302,16 +329,12 @@ class BlanketTables:
             m = N * q
             sdR = np.sqrt(N * q * (1.0 - q))
             r_hi = np.minimum(N, np.ceil(m + _UPPER_Z * sdR + 1.0))
-            r_lo = np.maximum(0.0, np.floor(m - _LOWER_Z * sdR))
-            # skewed laws (q near 1): lower the table's end until P(R < R_lo) <= e^_LOWER_LOG_CDF
-            for _ in range(60):
-                lf = np.where(r_lo > 0, log_binom_cdf(np.maximum(r_lo - 1.0, 0.0), N, q), -np.inf)
-                heavy = lf > _LOWER_LOG_CDF
-                if not np.any(heavy):
-                    break
-                r_lo = np.where(heavy, np.maximum(0.0, r_lo - np.maximum(np.ceil(sdR), 1.0)), r_lo)
+            # table end and lower-zone levels placed in the lower tail by the Chernoff exponent:
+            # x_lam solves N KL(x/N || q) = lam below the mean (placement only affects tightness; the
+            # values used at these points are rigorous); the end is also at least _LOWER_Z sd down
+            r_lo = np.maximum(0.0, np.minimum(np.floor(m - _LOWER_Z * sdR), _kl_point(N, q, -_LOWER_LOG_CDF)))
             # a short way down to 0 (small N, skewed laws): the whole lower range in the table
-            r_lo = np.where(r_lo <= np.maximum(64.0, 3.0 * (r_hi - r_lo)), 0.0, r_lo)
+            r_lo = np.where(r_lo <= np.maximum(512.0, 3.0 * (r_hi - r_lo)), 0.0, r_lo)
             mode = np.clip(np.floor((N + 1.0) * q), r_lo, r_hi)
             l_mode = log_binom_pmf(mode, N, lq, lq1)
             has_tail = r_hi < N
@@ -321,9 +344,9 @@ class BlanketTables:
                 if upper
                 else np.zeros(rows)
             )
-            # lower-zone levels below the table: L_0 = R_lo, then m - z sd for z in _LEVEL_Z, then 0;
+            # lower-zone levels below the table: L_0 = R_lo, then deeper Chernoff points, then 0;
             # psi(L) <= L P(R < L) (rigorous CDF upper bound); on the lower side the zone counts 0
-            lev = [r_lo] + [np.minimum(r_lo, np.maximum(0.0, np.floor(m - z * sdR))) for z in _LEVEL_Z]
+            lev = [r_lo] + [np.minimum(r_lo, _kl_point(N, q, lam)) for lam in _LEVEL_EXPONENTS]
             lev_psi = []
             for L in lev:
                 lf = np.where(L > 0, log_binom_cdf(L - 1.0, N, q), -np.inf)
@@ -528,7 +551,7 @@ class BlanketTables:
             end = self.h_off[r_idx] + (h_e - self.h_a[r_idx])
             s_hi = np.where(h_e < self.h_b[r_idx], self.S0[end.astype(np.int64)], 0.0)
             s_lo = self.S0[woff]
-            wc = np.maximum(s_lo - s_hi, 0.0) + 4.0 * 2.0**-53 * s_lo
+            wc = np.maximum(s_lo - s_hi, 0.0) + (self.kappa + 4.0 * 2.0**-53) * s_lo
             ex_top = RHO * (aj * np.abs(d_hi) + c * np.abs(tth - d_hi))
             x_top = aj * d_hi - c * (tth - d_hi) + ex_top
             x_bot = aj * d_lo - c * thd_lo - RHO * (aj * np.abs(d_lo) + c * np.abs(thd_lo))
