@@ -574,43 +574,47 @@ class BlanketTables:
                 )
         if r_idx.size == 0:
             return out
+        # cells sorted by their number of terms, longest first: the k-th term of every cell with
+        # more than k terms is then a prefix of the arrays (views, no repeats)
+        order = np.argsort(-cc, kind="stable")
+        cc, j_idx, aj, d_lo, thd_lo, woff, r_idx = (
+            cc[order], j_idx[order], aj[order], d_lo[order], thd_lo[order], woff[order], r_idx[order]
+        )
         r_lo = tb["r_lo"][r_idx]
         r_hi = tb["r_hi"][r_idx]
         roff0 = tb["r_off"][r_idx] - r_lo.astype(np.int64)
         m_c = tb["m"][r_idx]
-        csum = np.cumsum(cc)
-        cuts = np.searchsorted(csum, np.arange(_MIDDLE_CHUNK, int(csum[-1]), _MIDDLE_CHUNK), side="left")
-        edges = np.unique(np.concatenate([[0], cuts, [cc.size]]))
-        F, psi = tb["F"], tb["psi"]
-        for lo, hi in zip(edges[:-1], edges[1:]):
-            n_c = cc[lo:hi]
-            starts = np.cumsum(n_c) - n_c
-            k = np.arange(int(n_c.sum()), dtype=np.int64) - np.repeat(starts, n_c)
+        F, psi, w = tb["F"], tb["psi"], self.w
+        c_ex = c * RHO
+        a_ex = aj * RHO
+        acc = np.zeros(cc.size)
+        active = np.searchsorted(-cc, -np.arange(1, int(cc[0]) + 1), side="right")  # cells with > k terms
+        for k, A in enumerate(active):
             # beta = a d - c (ttheta - d) per term (no running sum: near eps0 it cancels), rounded
             # outward by RHO times the magnitudes of its two parts
-            d = np.repeat(d_lo[lo:hi], n_c) + 2.0 * k
-            thd = np.repeat(thd_lo[lo:hi], n_c) - 2.0 * k
-            ar = np.repeat(aj[lo:hi], n_c)
-            ex = RHO * (ar * np.abs(d) + c * np.abs(thd))
-            x = ar * d - c * thd
+            d = d_lo[:A] + 2.0 * k
+            thd = thd_lo[:A] - 2.0 * k
+            ad = aj[:A] * d
+            ex = a_ex[:A] * np.abs(d) + c_ex * np.abs(thd)
+            x = ad - c * thd
             x = x + ex if upper else x - ex
-            wt = self.w[np.repeat(woff[lo:hi], n_c) + k]
-            rl = np.repeat(r_lo[lo:hi], n_c)
-            rh = np.repeat(r_hi[lo:hi], n_c)
+            wt = w[woff[:A] + k]
+            rl, rh = r_lo[:A], r_hi[:A]
             if upper:
                 # exact on [R_lo, R_hi + 1); psi(R_lo) below; slope <= 1 above
                 xc = np.clip(x, rl, rh + 1.0)
                 b = np.minimum(np.floor(xc), rh)
-                idx = np.repeat(roff0[lo:hi], n_c) + b.astype(np.int64)
+                idx = roff0[:A] + b.astype(np.int64)
                 val = psi[idx] + (xc - b) * F[idx] + np.maximum(x - xc, 0.0)
             else:
                 # exact inside; beyond R_hi the larger of the chord (below psi: convex) and x - m
                 # (psi(x) = x - m + E[(R - x)_+]); 0 below R_lo
                 b = np.clip(np.floor(x), rl, rh)
-                idx = np.repeat(roff0[lo:hi], n_c) + b.astype(np.int64)
+                idx = roff0[:A] + b.astype(np.int64)
                 chord = psi[idx] + (x - b) * F[idx]
-                val = np.where(x < rl, 0.0, np.maximum(chord, x - np.repeat(m_c[lo:hi], n_c)))
-            out += np.bincount(np.repeat(j_idx[lo:hi], n_c), weights=wt * val, minlength=J)
+                val = np.where(x < rl, 0.0, np.maximum(chord, x - m_c[:A]))
+            acc[:A] += wt * val
+        out += np.bincount(j_idx, weights=acc, minlength=J)
         return out
 
 
