@@ -290,7 +290,10 @@ def _grid_indices(
         from .blanket_fast import FastBlanketEvaluator
 
         fast = FastBlanketEvaluator(k, eps0, n)  # shared by every pass: tables, learnt block widths
-    kw = {"blanket": bl, "fast_rtol": res.fast_rtol, "fast": fast}
+    # the one-pass tables resolve values down to the grid's refinement floor (every value is
+    # certified; below it only bounded), a little further for margin
+    table_floor = max(WINDOW_LOG_FLOOR, min(res.refine_floor, WINDOW_LOG_FLOOR / 2) - 15.0)
+    kw = {"blanket": bl, "fast_rtol": res.fast_rtol, "fast": fast, "table_floor": table_floor}
     grid = np.unique(np.rint(np.linspace(0, i_top, res.coarse_points)).astype(np.int64))
     log_delta = np.asarray(certified_grid_log_delta(grid * h, k, eps0, n, **kw), dtype=float)
     below = np.nonzero(log_delta < WINDOW_LOG_FLOOR)[0]

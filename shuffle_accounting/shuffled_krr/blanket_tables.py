@@ -578,7 +578,13 @@ class BlanketTables:
         # more than k terms is then a prefix of the arrays (views, no repeats)
         order = np.argsort(-cc, kind="stable")
         cc, j_idx, aj, d_lo, thd_lo, woff, r_idx = (
-            cc[order], j_idx[order], aj[order], d_lo[order], thd_lo[order], woff[order], r_idx[order]
+            cc[order],
+            j_idx[order],
+            aj[order],
+            d_lo[order],
+            thd_lo[order],
+            woff[order],
+            r_idx[order],
         )
         r_lo = tb["r_lo"][r_idx]
         r_hi = tb["r_hi"][r_idx]

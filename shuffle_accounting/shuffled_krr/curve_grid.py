@@ -30,6 +30,7 @@ import numpy as np
 __all__ = [
     "certified_grid_log_delta",
     "blanket_tables",
+    "clear_tables_cache",
     "progress_bar",
     "DEFAULT_VALUE_DISCRETIZATION_INTERVAL",
     "WINDOW_LOG_FLOOR",
@@ -59,27 +60,36 @@ def progress_bar(total: int, desc: str, enabled: bool | None):
     return tqdm(total=total, desc=desc, disable=not enabled, leave=False, file=sys.stderr)
 
 
-def blanket_tables(k: int, eps0: float, n: int, block_rtol: float = _FAST_RTOL) -> Any:
+def blanket_tables(
+    k: int, eps0: float, n: int, block_rtol: float = _FAST_RTOL, log_floor: float = WINDOW_LOG_FLOOR
+) -> Any:
     """The one-pass grid evaluator of ``(k, eps0, n)`` (memoised), or ``None`` where it does not apply.
 
     :class:`~shuffle_accounting.shuffled_krr.blanket_tables.BlanketTables` covers ``n >= 2``,
     ``GRID_EPS0_MIN <= eps0 <= EPS0_GRID_MAX`` and a non-degenerate blanket; elsewhere the
     one-point evaluators are used. The tables are kept (four entries), so the passes of one PLD
     build, calibration steps at the same ``(k, eps0, n)`` and repeated questions share them.
+    ``block_rtol`` and ``log_floor`` are the tables' tightness settings (any values are sound):
+    values above ``e^log_floor`` are resolved, lower ones are only bounded.
     """
     from .blanket import blanket_degenerate
     from .blanket_tables import EPS0_GRID_MAX
 
     if n < 2 or not (GRID_EPS0_MIN <= eps0 <= EPS0_GRID_MAX) or blanket_degenerate(k, eps0):
         return None
-    return _blanket_tables_cached(k, float(eps0), int(n), float(block_rtol))
+    return _blanket_tables_cached(k, float(eps0), int(n), float(block_rtol), float(log_floor))
 
 
 @functools.lru_cache(maxsize=4)
-def _blanket_tables_cached(k: int, eps0: float, n: int, block_rtol: float) -> Any:
+def _blanket_tables_cached(k: int, eps0: float, n: int, block_rtol: float, log_floor: float) -> Any:
     from .blanket_tables import BlanketTables
 
-    return BlanketTables(k, eps0, n, block_rtol=block_rtol, log_floor=WINDOW_LOG_FLOOR)
+    return BlanketTables(k, eps0, n, block_rtol=block_rtol, log_floor=log_floor)
+
+
+def clear_tables_cache() -> None:
+    """Forget the memoised tables of :func:`blanket_tables` (benchmarks time cold builds)."""
+    _blanket_tables_cached.cache_clear()
 
 
 def _worst_case_log_delta_grid(eps: np.ndarray, eps0: float, n: int) -> np.ndarray:
@@ -200,6 +210,7 @@ def certified_grid_log_delta(
     fast_rtol: float = _FAST_RTOL,
     fast: Any = None,
     use_grid: bool = True,
+    table_floor: float = WINDOW_LOG_FLOOR,
 ) -> np.ndarray:
     """Certified log delta on an ascending grid, stopping once it is below e^WINDOW_LOG_FLOOR.
 
@@ -240,7 +251,7 @@ def certified_grid_log_delta(
         return out
     mech = ShuffledKRR(k, eps0, n)
     x = e[live]
-    grid = blanket_tables(k, eps0, n, fast_rtol) if use_grid else None
+    grid = blanket_tables(k, eps0, n, fast_rtol, table_floor) if use_grid else None
     if grid is not None:
         # one pass over the whole grid (every point evaluated: no floor search is needed)
         out[live] = grid.log_delta(x)
