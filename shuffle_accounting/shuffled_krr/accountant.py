@@ -127,6 +127,7 @@ from .curve_grid import (
     DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
     WINDOW_LOG_FLOOR,
     certified_grid_log_delta,
+    tighten_with_worst_case,
 )
 from .curve_grid import progress_bar as progress_bar  # re-exported: calibration and tests use it from here
 
@@ -293,7 +294,15 @@ def _grid_indices(
     # the one-pass tables resolve values down to the grid's refinement floor (every value is
     # certified; below it only bounded), a little further for margin
     table_floor = max(WINDOW_LOG_FLOOR, min(res.refine_floor, WINDOW_LOG_FLOOR / 2) - 15.0)
-    kw = {"blanket": bl, "fast_rtol": res.fast_rtol, "fast": fast, "table_floor": table_floor}
+    # k = 2: the passes refine on the blanket curve; the worst case lowers the final grid in one
+    # cover (each pass used to run its own branch and bound)
+    kw = {
+        "blanket": bl,
+        "fast_rtol": res.fast_rtol,
+        "fast": fast,
+        "table_floor": table_floor,
+        "worst_case": False,
+    }
     grid = np.unique(np.rint(np.linspace(0, i_top, res.coarse_points)).astype(np.int64))
     log_delta = np.asarray(certified_grid_log_delta(grid * h, k, eps0, n, **kw), dtype=float)
     below = np.nonzero(log_delta < WINDOW_LOG_FLOOR)[0]
@@ -362,7 +371,7 @@ def _grid_indices(
         val = np.concatenate(new_val)
         grid, first = np.unique(idx, return_index=True)
         log_delta = val[first]
-    return grid, log_delta
+    return grid, tighten_with_worst_case(grid * h, log_delta, k, eps0, n)
 
 
 def _lower_hull(alpha: np.ndarray, y_pos: np.ndarray, g_neg: np.ndarray, zero: int) -> list[int]:

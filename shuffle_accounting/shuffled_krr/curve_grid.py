@@ -31,6 +31,7 @@ __all__ = [
     "certified_grid_log_delta",
     "blanket_tables",
     "clear_tables_cache",
+    "tighten_with_worst_case",
     "progress_bar",
     "DEFAULT_VALUE_DISCRETIZATION_INTERVAL",
     "WINDOW_LOG_FLOOR",
@@ -42,6 +43,8 @@ DEFAULT_VALUE_DISCRETIZATION_INTERVAL: float = 1e-4
 #: from the first grid point below it on, every point below ``eps0`` takes that point's value.
 WINDOW_LOG_FLOOR: float = -120.0
 
+#: :func:`tighten_with_worst_case` applies the k = 2 worst case where the curve is above this.
+WORST_CASE_LOG_FLOOR: float = -60.0
 #: Smallest eps0 the one-pass grid evaluator takes (below, the one-point evaluators).
 GRID_EPS0_MIN: float = 1e-6
 _GRID_CHUNK = 16  # grid points per progress-bar step (large n only)
@@ -288,6 +291,28 @@ def certified_grid_log_delta(
             bar.update(idx.size)
     sel = live[: j + 1] if j < x.size else live
     return _finish(out, e, live, sel, k, eps0, n, worst_case, mech)
+
+
+def tighten_with_worst_case(
+    eps: np.ndarray, log_delta: np.ndarray, k: int, eps0: float, n: int
+) -> np.ndarray:
+    """``log_delta`` (blanket upper bounds on an ascending grid) lowered to the k = 2 worst case.
+
+    Where it applies (``k = 2``, ``2 <= n <= 10 000``) and where the value is at least
+    ``e^WORST_CASE_LOG_FLOOR``: the pointwise minimum with the certified worst case, one
+    branch-and-bound cover for all those points (the accountant's module docstring says why
+    composition may use it). Elsewhere the values are returned unchanged. Both are upper bounds,
+    so the minimum is one. (The floor: the cover's cost is mostly in the far tail, and values
+    below e^-60 do not move a composed epsilon: k = 2, eps0 = 1, 100 rounds, delta = 1e-9 at
+    n = 1000 and 1e4 agree with the e^-120 floor to 1e-7, in a third of the time.)
+    """
+    out = np.array(log_delta, dtype=float)
+    if k == 2 and 2 <= n <= _WC_GRID_MAX_N:
+        e = np.asarray(eps, dtype=float)
+        sel = np.nonzero((out >= WORST_CASE_LOG_FLOOR) & (e < eps0))[0]
+        if sel.size:
+            out[sel] = np.minimum(out[sel], _worst_case_log_delta_grid(e[sel], eps0, n))
+    return out
 
 
 def _finish(
