@@ -91,16 +91,21 @@ steps), and no gap exceeds ``eps0 / 256``. Where the curve is smooth (large ``n`
 drop ``s`` overestimates delta by about ``s^2 / 8`` (0.5 % at 0.2), i.e. epsilon by
 ``5e-3 / |d log delta / d eps|`` — typically below one loss-grid step. For very small ``n`` the
 certified curve itself has kinks (the blanket pair has few loss atoms) and a chord across a kink
-can overestimate delta by a few per cent; still an upper bound. From ``FAST_BLANKET_MIN_N``
-users on, every grid point after the first one below ``e^-120`` (and below ``eps0``) takes that
-value (delta is non-increasing, so this is an upper bound there; masses that small move no
-practical epsilon); below, the exact evaluator's own values are kept. Each pass evaluates its points at
-once: below :data:`~shuffle_accounting.shuffled_krr.mechanism.FAST_BLANKET_MIN_N` users with the
-exact one-pass :func:`~shuffle_accounting.shuffled_krr.blanket.certified_log_delta_grid`, from
-there on with the sub-linear ``blanket_fast`` (certified within a relative ``1e-3`` of the exact
-curve; one evaluator shared by every pass, so its tables and learnt block widths are reused;
-each value checked against the one-outcome exhibited bound; a point below ``e^-120`` is located
-first with a few probes, most of them a cheap Chernoff bound). A tqdm progress bar is shown for
+can overestimate delta by a few per cent; still an upper bound. Each pass evaluates all its
+points at once with the one-pass tables of
+:class:`~shuffle_accounting.shuffled_krr.blanket_tables.BlanketTables` (built once per
+``(k, eps0, n)`` and shared by every pass, by calibration steps and repeated questions; the
+exact divergence to about ``1e-9`` where the rows are exact, within about ``1e-3`` where rows
+are blocks of ``T``, every value certified; about 0.1-0.2 s for a whole grid at any ``n``).
+Outside its range (``n = 1``, ``eps0 > 40`` or below ``1e-6``, a degenerate blanket) the
+previous evaluators are used: below
+:data:`~shuffle_accounting.shuffled_krr.mechanism.FAST_BLANKET_MIN_N` users the exact one-pass
+:func:`~shuffle_accounting.shuffled_krr.blanket.certified_log_delta_grid`, from there on the
+sub-linear ``blanket_fast`` (a point below ``e^-120`` located first with a few probes, every
+later point taking its value). For ``k = 2`` the passes refine on the blanket curve and the
+worst case lowers the final grid in one cover, where the curve is above ``e^-60``
+(:func:`~shuffle_accounting.shuffled_krr.curve_grid.tighten_with_worst_case`). Every value is
+checked against the one-outcome exhibited bound. A tqdm progress bar is shown for
 curves of ``n >= 1e6`` users when stderr is a terminal. :data:`PLANNING_RESOLUTION` is a
 cheaper, looser (still certified) grid that calibration brackets with before it verifies with
 the default one. The certified grid of each ``(k, eps0, n, h, resolution)`` is memoised (64

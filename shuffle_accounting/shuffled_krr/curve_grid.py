@@ -215,7 +215,13 @@ def certified_grid_log_delta(
     use_grid: bool = True,
     table_floor: float = WINDOW_LOG_FLOOR,
 ) -> np.ndarray:
-    """Certified log delta on an ascending grid, stopping once it is below e^WINDOW_LOG_FLOOR.
+    """Certified log delta on an ascending grid.
+
+    Where the one-pass tables apply (:func:`blanket_tables`; ``use_grid=True``, the default) every
+    live point is evaluated from them in one pass (``fast_rtol`` sets their block tolerance,
+    ``table_floor`` their resolution floor), then the k = 2 worst case, the cap at 1 and the
+    soundness check below follow; the rest of this docstring describes the fallback (and the
+    former) path, used elsewhere, which stops once the curve is below e^WINDOW_LOG_FLOOR.
 
     ``delta`` is non-increasing in ``eps``, so once ``delta_c(e) <= e^WINDOW_LOG_FLOOR`` that value
     is an upper bound at every larger grid point below ``eps0`` (where delta is exactly 0): such
