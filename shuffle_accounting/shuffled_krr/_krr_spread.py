@@ -102,7 +102,8 @@ def log_rows(k: int, eps0: float) -> dict[object, tuple[float, float, float]]:
     1 - 2 pbar)``, ``1 - 2 pbar = p + (k - 3) pbar``) and ``"u"`` (a uniform report: ``(1/k, 1/k,
     (k - 2)/k)``). ``k >= 3``.
     """
-    rows: dict[object, tuple[float, float, float]] = dict(G.rest_rows(k, eps0))
+    rows: dict[object, tuple[float, float, float]] = {}
+    rows.update(G.rest_rows(k, eps0).items())
     lp, lq, _ = rows[0]
     rows[2] = (lq, lq, lp + math.log1p((k - 3) * math.exp(-eps0)))
     rows["u"] = (-math.log(k), -math.log(k), math.log((k - 2) / k))
@@ -132,7 +133,7 @@ def _grid_cells(c: float, q: float, r: float, t: float) -> float:
     return rows * min(cols, rows + 1.0)
 
 
-def _sum_cells(parts: list[tuple[float, float, float]], t: float) -> float:
+def _sum_cells(parts: Sequence[tuple[float, float, float]], t: float) -> float:
     """Estimated cells of the law of several independent classes ``(c, q, r)`` (side lengths add
     in quadrature)."""
     z = _z(t)
