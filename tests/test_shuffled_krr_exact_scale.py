@@ -159,15 +159,15 @@ def test_rest_grid_one_user_at_a_time_brackets_the_exact_enumeration(monkeypatch
 
 
 def test_rest_grid_over_budget_falls_back_to_the_general_bracket(monkeypatch):
-    """With the family's grid over its budget, the general bracket answers (one-dimensional
-    routes only, the two-dimensional ones being over the same budgets): it contains the
-    family's own bracket; a tiny ``max_work`` refuses before any work."""
+    """With the family's grid over its budget, the general bracket answers (its own budget,
+    ``max_work``, governs it; nobody at values >= 2, so its two-dimensional routes are exact):
+    it contains the family's own bracket; a tiny ``max_work`` refuses before any work."""
     lo0, up0 = dataset_log_delta_bounds(0.1, 5, 1.0, [200, 199, 0, 0, 0])
     monkeypatch.setattr(G, "MAX_DATASET_WORK", 0)
     monkeypatch.setattr(G, "MAX_SEQUENTIAL_WORK", 0)
     assert G.dataset_log_hockey_rest(4, 1.0, 5, 5, 0.1, -80.0) is None
     lo, up = dataset_log_delta_bounds(0.1, 5, 1.0, [200, 199, 0, 0, 0])
-    assert lo <= lo0 + 1e-9 and up0 <= up + 1e-9 and up - lo > 1e-6
+    assert lo <= lo0 + 1e-9 and up0 <= up + 1e-9 and up - lo < 1e-6
     with pytest.raises(WorkBudgetExceeded, match=r"n=400"):
         dataset_log_delta(0.1, 5, 1.0, [200, 199, 0, 0, 0], max_work=10)
 

@@ -143,7 +143,8 @@ def test_every_route_brackets_the_exact_enumeration(case):
     n1 = sum(c3)
     t = -80.0
     lows = [
-        S.linear_lower(k, eps0, c3, a, b, [eps], t)[0] for a, b in [(1, 1), (2, 1), (1, 3), (1, 0), (0, 1)]
+        S.linear_lower(k, eps0, c3, a, b, [eps], t)[0]
+        for a, b in [(1, 1), (2, 1), (1, 3), (1, 9), (1, 0), (0, 1)]
     ]
     lows.append(S.merged_lower(k, eps0, c3, [eps], t, 1e12)[0][0])
     for lo in lows:

@@ -89,6 +89,8 @@ __all__ = [
     "b_stops",
     "spread_log_bounds",
     "spread_work",
+    "directions",
+    "merged_work",
 ]
 
 _U = 2.0 * UNIT_ROUNDOFF
@@ -158,13 +160,42 @@ def _merged_setup(k: int, eps0: float, c3: tuple[int, int, int], t: float):
 
 
 def _add_work(R: G.Grid, classes, grids, t: float) -> float:
-    """The work :func:`_krr_grid.add_classes` would do (``inf`` when over its own budgets)."""
+    """Estimated work of :func:`_add` (the cheaper of its two ways)."""
     if not classes:
         return 0.0
     direct, seq = G.add_classes_work(R, classes, grids, t)
-    if direct <= G.MAX_DATASET_WORK and direct <= 4.0 * seq:
-        return direct
-    return 3.0 * seq if seq <= G.MAX_SEQUENTIAL_WORK else math.inf
+    return direct if direct <= 4.0 * seq else 3.0 * seq
+
+
+def _add(R: G.Grid, classes, grids, t: float) -> G.Grid:
+    """``R`` plus the classes: the way of :func:`_krr_grid.add_classes` (direct 2-D convolution
+    unless it costs over 4x the one-user-at-a-time sweep), without its fixed budgets (the
+    caller checks :func:`_add_work` against its own)."""
+    if not classes:
+        return R
+    direct, seq = G.add_classes_work(R, classes, grids, t)
+    if direct <= 4.0 * seq:
+        small = grids[0]
+        for g in grids[1:]:
+            small = G.conv2d(small, g)
+        return G.conv2d(R, small)
+    for c, w in classes:
+        R = G.add_users(R, c, w, t - math.log(2.0))
+    return R
+
+
+def merged_work(k: int, eps0: float, c3: tuple[int, int, int], n_eps: int, t: float) -> tuple[float, float]:
+    """``(estimated cells, estimated work)`` of :func:`merged_lower`, before building anything."""
+    rows = log_rows(k, eps0)
+    parts = []
+    v = max((2, 0, 1), key=lambda x: c3[x])
+    for x in (0, 1, 2):
+        pv, pd = (math.exp(y) for y in _coords(rows[x], v)[:2])
+        parts.append((c3[x], 1.0 - pv, pd / (1.0 - pv)))
+    guess = _sum_cells(parts, t)
+    others = [parts[x] for x in (0, 1, 2) if x != v]
+    add = min(3.0 * sum(c for c, _, _ in others) * guess, guess * _sum_cells(others, t))
+    return guess, add + 30.0 * guess * n_eps
 
 
 def merged_lower(
@@ -176,26 +207,14 @@ def merged_lower(
     largest class as pivot, bracketed by :class:`_krr_grid.Hockey` in both directions; the
     returned value is the larger lower end (a lower bound on ``delta``).
     """
-    rows = log_rows(k, eps0)
-    parts = []
-    v = max((2, 0, 1), key=lambda x: c3[x])
-    for x in (0, 1, 2):
-        pv, pd = (math.exp(y) for y in _coords(rows[x], v)[:2])
-        parts.append((c3[x], 1.0 - pv, pd / (1.0 - pv)))
-    guess = _sum_cells(parts, t)
-    others = [parts[x] for x in (0, 1, 2) if x != v]
-    add = min(3.0 * sum(c for c, _, _ in others) * guess, guess * _sum_cells(others, t))
-    if add + 30.0 * guess * len(eps) > budget:
-        return None, math.inf  # over (estimated): do not even build the grids
+    guess, est = merged_work(k, eps0, c3, len(eps), t)
+    if est > budget:
+        return None, est  # over (estimated): do not even build the grids
     rows, v, R, classes, grids = _merged_setup(k, eps0, c3, t)
     work = _add_work(R, classes, grids, t) + 30.0 * guess * len(eps)
     if work > budget:
         return None, work
-    if classes:
-        R2 = G.add_classes(R, classes, grids, t)
-        if R2 is None:  # pragma: no cover - _add_work said it fits
-            return None, math.inf
-        R = R2
+    R = _add(R, classes, grids, t)
     pi0, pi1 = _coords(rows[0], v), _coords(rows[1], v)
     hf, hr = G.Hockey(R, pi0, pi1), G.Hockey(R, pi1, pi0)
     out = np.array([max(hf.bounds(e)[1], hr.bounds(e)[1]) for e in eps])
@@ -208,11 +227,13 @@ def merged_lower(
 
 
 def directions(k: int, eps0: float, c3: tuple[int, int, int]) -> list[tuple[int, int]]:
-    """``(1, 1)`` and the ratio ``a : b`` (``a + b <= 7``) nearest the Gaussian discriminant.
+    """``(1, 1)``, the ratio ``a : b`` nearest the Gaussian discriminant, and the counts ``h0``, ``h1``.
 
     ``Sigma`` is the covariance of the others' ``(h0, h1)`` (three-category counts), and the
     normal-limit log-likelihood ratio of the target's shift ``(1, -1)`` is linear along
-    ``Sigma^-1 (1, -1) = (V1 + C, -(V0 + C)) / det``.
+    ``Sigma^-1 (1, -1) = (V1 + C, -(V0 + C)) / det``; the ratio is chosen among coprime
+    ``a + b <= 7`` and ``1 : m``, ``m : 1`` (``m <= 64``). ``(1, 0)`` and ``(0, 1)`` (the counts
+    of 0s and of 1s) are cheap and help where one count is small.
     """
     rows = log_rows(k, eps0)
     V0 = V1 = C = 0.0
@@ -225,13 +246,12 @@ def directions(k: int, eps0: float, c3: tuple[int, int, int]) -> list[tuple[int,
     wa, wb = V1 + C, V0 + C
     if wa > 0 and wb > 0:
         target = wa / wb
-        best = min(
-            ((a, b) for a in range(1, 7) for b in range(1, 7) if a + b <= 7 and math.gcd(a, b) == 1),
-            key=lambda ab: abs(math.log(ab[0] / ab[1] / target)),
-        )
+        cands = {(a, b) for a in range(1, 7) for b in range(1, 7) if a + b <= 7 and math.gcd(a, b) == 1}
+        cands |= {(1, m) for m in range(1, 65)} | {(m, 1) for m in range(1, 65)}
+        best = min(sorted(cands), key=lambda ab: abs(math.log(ab[0] / ab[1] / target)))
         if best != (1, 1):
             out.append(best)
-    return out
+    return out + [(1, 0), (0, 1)]
 
 
 def _linear_work(k: int, eps0: float, c3: tuple[int, int, int], a: int, b: int, t: float) -> float:
@@ -382,11 +402,7 @@ def reveal2d_upper(
     work = base_work + span * cells + 6.0 * cells * stops.size * len(eps)
     if work > budget:
         return None, work
-    if classes:
-        R2 = G.add_classes(R, classes, grids, t)
-        if R2 is None:  # pragma: no cover - _add_work said it fits
-            return None, math.inf
-        R = R2
+    R = _add(R, classes, grids, t)
     pi0, pi1 = _coords(rows[0], v), _coords(rows[1], v)
     fu = np.empty((stops.size, len(eps)))
     ru = np.empty((stops.size, len(eps)))
@@ -568,9 +584,13 @@ def spread_log_bounds(
     info["routes"] += ["U1(keep 0)", "U1(keep 1)"]
     upf, upr = pair
     up_src = ["U1"] * len(eps)
+    # U2 with the finest cells of B that fit, keeping room for L2 when L2 fits half of what is left
+    rem = budget - used
+    l2 = merged_work(k, eps0, c3, len(eps), t)[1]
+    share = rem - l2 if l2 <= rem / 2 else rem
     pair2, w = None, 0.0
-    for ms in (4096, 1024, 256, 64):  # the finest cells of B that fit the budget
-        pair2, w = reveal2d_upper(k, eps0, c3, eps, t_u, budget - used, ms)
+    for ms in (4096, 1024, 256, 64):
+        pair2, w = reveal2d_upper(k, eps0, c3, eps, t_u, share, ms)
         if pair2 is not None:
             break
     if pair2 is not None:

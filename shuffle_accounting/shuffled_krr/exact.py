@@ -20,9 +20,10 @@ directions. Two releases are supported:
   distributions, not their printed Theorem IV.1 closed form). The count is a post-processing of
   the histogram, so its delta is never larger.
 
-Every number is the exact divergence up to floating-point rounding (about ``1e-12`` relative):
-it is a *lower* bound on the worst case over all datasets (see
-:mod:`shuffle_accounting.shuffled_krr.lower`) and never an upper bound on it.
+Within the exact limits every number is the exact divergence up to floating-point rounding
+(about ``1e-12`` relative): a *lower* bound on the worst case over all datasets (see
+:mod:`shuffle_accounting.shuffled_krr.lower`) and never an upper bound on it. Beyond them the
+point value is the upper end of a certified bracket (below).
 
 How the histogram is computed. Output values ``y >= 2`` that no other user holds form a set ``Z``
 of ``m`` values; only blanket (uniform) outputs fall in ``Z`` and, given how many do, their split
@@ -38,8 +39,8 @@ multinomial ``M``, hence ``sum_h (P(h) - a Q(h))_+ = sum_g (P~(g) - a Q~(g))_+ s
 = H_a(P~ || Q~)``: the merged ``Z`` loses nothing, in both directions. Its distribution
 is built user by user in log space on a dense grid with ``B - 1`` axes of length ``n + 1``, ``B``
 the number of kept bins (at most ``k`` and at most ``3 + #{y >= 2 : others[y] > 0}``). The work is
-about ``n * B * (n + 1)^(B - 1)``; inputs above :data:`MAX_HISTOGRAM_WORK` raise
-:class:`~shuffle_accounting._validation.ParameterError` rather than run for minutes. Feasible
+about ``n * B * (n + 1)^(B - 1)``; above :data:`MAX_HISTOGRAM_WORK` it is not attempted (it
+would run for minutes) and the windowed paths below answer. Feasible
 examples: all others at one value ``>= 2`` (``B = 4`` for ``k >= 4``) up to ``n ~ 65``; ``k = 3``
 or others at values ``{0, 1}`` only (``B <= 3``) up to ``n ~ 270``. Above that, for ``k >= 3``
 (histogram output), two windowed paths take over (:func:`dataset_log_delta_bounds`, internal
@@ -60,15 +61,35 @@ Z)``, and the split of ``{1} u Z`` is summed in closed form (two binomial tails 
 :func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_zero_v`; ``k = 4``,
 ``(1500, 0, 1499, 0)`` at ``n = 3000``: about 5-8 s); each
 returns a certified bracket (dropped mass bounded and added to the upper end) about ``1e-9``
-relative wide for deltas above ``1e-300`` (up to ``1e-5`` in log for deltas far below), and
-:func:`dataset_log_delta` returns its *lower* end, like the ``k = 2`` path, so the value stays a
-lower bound on the worst case; other datasets beyond the exact limit raise (for ``k >= 4``:
-other users at three or more values, or at two values ``>= 2``: four or more bins, exact only up
-to ``n ~ 65`` or less). For ``k = 2`` the histogram is ``h0`` itself and the count path below
-is used (exactly up to ``n ~ 20000``; above it from concentration windows with bounded dropped
-mass, returning the lower end of a certified bracket about 1e-8 relative wide, up to
-``n ~ 1e7``). The count output is a convolution of two binomials, ``O(n^2)`` in log space, up to
-``n ~ 20000`` (:data:`MAX_COUNT_WORK`).
+relative wide for deltas above ``1e-300`` (up to ``1e-5`` in log for deltas far below).
+
+Every other dataset beyond the exact limit (for ``k >= 4``: other users at three or more values,
+or at two values ``>= 2``; any family over its own budget, e.g. ``k = 3`` with three classes of a
+few thousand users) gets the *general certified bracket* of the internal module
+:mod:`~shuffle_accounting.shuffled_krr._krr_spread` (proofs there), within the work budget
+``max_work`` (:data:`MAX_SPREAD_WORK` by default, about ten seconds;
+:class:`~shuffle_accounting._validation.WorkBudgetExceeded` before any work when even its
+cheapest routes would exceed it). Lower end: the exact divergence of a post-processing of the
+histogram (the values ``>= 2`` merged into one symbol, a two-dimensional grid; or a linear
+statistic ``a h0 - b h1``, one dimension, any ``n``). Upper end: the adversary is also shown
+the coins (truth or uniform blanket) of the users at values ``>= 2`` (two-dimensional; or of
+every user but one class, one dimension), averaged over the number of blanket users. Measured
+(``k = 10``, ``eps0 = 2``, others spread evenly; ``benchmarks/README.md``): ``n = 1000`` about
+``6e-5`` wide in log at ``delta ~ 7e-3`` and ``0.07`` at ``delta ~ 2e-9`` (both ends
+two-dimensional, under 1 s); ``n = 1e4`` ``1e-3`` with ``max_work = 3e10`` (6 s), ``0.75`` with
+the default budget (one-dimensional upper end); ``n = 1e5`` and ``1e6`` about ``2.2-2.4`` at
+``delta ~ e^-22`` (1-3 s), wider for smaller deltas. Nothing valid is refused for its shape.
+
+Which value the point functions return: within the exact limits, the exact divergence; beyond
+them (every windowed path, ``k = 2`` included), the certified **upper** end of the bracket
+(:func:`dataset_log_delta_bounds` gives both ends). That value is never below the pair's exact
+delta, so it is not a lower bound on the worst case over datasets; exhibited lower bounds use
+the lower end (:mod:`~shuffle_accounting.shuffled_krr.lower`).
+
+For ``k = 2`` the histogram is ``h0`` itself and the count path below is used (exactly up to
+``n ~ 20000``; above it from concentration windows with bounded dropped mass, a certified bracket
+about 1e-8 relative wide, up to ``n ~ 1e7``). The count output is a convolution of two
+binomials, ``O(n^2)`` in log space, up to ``n ~ 20000`` (:data:`MAX_COUNT_WORK`).
 """
 
 from __future__ import annotations
@@ -380,7 +401,7 @@ def _binary_at_scale(eps: float, eps0: float, counts: tuple[int, ...]) -> tuple[
     return low, up
 
 
-def _family_bounds(eps: float, k: int, eps0: float, counts: tuple[int, ...]) -> tuple[float, float] | None:
+def family_bounds(eps: float, k: int, eps0: float, counts: tuple[int, ...]) -> tuple[float, float] | None:
     """``(lower, upper)`` on ``log delta`` from the exact windowed families, or ``None``.
 
     ``None`` when the dataset is in none of the families of :func:`scaled_bounds` or its path is
@@ -473,7 +494,7 @@ def scaled_bounds(
     :mod:`~shuffle_accounting.shuffled_krr._krr_spread` (within ``max_work``), whose width is
     reported by :func:`dataset_log_delta_bounds`.
     """
-    res = _family_bounds(eps, k, eps0, counts)
+    res = family_bounds(eps, k, eps0, counts)
     if res is not None:
         return res
     lo, up = _spread_bounds(np.array([float(eps)]), k, eps0, counts, max_work)
@@ -506,7 +527,7 @@ def _scale_bounds_flat(
     up = np.full(flat.shape, -math.inf)
     rest = np.zeros(flat.shape, dtype=bool)
     for i, e in enumerate(flat):
-        res = _family_bounds(float(e), k, eps0, counts)
+        res = family_bounds(float(e), k, eps0, counts)
         if res is None:
             rest[i] = True
         else:
@@ -543,11 +564,15 @@ def dataset_log_delta_bounds(
       one symbol, or a linear statistic ``a h0 - b h1``); its upper end reveals to the adversary
       the coins (truth or uniform blanket) of the users at values ``>= 2`` (or of every user but
       one class) and averages over the number ``B`` of blanket users. Measured widths (log
-      scale, ``k = 10``, ``eps0 = 2``, others spread evenly): about ``2e-3`` at ``n = 1e3``
-      (both ends two-dimensional, ~0.6 s), ``4e-3`` at ``n = 1e4``; from about ``3e4`` users the
-      two-dimensional upper route no longer fits the budget and the one-dimensional one is used,
-      about ``2.2-2.5`` wide at ``delta ~ e^-22`` (``n = 1e5`` and ``1e6``, 1-6 s), more for
-      smaller deltas; ``benchmarks/README.md`` has the table.
+      scale, ``k = 10``, ``eps0 = 2``, others spread evenly): ``6e-5`` to ``0.07`` at
+      ``n = 1e3`` (``delta`` from ``7e-3`` down to ``2e-9``; both ends two-dimensional, under
+      1 s); at ``n = 1e4`` ``1e-3`` with ``max_work = 3e10`` (6 s) but ``0.75`` with the default
+      budget, which only fits the one-dimensional upper end; ``2.2-2.4`` at ``n = 1e5`` and
+      ``1e6`` for ``delta ~ e^-22`` (1-3 s), wider for smaller deltas; ``benchmarks/README.md``
+      has the table.
+
+    :func:`dataset_log_delta` and :func:`dataset_delta` return the *upper* end beyond the exact
+    limits.
 
     Args:
         eps: Scalar or array of ``eps >= 0`` (finite).
