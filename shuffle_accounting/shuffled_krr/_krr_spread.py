@@ -164,17 +164,18 @@ def _add_work(R: G.Grid, classes, grids, t: float) -> float:
     if not classes:
         return 0.0
     direct, seq = G.add_classes_work(R, classes, grids, t)
-    return direct if direct <= 4.0 * seq else 3.0 * seq
+    return 3.0 * min(direct, seq)
 
 
 def _add(R: G.Grid, classes, grids, t: float) -> G.Grid:
-    """``R`` plus the classes: the way of :func:`_krr_grid.add_classes` (direct 2-D convolution
-    unless it costs over 4x the one-user-at-a-time sweep), without its fixed budgets (the
-    caller checks :func:`_add_work` against its own)."""
+    """``R`` plus the classes: direct 2-D convolution or one user at a time
+    (:func:`_krr_grid.add_users`), whichever :func:`_add_work` estimates cheaper (a product of
+    the direct sums and a cell update both cost about 3 units), without the fixed budgets of
+    :func:`_krr_grid.add_classes` (the caller checks :func:`_add_work` against its own)."""
     if not classes:
         return R
     direct, seq = G.add_classes_work(R, classes, grids, t)
-    if direct <= 4.0 * seq:
+    if direct <= seq:
         small = grids[0]
         for g in grids[1:]:
             small = G.conv2d(small, g)
@@ -194,7 +195,7 @@ def merged_work(k: int, eps0: float, c3: tuple[int, int, int], n_eps: int, t: fl
         parts.append((c3[x], 1.0 - pv, pd / (1.0 - pv)))
     guess = _sum_cells(parts, t)
     others = [parts[x] for x in (0, 1, 2) if x != v]
-    add = min(3.0 * sum(c for c, _, _ in others) * guess, guess * _sum_cells(others, t))
+    add = 3.0 * min(sum(c for c, _, _ in others) * guess, guess * _sum_cells(others, t))
     return guess, add + 30.0 * guess * n_eps
 
 

@@ -123,9 +123,9 @@ MAX_HISTOGRAM_WORK: int = 60_000_000
 #: Largest accepted ``others[0] * (n - 1 - others[0])`` for ``output="count"``.
 MAX_COUNT_WORK: int = 100_000_000
 #: Default ``max_work`` of the general at-scale bracket (units of about one nanosecond of one
-#: core: ``1e10`` is about ten seconds); its one-dimensional routes must fit, the
-#: two-dimensional ones run when what is left allows.
-MAX_SPREAD_WORK: int = 10_000_000_000
+#: core, measured 0.5-1.3 ns: ``8e9`` is at most about ten seconds unloaded); its
+#: one-dimensional routes must fit, the two-dimensional ones run when what is left allows.
+MAX_SPREAD_WORK: int = 8_000_000_000
 #: Initial truncation level (log of the dropped mass) of the general bracket (lowered as needed).
 _SPREAD_TOL = -85.0
 
