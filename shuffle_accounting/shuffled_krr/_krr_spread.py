@@ -66,6 +66,15 @@ Upper bounds (revealing information; joint convexity of the hockey-stick diverge
 Each bound is evaluated with the error model of :mod:`~shuffle_accounting.shuffled_krr._krr_grid`
 (windowed laws, dropped mass bounded and added to upper ends, relative errors pushed outward),
 and the final bracket is ``[max of the lower ends, min per direction of the upper ends]``.
+
+Limits. The laws are scaled arrays whose entries below ``e^-700`` of their maximum are moved
+into the dropped mass, so deltas far in the tail (below about ``e^-600``, e.g. ``eps`` near
+``eps0`` at large ``n``) get a lower end of ``-inf`` and an upper end near ``e^-700``: sound,
+not informative (the exact families work in log space and have no such floor). The
+two-dimensional routes (L2, U2) run only within the caller's work budget, which at the default
+budget means up to a few thousand users in the classes at 0 and 1; beyond, U1 is the upper end
+(about 9 % larger normal-limit distance than the truth at ``k = 10``, ``eps0 = 2``: widths of
+about 2 in log at ``delta ~ e^-22``; ``benchmarks/README.md``).
 """
 
 from __future__ import annotations

@@ -569,7 +569,9 @@ def dataset_log_delta_bounds(
       1 s); at ``n = 1e4`` ``1e-3`` with ``max_work = 3e10`` (6 s) but ``0.75`` with the default
       budget, which only fits the one-dimensional upper end; ``2.2-2.4`` at ``n = 1e5`` and
       ``1e6`` for ``delta ~ e^-22`` (1-3 s), wider for smaller deltas; ``benchmarks/README.md``
-      has the table.
+      has the table. Deltas below about ``e^-600`` (``eps`` near ``eps0``) come out as
+      ``(-inf, ~ -700)``: sound, not informative (the scaled laws flush entries below
+      ``e^-700`` of their maximum into the dropped mass).
 
     :func:`dataset_log_delta` and :func:`dataset_delta` return the *upper* end beyond the exact
     limits.
