@@ -33,6 +33,7 @@ from shuffle_accounting.shuffled_krr.accountant import (
     ShuffledKRRDpEvent,
     certified_grid,
 )
+from shuffle_accounting.shuffled_krr.curve_grid import clear_tables_cache
 
 
 def _timed(fn):
@@ -53,6 +54,7 @@ def _reference() -> float:
 def _cold() -> None:
     """Forget every memo, so that each row times a cold computation."""
     certified_grid.cache_clear()
+    clear_tables_cache()
     cal.composed_epsilon.cache_clear()
 
 

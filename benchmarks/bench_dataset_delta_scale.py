@@ -1,13 +1,17 @@
-"""dataset_delta at scale for k >= 4 datasets with two held values (issue 11 item 5).
+"""dataset_delta at scale (issue 11 item 5): exact windowed families and the general bracket.
 
 Run: ``.venv/bin/python benchmarks/bench_dataset_delta_scale.py`` (``--smoke``: tiny sizes, for
-CI). One row per dataset: the certified bracket ``(lower, upper)`` of ``log delta`` from
-:func:`shuffle_accounting.shuffled_krr.exact.dataset_log_delta_bounds`, its width and the wall
-time. The paths timed: others at the target's two values 0 and 1 (three categories with the
-values >= 2 merged, ``_krr_grid.dataset_log_hockey_rest``) and others at 0 and one value v >= 2
-(``_krr_grid.dataset_log_hockey_zero_v``). The load average and a fixed reference computation
-(blanket ``epsilon(1e-6)`` at k = 3, eps0 = 1, n = 1e4, timed in the same run) are printed so
-times can be compared as ratios across machines and loads.
+CI; ``--spread-only``: only the general-bracket rows). One row per dataset: the certified bracket
+``(lower, upper)`` of ``log delta`` from
+:func:`shuffle_accounting.shuffled_krr.exact.dataset_log_delta_bounds` (``dataset_delta``
+returns its upper end), its width and the wall time. First the exact windowed families (others
+at the target's two values 0 and 1, ``_krr_grid.dataset_log_hockey_rest``; others at 0 and one
+v >= 2, ``_krr_grid.dataset_log_hockey_zero_v``), then datasets beyond every exact path, answered
+by the general bracket of ``_krr_spread`` (the "routes" column names which bound gave each end:
+L2 merged output, L1 linear statistic h0 - h1, U2 coins at values >= 2 revealed, U1 all but
+one class revealed; ``max_work`` is the default unless the row says otherwise). The load average
+and a fixed reference computation (blanket ``epsilon(1e-6)`` at k = 3, eps0 = 1, n = 1e4, timed
+in the same run) are printed so times can be compared as ratios across machines and loads.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ import argparse
 import os
 import time
 
-from shuffle_accounting.shuffled_krr import ShuffledKRR
+from shuffle_accounting.shuffled_krr import ShuffledKRR, exact
+from shuffle_accounting.shuffled_krr import _krr_spread as spread
 from shuffle_accounting.shuffled_krr.exact import dataset_log_delta_bounds
 
 
@@ -26,37 +31,73 @@ def _reference() -> float:
     return time.perf_counter() - t
 
 
+def _even(k: int, n: int) -> list[int]:
+    """``n - 1`` other users spread evenly over the ``k`` values (the remainder at value 0)."""
+    out = [(n - 1) // k] * k
+    out[0] += (n - 1) - sum(out)
+    return out
+
+
+def _held(others: list[int]) -> str:
+    held = {v: c for v, c in enumerate(others) if c}
+    if len(held) > 4:
+        return f"{len(held)} values, {min(held.values())}-{max(held.values())} each"
+    return str(held)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI checks that the script runs)")
+    ap.add_argument("--spread-only", action="store_true", help="only the general-bracket rows")
     args = ap.parse_args()
-    cases = [  # (k, eps0, eps, others)
-        (4, 1.0, 0.1, [500, 499, 0, 0]),
-        (4, 1.0, 0.1, [1500, 1499, 0, 0]),
-        (10, 2.0, 0.3, [400, 599] + [0] * 8),
-        (5, 1.0, 0.1, [300, 0, 699, 0, 0]),
-        (4, 1.0, 0.1, [1500, 0, 1499, 0]),
-        (10, 2.0, 0.3, [0, 200, 0, 0, 799, 0, 0, 0, 0, 0]),
+    families = [  # (k, eps0, eps, others, max_work)
+        (4, 1.0, 0.1, [500, 499, 0, 0], None),
+        (4, 1.0, 0.1, [1500, 1499, 0, 0], None),
+        (10, 2.0, 0.3, [400, 599] + [0] * 8, None),
+        (5, 1.0, 0.1, [300, 0, 699, 0, 0], None),
+        (4, 1.0, 0.1, [1500, 0, 1499, 0], None),
+        (10, 2.0, 0.3, [0, 200, 0, 0, 799, 0, 0, 0, 0, 0], None),
+    ]
+    general = [
+        (10, 2.0, 0.1, [0, 0, 999, 0, 0, 0, 0, 0, 0, 0], None),  # the issue's example (a family)
+        (10, 2.0, 0.05, _even(10, 1000), None),
+        (10, 2.0, 0.3, _even(10, 1000), None),
+        (4, 1.0, 0.1, [300, 0, 400, 299], None),
+        (100, 2.0, 0.05, _even(100, 10**4), None),
+        (10, 2.0, 0.05, _even(10, 10**4), None),
+        (10, 2.0, 0.05, _even(10, 10**4), 3 * 10**10),
+        (3, 1.0, 0.05, [3000, 3000, 2999], None),
+        (100, 4.0, 0.2, [5000, 0] + [50] * 98, None),
+        (10, 2.0, 0.03, _even(10, 10**5), None),
+        (10, 2.0, 0.01, _even(10, 10**6), None),
     ]
     if args.smoke:
-        cases = [(4, 1.0, 0.1, [150, 149, 0, 0]), (5, 1.0, 0.1, [100, 0, 199, 0, 0])]
+        families = [(4, 1.0, 0.1, [150, 149, 0, 0], None)]
+        general = [(5, 1.0, 0.1, [100, 0, 50, 49, 0], None)]
+    cases = general if args.spread_only else families + general
     ref = _reference()
     print(
         f"load average {os.getloadavg()[0]:.2f}; reference (blanket k=3 eps0=1 n=1e4 eps(1e-6)) {ref:.3f} s"
     )
     print(
-        f"{'k':>3} {'n':>5} {'held':>22} {'eps0':>4} {'eps':>4} {'log delta (lower)':>18} "
-        f"{'width':>8} {'sec':>6} {'ratio':>6}"
+        "| k | n | others held | eps0 | eps | max_work | log delta lower | upper | width | routes | sec | ratio |"
     )
-    for k, eps0, eps, others in cases:
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for k, eps0, eps, others, max_work in cases:
         t = time.perf_counter()
-        lo, up = dataset_log_delta_bounds(eps, k, eps0, others)
+        lo, up = dataset_log_delta_bounds(eps, k, eps0, others, max_work=max_work)
         dt = time.perf_counter() - t
-        held = {v: c for v, c in enumerate(others) if c}
+        routes = "exact family"
+        if exact.family_bounds(eps, k, eps0, tuple(others)) is None:
+            budget = exact.MAX_SPREAD_WORK if max_work is None else max_work
+            _, _, info = spread.spread_log_bounds(k, eps0, tuple(others), [eps], -85.0, budget)
+            routes = f"{info['lower_from'][0]} / {info['upper_from'][0]}"
+        mw = "default" if max_work is None else f"{max_work:.0e}"
         print(
-            f"{k:>3} {sum(others) + 1:>5} {held!s:>22} {eps0:>4} {eps:>4} {lo:>18.10f} "
-            f"{up - lo:>8.1e} {dt:>6.2f} {dt / ref:>6.2f}"
+            f"| {k} | {sum(others) + 1} | {_held(others)} | {eps0} | {eps} | {mw} | {lo:.10f} | {up:.10f} "
+            f"| {up - lo:.1e} | {routes} | {dt:.2f} | {dt / ref:.2f} |"
         )
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

@@ -16,10 +16,12 @@ from shuffle_accounting.shuffled_krr.calibration import (
     min_users,
     single_round_epsilon,
 )
+from shuffle_accounting.shuffled_krr.curve_grid import certified_grid_log_delta
 
 
 def _delta1(k, eps0, n, eps):
-    return math.exp(float(certified_log_delta(np.array([eps]), k, eps0, n)[0]))
+    """The certified single-release bound that calibration uses (the one-pass grid where it applies)."""
+    return math.exp(float(certified_grid_log_delta(np.array([eps]), k, eps0, n, worst_case=False)[0]))
 
 
 def _eps_r(k, eps0, n, delta, rounds):

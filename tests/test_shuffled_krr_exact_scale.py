@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from shuffle_accounting._validation import ParameterError
+from shuffle_accounting._validation import ParameterError, WorkBudgetExceeded
 from shuffle_accounting.shuffled_krr import _krr_grid as G
 from shuffle_accounting.shuffled_krr import exact as X
 from shuffle_accounting.shuffled_krr.exact import dataset_delta, dataset_log_delta, dataset_log_delta_bounds
@@ -83,8 +83,10 @@ def test_bounds_api_shapes_and_small_inputs():
     x = dataset_log_delta(0.1, 3, 1.0, [1, 1, 1])
     assert isinstance(lo, float) and lo <= x <= up
     assert dataset_log_delta_bounds(2.0, 3, 1.0, [0, 0, 9999]) == (-math.inf, -math.inf)
-    with pytest.raises(ParameterError, match="others"):
-        dataset_log_delta_bounds(0.1, 10, 2.0, [100, 50, 349] + [0] * 7)
+    # a three-value k = 10 dataset beyond every exact path: answered by the general bracket,
+    # refused only when its work budget is too small (before any work)
+    with pytest.raises(WorkBudgetExceeded, match="max_work"):
+        dataset_log_delta_bounds(0.1, 10, 2.0, [100, 50, 349] + [0] * 7, max_work=1000)
     with pytest.raises(ParameterError, match="eps"):
         dataset_log_delta_bounds(-1.0, 3, 1.0, [1, 1, 1])
 
@@ -156,12 +158,18 @@ def test_rest_grid_one_user_at_a_time_brackets_the_exact_enumeration(monkeypatch
     assert fu - fl > 1e-9  # at -8 the dropped mass was counted, not ignored
 
 
-def test_rest_grid_over_budget_is_refused(monkeypatch):
+def test_rest_grid_over_budget_falls_back_to_the_general_bracket(monkeypatch):
+    """With the family's grid over its budget, the general bracket answers (its own budget,
+    ``max_work``, governs it; nobody at values >= 2, so its two-dimensional routes are exact):
+    it contains the family's own bracket; a tiny ``max_work`` refuses before any work."""
+    lo0, up0 = dataset_log_delta_bounds(0.1, 5, 1.0, [200, 199, 0, 0, 0])
     monkeypatch.setattr(G, "MAX_DATASET_WORK", 0)
     monkeypatch.setattr(G, "MAX_SEQUENTIAL_WORK", 0)
     assert G.dataset_log_hockey_rest(4, 1.0, 5, 5, 0.1, -80.0) is None
-    with pytest.raises(ParameterError, match=r"others = .*n = 400 users, k = 5"):
-        dataset_log_delta(0.1, 5, 1.0, [200, 199, 0, 0, 0])
+    lo, up = dataset_log_delta_bounds(0.1, 5, 1.0, [200, 199, 0, 0, 0])
+    assert lo <= lo0 + 1e-9 and up0 <= up + 1e-9 and up - lo < 1e-6
+    with pytest.raises(WorkBudgetExceeded, match=r"n=400"):
+        dataset_log_delta(0.1, 5, 1.0, [200, 199, 0, 0, 0], max_work=10)
 
 
 def test_rest_scaled_bounds_match_the_exact_path_where_both_run():
@@ -185,7 +193,7 @@ def test_rest_datasets_beyond_the_exact_limit(k, others, eps0, eps):
     assert X.histogram_work(sum(others) + 1, X.histogram_bins(k, others)) > X.MAX_HISTOGRAM_WORK
     lo, up = dataset_log_delta_bounds(eps, k, eps0, others)
     assert -math.inf < lo <= up < lo + 1e-6
-    assert dataset_log_delta(eps, k, eps0, others) == lo
+    assert dataset_log_delta(eps, k, eps0, others) == up  # the certified upper end
     assert float(dataset_log_delta(eps, k, eps0, others, output="count")) <= up
     assert lo <= float(ShuffledKRR(k, eps0, 1000).log_delta(eps))
     # the mirror dataset (others' 0 <-> 1 counts swapped) has the same delta (relabel 0 <-> 1)
@@ -247,7 +255,7 @@ def test_zero_v_dataset_beyond_the_exact_limit():
     assert X.histogram_work(sum(others) + 1, X.histogram_bins(k, others)) > X.MAX_HISTOGRAM_WORK
     lo, up = dataset_log_delta_bounds(eps, k, eps0, others)
     assert -math.inf < lo <= up < lo + 1e-6
-    assert dataset_log_delta(eps, k, eps0, others) == lo
+    assert dataset_log_delta(eps, k, eps0, others) == up  # the certified upper end
     assert float(dataset_log_delta(eps, k, eps0, others, output="count")) <= up
     assert lo <= float(ShuffledKRR(k, eps0, 600).log_delta(eps))
     assert dataset_log_delta_bounds(eps, k, eps0, [0, 200, 0, 399, 0]) == (lo, up)

@@ -67,6 +67,14 @@ __all__ = [
     "target_rows_k3",
     "k3_rows",
     "MAX_SEQUENTIAL_WORK",
+    "PIVOT_COORDS",
+    "add_classes",
+    "add_classes_work",
+    "hockey_bounds",
+    "pivot0_terms",
+    "trim_mass",
+    "trim_law",
+    "iid_sum_law",
 ]
 
 _U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52 (the budgets below are in units of 2u)
@@ -154,6 +162,67 @@ def conv1d(a: Law1D, b: Law1D) -> Law1D:
     rel = a.rel + b.rel + a.rel * b.rel + (L + 2) * _U
     log_drop = float(logsumexp([a.log_drop, b.log_drop, math.log(work * _TINY) + scale]))
     return Law1D(a.lo + b.lo, arr, scale, log_drop, rel)
+
+
+def trim_law(law: Law1D, log_budget: float) -> Law1D:
+    """``law`` rescaled by its maximum, with far tails moved into the dropped mass.
+
+    The leading and trailing entries whose computed mass sums to at most ``e^log_budget`` (half
+    each side, :func:`trim_mass`) and entries below ``e^-700`` of the maximum are removed; their
+    computed mass, rounded up by ``(1 + rel)(1 + (L + 4) 2u)``, is added to ``log_drop`` (the
+    error model of :class:`Law1D`: dropping only removes non-negative parts, and the true law
+    exceeds the kept part by at most the old dropped mass plus the new one). The division by the
+    maximum adds one rounding, counted in ``rel``.
+    """
+    arr = law.arr
+    mx = float(np.max(arr))
+    if mx <= 0.0:  # pragma: no cover - every law keeps a positive maximum
+        raise RuntimeError("internal: law underflowed to zero")
+    arr = arr / mx
+    scale = law.scale + math.log(mx)
+    rel = law.rel + _U
+    grow = (1.0 + rel) * (1.0 + (arr.size + 4) * _U)
+    drops = [law.log_drop]
+    tiny = arr < math.exp(_FLUSH)
+    if np.any(tiny):
+        fl = float(np.sum(arr[tiny]))
+        if fl > 0.0:
+            drops.append(math.log(fl * grow) + scale)
+        arr = np.where(tiny, 0.0, arr)
+    f, b, dr = trim_mass(arr, math.exp(min(log_budget - scale, 700.0)))
+    if dr > 0.0:
+        drops.append(math.log(dr * grow) + scale)
+    arr = arr[f : arr.size - b]
+    return Law1D(law.lo + f, arr, scale, float(logsumexp(drops)), rel)
+
+
+def iid_sum_law(c: int, offsets: tuple[int, ...], log_probs: tuple[float, ...], log_tol: float) -> Law1D:
+    """Law of the sum of ``c`` i.i.d. integer variables with ``P(X = offsets[i]) = e^log_probs[i]``.
+
+    Binary powering: the laws of ``2^i`` copies by squaring (:func:`conv1d`, direct sums) and
+    their product over the bits of ``c``, each result passed through :func:`trim_law` with an
+    equal share of ``e^log_tol``; the dropped masses add (:func:`conv1d`: each law has total mass
+    at most 1). The single variable's law carries relative error ``4 * 2u`` (``exp`` and the
+    sums of coinciding offsets).
+    """
+    if c == 0:
+        return Law1D(0, np.ones(1), 0.0, -math.inf, 0.0)
+    lo = min(offsets)
+    arr = np.zeros(max(offsets) - lo + 1)
+    for o, lw in zip(offsets, log_probs):
+        arr[o - lo] += math.exp(lw)
+    base = trim_law(Law1D(lo, arr, 0.0, -math.inf, 4.0 * _U), -math.inf)
+    nbits = c.bit_length()
+    budget = log_tol - math.log(2.0 * nbits)
+    result: Law1D | None = None
+    power = base
+    for i in range(nbits):
+        if (c >> i) & 1:
+            result = power if result is None else trim_law(conv1d(result, power), budget)
+        if i < nbits - 1:
+            power = trim_law(conv1d(power, power), budget)
+    assert result is not None
+    return result
 
 
 def pivot_grid(no_law: Law1D, log_tol: float, log_r: float = _LOG_HALF, log_1mr: float = _LOG_HALF) -> Grid:
@@ -311,22 +380,33 @@ class Hockey:
 
     def bounds(self, eps: float) -> tuple[float, float]:
         """``(log upper, log lower)`` bounds on ``H_{e^eps}(P || Q)`` (upper capped at 0)."""
-        E = math.exp(eps)
-        P, Q, rho = self.P, self.Q, self.rho
-        EQ = E * Q
-        err = 4.0 * _U * (P + EQ)
-        up = float(np.sum(np.maximum(P * (1.0 + rho) - EQ * (1.0 - rho) + err, 0.0)))
-        up *= 1.0 + (self.size + 4) * _U
-        low = float(np.sum(np.maximum(P * (1.0 - rho) - EQ * (1.0 + rho) - err, 0.0)))
-        low *= 1.0 - (self.size + 4) * _U
-        log_up = float(np.logaddexp(math.log(up) + self.scale if up > 0 else -math.inf, self.log_drop))
-        log_low = -math.inf
-        if low > 0:
-            ll = math.log(low) + self.scale
-            corr = eps + self.log_drop
-            if corr < ll:
-                log_low = ll + math.log(-math.expm1(corr - ll))
-        return min(log_up, 0.0), min(log_low, log_up)
+        return hockey_bounds(self.P, self.Q, self.scale, self.log_drop, self.rho, eps)
+
+
+def hockey_bounds(
+    P: np.ndarray, Q: np.ndarray, scale: float, log_drop: float, rho: float, eps: float
+) -> tuple[float, float]:
+    """``(log upper, log lower)`` of ``H_{e^eps}`` from computed ``P~, Q~`` (the :class:`Hockey` model).
+
+    ``P~ e^scale`` and ``Q~ e^scale`` (arrays of any shape, the same cells) are within relative
+    ``rho`` of the true ``P`` and ``Q`` up to a dropped mass ``e^log_drop`` (:class:`Hockey`'s
+    docstring gives the two inequalities); the upper end is capped at 0.
+    """
+    E = math.exp(eps)
+    EQ = E * Q
+    err = 4.0 * _U * (P + EQ)
+    up = float(np.sum(np.maximum(P * (1.0 + rho) - EQ * (1.0 - rho) + err, 0.0)))
+    up *= 1.0 + (P.size + 4) * _U
+    low = float(np.sum(np.maximum(P * (1.0 - rho) - EQ * (1.0 + rho) - err, 0.0)))
+    low *= 1.0 - (P.size + 4) * _U
+    log_up = float(np.logaddexp(math.log(up) + scale if up > 0 else -math.inf, log_drop))
+    log_low = -math.inf
+    if low > 0:
+        ll = math.log(low) + scale
+        corr = eps + log_drop
+        if corr < ll:
+            log_low = ll + math.log(-math.expm1(corr - ll))
+    return min(log_up, 0.0), min(log_low, log_up)
 
 
 def hockey_upper(
@@ -542,6 +622,55 @@ def single_class_log_hockey(k: int, eps0: float, n: int, v: int, eps: float, log
         r = fin(tu, tl, ex)
         return r, r
     # v = 0: h1 ~ Bin(N, 1/(k - 1)) given N
+    fu, fl, ru, rl = pivot0_terms(k, eps0, eps, N, (w_lo, w_hi), (U_lo, U_hi))
+    fwd = fin(fu, fl, ex)
+    rev = fin(ru, rl, np.array([]))
+    return fwd, rev
+
+
+def pivot0_terms(
+    k: int,
+    eps0: float,
+    eps: float,
+    N: np.ndarray,
+    w: tuple[np.ndarray, np.ndarray],
+    U: tuple[np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per-``N`` log terms ``(fwd up, fwd low, rev up, rev low)`` of the pivot-0 hockey sums.
+
+    The structure of :func:`single_class_log_hockey` with ``v = 0``: every other user's report
+    different from 0 is uniform on the ``k - 1`` other values, ``N_o`` (the number of such
+    reports) has *any* law, ``w = P(N_o = N)`` and ``U = (k - 1) P(N_o = N - 1)``; the target
+    holds 0 (``P``) or 1 (``Q``). Then, summed over the histograms with ``N`` reports different
+    from 0 (``h1 ~ Bin(N, 1/(k - 1))`` given ``N``),
+
+        sum (P - E Q)_+ = E[((p - E pbar) w + (1 - E) pbar U - E (U / N)(p - pbar) h1)_+],
+        sum (Q - E P)_+ = E[((pbar - E p) w + (1 - E) pbar U + (U / N)(p - pbar) h1)_+],
+
+    each a coefficient times ``E[(s - h1)_+]`` or ``E[(h1 - s)_+]`` (two binomial tails). The
+    first is non-decreasing in ``w`` and non-increasing in ``U``; the second is non-increasing
+    in ``w`` and, as ``C E[(h1 - S)_+]`` with ``C = (U / N)(p - pbar)`` and ``S`` decreasing in
+    ``U / w``, bounded above by the largest ``C`` and the smallest ``S``. So the true terms lie
+    between the returned ones when the true ``w`` and ``U`` lie in ``[w_lo, w_hi]`` and
+    ``[U_lo, U_hi]`` (the caller adds any mass in excess of ``w_hi`` / ``U_hi``: each unit of
+    it adds at most one unit to a term). ``N >= 1``, ``U_lo > 0``, ``eps < eps0``.
+
+    Args:
+        k, eps0, eps: The mechanism and the divergence's ``log E``.
+        N: The cells' ``N`` (float array, ``>= 1``).
+        w: ``(w_lo, w_hi)``, arrays like ``N`` (any common per-cell scale).
+        U: ``(U_lo, U_hi)``, same scale.
+
+    Returns:
+        Four arrays like ``N``: the log terms in that per-cell scale.
+    """
+    w_lo, w_hi = w
+    U_lo, U_hi = U
+    lp = -math.log1p((k - 1) * math.exp(-eps0))
+    lq = lp - eps0
+    p, pbar = math.exp(lp), math.exp(lq)
+    E = math.exp(eps)
+    d = p - pbar
     l1, l1c = -math.log(k - 1), math.log((k - 2) / (k - 1)) if k > 2 else -math.inf
     # Coefficients without cancellation (eps < eps0 here): p - E pbar = pbar E expm1(eps0 - eps),
     # E - 1 = expm1(eps), E p - pbar = pbar expm1(eps + eps0), each to a few units of rounding;
@@ -560,20 +689,19 @@ def single_class_log_hockey(k: int, eps0: float, n: int, v: int, eps: float, log
     s_lo = _down(A_lo / Bl)
     xu, _ = _log_lower_excess(N, l1, l1c, s_up)
     _, xl = _log_lower_excess(N, l1, l1c, s_lo)
-    fwd = fin(np.log(Bu) + xu, np.log(Bl) + xl, ex)
+    fu, fl = np.log(Bu) + xu, np.log(Bl) + xl
     # reverse: (pbar - E p) w + (1 - E) pbar U + (U/N) d h1  =  C (h1 - s')
     Cu, Cl = U_hi / N * d, U_lo / N * d
     S_up = _down((c_rev * w_lo + em1 * pbar * U_lo) * (1.0 - 8.0 * _U) / Cu)
     S_lo = _up((c_rev * w_hi + em1 * pbar * U_hi) * (1.0 + 8.0 * _U) / Cl)
-    xu, _ = _log_upper_excess(N, l1, l1c, S_up)
-    _, xl = _log_upper_excess(N, l1, l1c, S_lo)
-    rev = fin(np.log(Cu) + xu, np.log(Cl) + xl, np.array([]))
-    return fwd, rev
+    xu_r, _ = _log_upper_excess(N, l1, l1c, S_up)
+    _, xl_r = _log_upper_excess(N, l1, l1c, S_lo)
+    return fu, fl, np.log(Cu) + xu_r, np.log(Cl) + xl_r
 
 
 #: Largest direct 2-D convolution work for one concrete ``k = 3`` dataset (a few seconds).
 MAX_DATASET_WORK = 1_000_000_000
-_PIVOT_COORDS = {2: (0, 1), 0: (1, 2), 1: (0, 2)}
+PIVOT_COORDS = {2: (0, 1), 0: (1, 2), 1: (0, 2)}
 
 
 def k3_rows(eps0: float) -> tuple[float, float]:
@@ -601,7 +729,7 @@ def fixed_law_k3(
     """
     lp, lq = k3_rows(eps0)
     v = max((2, 0, 1), key=lambda x: counts[x])
-    d, o = _PIVOT_COORDS[v]
+    d, o = PIVOT_COORDS[v]
 
     def row(x: int, y: int) -> float:
         return lp if x == y else lq
@@ -618,6 +746,26 @@ def fixed_law_k3(
     classes = [(counts[u], (row(u, v), row(u, d), row(u, o))) for u in rest]
     out = add_classes(R, classes, grids, t, check_only=check_only)
     return None if out is None else (v, out)
+
+
+def add_classes_work(
+    R: Grid, classes: list[tuple[int, tuple[float, float, float]]], grids: list[Grid], t: float
+) -> tuple[float, float]:
+    """``(direct, sequential)``: the work estimates :func:`add_classes` compares with its budgets.
+
+    ``direct``: products of the 2-D convolutions (the classes' grids with each other, then with
+    ``R``); ``sequential``: users times cells of the grid as it grows (``z sqrt(c / 4)`` per side).
+    """
+    shapes = [g.arr.shape for g in grids]
+    direct = float(grids[0].arr.size) * grids[1].arr.size if len(grids) == 2 else 0.0
+    sr = sum(x[0] for x in shapes) - len(shapes) + 1
+    sc = sum(x[1] for x in shapes) - len(shapes) + 1
+    direct += float(R.arr.size) * sr * sc
+    c_rest = sum(c for c, _ in classes)
+    z = max(8.0, math.sqrt(2.0 * max(0.0, -t)) + 2.0)
+    grow = 2.0 * z * math.sqrt(0.25 * c_rest) + 4.0
+    sequential = float(c_rest) * (R.arr.shape[0] + grow) * (R.arr.shape[1] + grow)
+    return direct, sequential
 
 
 def add_classes(
@@ -638,15 +786,7 @@ def add_classes(
     (the direct one unless it costs over 4x the other); dropped mass at most about ``e^t``.
     ``check_only``: decide only (``R`` itself is returned when a path fits).
     """
-    shapes = [g.arr.shape for g in grids]
-    direct = float(grids[0].arr.size) * grids[1].arr.size if len(grids) == 2 else 0.0
-    sr = sum(x[0] for x in shapes) - len(shapes) + 1
-    sc = sum(x[1] for x in shapes) - len(shapes) + 1
-    direct += float(R.arr.size) * sr * sc
-    c_rest = sum(c for c, _ in classes)
-    z = max(8.0, math.sqrt(2.0 * max(0.0, -t)) + 2.0)
-    grow = 2.0 * z * math.sqrt(0.25 * c_rest) + 4.0
-    sequential = float(c_rest) * (R.arr.shape[0] + grow) * (R.arr.shape[1] + grow)
+    direct, sequential = add_classes_work(R, classes, grids, t)
     if direct <= MAX_DATASET_WORK and direct <= 4.0 * sequential:
         if check_only:
             return R
@@ -666,7 +806,7 @@ def add_classes(
 def target_rows_k3(eps0: float, v: int) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
     """Log-probabilities of the target's report being ``(v, d, o)`` when it holds 0 / holds 1."""
     lp, lq = k3_rows(eps0)
-    d, o = _PIVOT_COORDS[v]
+    d, o = PIVOT_COORDS[v]
 
     def row(x: int, y: int) -> float:
         return lp if x == y else lq
@@ -701,7 +841,7 @@ MAX_SEQUENTIAL_WORK = 4_000_000_000
 _TRIM_EVERY = 8
 
 
-def _trim_mass(sums: np.ndarray, budget: float) -> tuple[int, int, float]:
+def trim_mass(sums: np.ndarray, budget: float) -> tuple[int, int, float]:
     """Longest prefix and suffix of ``sums`` (non-negative) whose totals are each ``<= budget / 2``.
 
     Returns ``(number dropped at the front, number dropped at the back, total dropped)``, never
@@ -805,12 +945,12 @@ def sweep_users(R: Grid, stops, log_w: tuple[float, float, float], log_tol: floa
         top_scale = max(top_scale, scale)
         budget = math.exp(budget_log - scale)
         grow = 1.0 + rel + (arr.size + 4) * _U
-        f, b, dr = _trim_mass(arr.sum(axis=1), budget)
+        f, b, dr = trim_mass(arr.sum(axis=1), budget)
         if dr > 0.0:
             drops.append(math.log(dr * grow) + scale)
         arr = arr[f : arr.shape[0] - b, :]
         n_lo += f
-        f2, b2, dc = _trim_mass(arr.sum(axis=0), budget)
+        f2, b2, dc = trim_mass(arr.sum(axis=0), budget)
         if dc > 0.0:
             drops.append(math.log(dc * grow) + scale)
         arr = arr[:, f2 : arr.shape[1] - b2]

@@ -91,16 +91,21 @@ steps), and no gap exceeds ``eps0 / 256``. Where the curve is smooth (large ``n`
 drop ``s`` overestimates delta by about ``s^2 / 8`` (0.5 % at 0.2), i.e. epsilon by
 ``5e-3 / |d log delta / d eps|`` — typically below one loss-grid step. For very small ``n`` the
 certified curve itself has kinks (the blanket pair has few loss atoms) and a chord across a kink
-can overestimate delta by a few per cent; still an upper bound. From ``FAST_BLANKET_MIN_N``
-users on, every grid point after the first one below ``e^-120`` (and below ``eps0``) takes that
-value (delta is non-increasing, so this is an upper bound there; masses that small move no
-practical epsilon); below, the exact evaluator's own values are kept. Each pass evaluates its points at
-once: below :data:`~shuffle_accounting.shuffled_krr.mechanism.FAST_BLANKET_MIN_N` users with the
-exact one-pass :func:`~shuffle_accounting.shuffled_krr.blanket.certified_log_delta_grid`, from
-there on with the sub-linear ``blanket_fast`` (certified within a relative ``1e-3`` of the exact
-curve; one evaluator shared by every pass, so its tables and learnt block widths are reused;
-each value checked against the one-outcome exhibited bound; a point below ``e^-120`` is located
-first with a few probes, most of them a cheap Chernoff bound). A tqdm progress bar is shown for
+can overestimate delta by a few per cent; still an upper bound. Each pass evaluates all its
+points at once with the one-pass tables of
+:class:`~shuffle_accounting.shuffled_krr.blanket_tables.BlanketTables` (built once per
+``(k, eps0, n)`` and shared by every pass, by calibration steps and repeated questions; the
+exact divergence to about ``1e-9`` where the rows are exact, within about ``1e-3`` where rows
+are blocks of ``T``, every value certified; about 0.1-0.2 s for a whole grid at any ``n``).
+Outside its range (``n = 1``, ``eps0 > 40`` or below ``1e-6``, a degenerate blanket) the
+previous evaluators are used: below
+:data:`~shuffle_accounting.shuffled_krr.mechanism.FAST_BLANKET_MIN_N` users the exact one-pass
+:func:`~shuffle_accounting.shuffled_krr.blanket.certified_log_delta_grid`, from there on the
+sub-linear ``blanket_fast`` (a point below ``e^-120`` located first with a few probes, every
+later point taking its value). For ``k = 2`` the passes refine on the blanket curve and the
+worst case lowers the final grid in one cover, where the curve is above ``e^-60``
+(:func:`~shuffle_accounting.shuffled_krr.curve_grid.tighten_with_worst_case`). Every value is
+checked against the one-outcome exhibited bound. A tqdm progress bar is shown for
 curves of ``n >= 1e6`` users when stderr is a terminal. :data:`PLANNING_RESOLUTION` is a
 cheaper, looser (still certified) grid that calibration brackets with before it verifies with
 the default one. The certified grid of each ``(k, eps0, n, h, resolution)`` is memoised (64
@@ -127,6 +132,7 @@ from .curve_grid import (
     DEFAULT_VALUE_DISCRETIZATION_INTERVAL,
     WINDOW_LOG_FLOOR,
     certified_grid_log_delta,
+    tighten_with_worst_case,
 )
 from .curve_grid import progress_bar as progress_bar  # re-exported: calibration and tests use it from here
 
@@ -290,7 +296,18 @@ def _grid_indices(
         from .blanket_fast import FastBlanketEvaluator
 
         fast = FastBlanketEvaluator(k, eps0, n)  # shared by every pass: tables, learnt block widths
-    kw = {"blanket": bl, "fast_rtol": res.fast_rtol, "fast": fast}
+    # the one-pass tables resolve values down to the grid's refinement floor (every value is
+    # certified; below it only bounded), a little further for margin
+    table_floor = max(WINDOW_LOG_FLOOR, min(res.refine_floor, WINDOW_LOG_FLOOR / 2) - 15.0)
+    # k = 2: the passes refine on the blanket curve; the worst case lowers the final grid in one
+    # cover (each pass used to run its own branch and bound)
+    kw = {
+        "blanket": bl,
+        "fast_rtol": res.fast_rtol,
+        "fast": fast,
+        "table_floor": table_floor,
+        "worst_case": False,
+    }
     grid = np.unique(np.rint(np.linspace(0, i_top, res.coarse_points)).astype(np.int64))
     log_delta = np.asarray(certified_grid_log_delta(grid * h, k, eps0, n, **kw), dtype=float)
     below = np.nonzero(log_delta < WINDOW_LOG_FLOOR)[0]
@@ -359,7 +376,7 @@ def _grid_indices(
         val = np.concatenate(new_val)
         grid, first = np.unique(idx, return_index=True)
         log_delta = val[first]
-    return grid, log_delta
+    return grid, tighten_with_worst_case(grid * h, log_delta, k, eps0, n)
 
 
 def _lower_hull(alpha: np.ndarray, y_pos: np.ndarray, g_neg: np.ndarray, zero: int) -> list[int]:

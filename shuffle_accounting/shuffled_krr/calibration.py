@@ -290,7 +290,9 @@ def _search_eps0(excess, lo0: float, rtol: float, bar, unbounded: ParameterError
                 hi, f_hi = x, f
         if hi is None:
             lo, f_lo = x, (f if x > lo0 else None)
-            step = max(rtol * lo, 0.25 * (h_hi - h_lo), 1e-12)
+            # just past the root predicted from the hint's slope (the two excesses differ by a
+            # nearly constant shift): a bracket of width ~rtol when the prediction is good
+            step = max(0.6 * rtol * lo, 1e-12)
             while hi is None:
                 guess = lo - f_lo / slope if (slope and f_lo is not None and math.isfinite(f_lo)) else lo
                 trial = min(max(guess, lo) + step, EPS0_CAP)  # just past the predicted root

@@ -20,9 +20,10 @@ directions. Two releases are supported:
   distributions, not their printed Theorem IV.1 closed form). The count is a post-processing of
   the histogram, so its delta is never larger.
 
-Every number is the exact divergence up to floating-point rounding (about ``1e-12`` relative):
-it is a *lower* bound on the worst case over all datasets (see
-:mod:`shuffle_accounting.shuffled_krr.lower`) and never an upper bound on it.
+Within the exact limits every number is the exact divergence up to floating-point rounding
+(about ``1e-12`` relative): a *lower* bound on the worst case over all datasets (see
+:mod:`shuffle_accounting.shuffled_krr.lower`) and never an upper bound on it. Beyond them the
+point value is the upper end of a certified bracket (below).
 
 How the histogram is computed. Output values ``y >= 2`` that no other user holds form a set ``Z``
 of ``m`` values; only blanket (uniform) outputs fall in ``Z`` and, given how many do, their split
@@ -38,8 +39,8 @@ multinomial ``M``, hence ``sum_h (P(h) - a Q(h))_+ = sum_g (P~(g) - a Q~(g))_+ s
 = H_a(P~ || Q~)``: the merged ``Z`` loses nothing, in both directions. Its distribution
 is built user by user in log space on a dense grid with ``B - 1`` axes of length ``n + 1``, ``B``
 the number of kept bins (at most ``k`` and at most ``3 + #{y >= 2 : others[y] > 0}``). The work is
-about ``n * B * (n + 1)^(B - 1)``; inputs above :data:`MAX_HISTOGRAM_WORK` raise
-:class:`~shuffle_accounting._validation.ParameterError` rather than run for minutes. Feasible
+about ``n * B * (n + 1)^(B - 1)``; above :data:`MAX_HISTOGRAM_WORK` it is not attempted (it
+would run for minutes) and the windowed paths below answer. Feasible
 examples: all others at one value ``>= 2`` (``B = 4`` for ``k >= 4``) up to ``n ~ 65``; ``k = 3``
 or others at values ``{0, 1}`` only (``B <= 3``) up to ``n ~ 270``. Above that, for ``k >= 3``
 (histogram output), two windowed paths take over (:func:`dataset_log_delta_bounds`, internal
@@ -60,15 +61,35 @@ Z)``, and the split of ``{1} u Z`` is summed in closed form (two binomial tails 
 :func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_zero_v`; ``k = 4``,
 ``(1500, 0, 1499, 0)`` at ``n = 3000``: about 5-8 s); each
 returns a certified bracket (dropped mass bounded and added to the upper end) about ``1e-9``
-relative wide for deltas above ``1e-300`` (up to ``1e-5`` in log for deltas far below), and
-:func:`dataset_log_delta` returns its *lower* end, like the ``k = 2`` path, so the value stays a
-lower bound on the worst case; other datasets beyond the exact limit raise (for ``k >= 4``:
-other users at three or more values, or at two values ``>= 2``: four or more bins, exact only up
-to ``n ~ 65`` or less). For ``k = 2`` the histogram is ``h0`` itself and the count path below
-is used (exactly up to ``n ~ 20000``; above it from concentration windows with bounded dropped
-mass, returning the lower end of a certified bracket about 1e-8 relative wide, up to
-``n ~ 1e7``). The count output is a convolution of two binomials, ``O(n^2)`` in log space, up to
-``n ~ 20000`` (:data:`MAX_COUNT_WORK`).
+relative wide for deltas above ``1e-300`` (up to ``1e-5`` in log for deltas far below).
+
+Every other dataset beyond the exact limit (for ``k >= 4``: other users at three or more values,
+or at two values ``>= 2``; any family over its own budget, e.g. ``k = 3`` with three classes of a
+few thousand users) gets the *general certified bracket* of the internal module
+:mod:`~shuffle_accounting.shuffled_krr._krr_spread` (proofs there), within the work budget
+``max_work`` (:data:`MAX_SPREAD_WORK` by default, about ten seconds;
+:class:`~shuffle_accounting._validation.WorkBudgetExceeded` before any work when even its
+cheapest routes would exceed it). Lower end: the exact divergence of a post-processing of the
+histogram (the values ``>= 2`` merged into one symbol, a two-dimensional grid; or a linear
+statistic ``a h0 - b h1``, one dimension, any ``n``). Upper end: the adversary is also shown
+the coins (truth or uniform blanket) of the users at values ``>= 2`` (two-dimensional; or of
+every user but one class, one dimension), averaged over the number of blanket users. Measured
+(``k = 10``, ``eps0 = 2``, others spread evenly; ``benchmarks/README.md``): ``n = 1000`` about
+``6e-5`` wide in log at ``delta ~ 7e-3`` and ``0.07`` at ``delta ~ 2e-9`` (both ends
+two-dimensional, under 1 s); ``n = 1e4`` ``1e-3`` with ``max_work = 3e10`` (6 s), ``0.75`` with
+the default budget (one-dimensional upper end); ``n = 1e5`` and ``1e6`` about ``2.2-2.4`` at
+``delta ~ e^-22`` (1-3 s), wider for smaller deltas. Nothing valid is refused for its shape.
+
+Which value the point functions return: within the exact limits, the exact divergence; beyond
+them (every windowed path, ``k = 2`` included), the certified **upper** end of the bracket
+(:func:`dataset_log_delta_bounds` gives both ends). That value is never below the pair's exact
+delta, so it is not a lower bound on the worst case over datasets; exhibited lower bounds use
+the lower end (:mod:`~shuffle_accounting.shuffled_krr.lower`).
+
+For ``k = 2`` the histogram is ``h0`` itself and the count path below is used (exactly up to
+``n ~ 20000``; above it from concentration windows with bounded dropped mass, a certified bracket
+about 1e-8 relative wide, up to ``n ~ 1e7``). The count output is a convolution of two
+binomials, ``O(n^2)`` in log space, up to ``n ~ 20000`` (:data:`MAX_COUNT_WORK`).
 """
 
 from __future__ import annotations
@@ -82,9 +103,10 @@ import numpy as np
 from .._binomial import log_binom_pmf
 from .._deprecation import keyword_only_now
 from .._logmath import UNIT_ROUNDOFF, logsumexp
-from .._validation import ParameterError, check_choice, check_int, check_real, check_real_array
+from .._validation import ParameterError, check_choice, check_int, check_real, check_real_array, check_work
 from ..randomizers import KRR
 from . import _krr_grid as _grid
+from . import _krr_spread as _spread
 
 __all__ = [
     "dataset_delta",
@@ -93,12 +115,19 @@ __all__ = [
     "histogram_bins",
     "MAX_HISTOGRAM_WORK",
     "MAX_COUNT_WORK",
+    "MAX_SPREAD_WORK",
 ]
 
 #: Largest accepted ``n * B * (n + 1)^(B - 1)`` for ``output="histogram"`` (a few seconds).
 MAX_HISTOGRAM_WORK: int = 60_000_000
 #: Largest accepted ``others[0] * (n - 1 - others[0])`` for ``output="count"``.
 MAX_COUNT_WORK: int = 100_000_000
+#: Default ``max_work`` of the general at-scale bracket (units of about one nanosecond of one
+#: core, measured 0.5-1.3 ns: ``8e9`` is at most about ten seconds unloaded); its
+#: one-dimensional routes must fit, the two-dimensional ones run when what is left allows.
+MAX_SPREAD_WORK: int = 8_000_000_000
+#: Initial truncation level (log of the dropped mass) of the general bracket (lowered as needed).
+_SPREAD_TOL = -85.0
 
 _OUTPUTS = ("histogram", "count")
 
@@ -347,15 +376,15 @@ def _count_log_pq(k: int, eps0: float, counts: tuple[int, ...]) -> tuple[np.ndar
 _LOG_PQ = {"histogram": histogram_log_pq, "count": _count_log_pq}
 
 
-def _binary_at_scale(eps: float, eps0: float, counts: tuple[int, ...]) -> float:
+def _binary_at_scale(eps: float, eps0: float, counts: tuple[int, ...]) -> tuple[float, float]:
     """``k = 2`` above :data:`MAX_COUNT_WORK`: concentration windows with bounded dropped mass.
 
     ``delta = max(h_c, h_{n-1-c})`` with ``c = others[0]`` (mirror symmetry, see
     :mod:`~shuffle_accounting.shuffled_krr.worst_case`); each direction comes as a certified
     bracket (:func:`~shuffle_accounting.shuffled_krr.worst_case.leaf_log_delta`: windows whose
-    dropped mass is bounded and counted, typically 1e-8 relative wide) and its *lower* end is
-    returned, so the value stays a lower bound on the worst case. The truncation level follows
-    the value (re-run once when the value is far below the first level).
+    dropped mass is bounded and counted, typically 1e-8 relative wide). Returns ``(lower,
+    upper)`` on ``log delta``. The truncation level follows the value (re-run when the value is
+    far below the first level).
     """
     from .worst_case import leaf_log_delta
 
@@ -369,33 +398,14 @@ def _binary_at_scale(eps: float, eps0: float, counts: tuple[int, ...]) -> float:
             break
         # the value is far below the level (or hidden by the dropped mass): go deeper
         level = min(up, 2.0 * level) if low == -math.inf else low
-    return low
+    return low, up
 
 
-def scaled_bounds(eps: float, k: int, eps0: float, counts: tuple[int, ...]) -> tuple[float, float]:
-    """``(lower, upper)`` on ``log delta`` of one large dataset, ``k >= 3`` (histogram release).
+def family_bounds(eps: float, k: int, eps0: float, counts: tuple[int, ...]) -> tuple[float, float] | None:
+    """``(lower, upper)`` on ``log delta`` from the exact windowed families, or ``None``.
 
-    Two families are computed at scale, from concentration windows whose dropped mass is bounded
-    and added to the upper end (the lower end just omits non-negative terms):
-
-    * every other user at one value (any ``k``):
-      :func:`~shuffle_accounting.shuffled_krr._krr_grid.single_class_log_hockey`, two binomial
-      tails per ``N`` (``k = 3``) or per ``(N, h1)`` (``k >= 4``);
-    * ``k = 3``, any counts: the pivot grid of the largest class plus the other two classes,
-      by direct convolution of their windowed trinomials or one user at a time with the trimmed
-      mass measured and added (:func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_k3`),
-      while that work stays within ``MAX_DATASET_WORK`` / ``MAX_SEQUENTIAL_WORK``;
-    * ``k >= 4``, every other user at 0 or 1: the same on the three categories ``(0, 1, Z)``,
-      ``Z = {2, ..., k - 1}`` merged (module docstring;
-      :func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_rest`), same budgets;
-    * ``k >= 4``, the other users at 0 and at one ``v >= 2`` (or at 1 and ``v``: the mirror):
-      the others' law on ``(0, v, W)``, ``W = {1} u Z``, by the same grid, and the split of
-      ``W`` into 1 and ``Z`` (binomial, the same for every other user) summed in closed form from
-      two binomial tails per cell
-      (:func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_zero_v`).
-
-    The windows follow the value (truncation level re-run when the value is far below it), so
-    the bracket is about ``1e-9`` relative wide (``1e-7`` for ``eps`` near ``eps0``).
+    ``None`` when the dataset is in none of the families of :func:`scaled_bounds` or its path is
+    over its work budget.
     """
     n = sum(counts) + 1
     held = [y for y in range(k) if counts[y] > 0]
@@ -418,21 +428,77 @@ def scaled_bounds(eps: float, k: int, eps0: float, counts: tuple[int, ...]) -> t
         else:
             res = None
         if res is None:
-            raise ParameterError(
-                f"others = {_short(counts)} (n = {n} users, k = {k}) is beyond the exact histogram limit "
-                f"{MAX_HISTOGRAM_WORK:.3g} and beyond the windowed paths (every other user at one value; "
-                "k = 3, or k >= 4 with the other users at two values of which one is the target's 0 "
-                f"or 1, with a convolution of at most {_grid.MAX_DATASET_WORK:.3g} terms or "
-                f"{_grid.MAX_SEQUENTIAL_WORK:.3g} one-user cell updates; k >= 4 datasets with other "
-                "users at three or more values, or at two values >= 2, are not supported at this "
-                "size); use output='count' or a smaller dataset"
-            )
+            return None
         (fu, fl), (ru, rl) = res
         up, low = max(fu, ru), max(fl, rl)
         if up == -math.inf or (low > -math.inf and low >= level - 1.0):
             break
         level = min(up, 2.0 * level) if low == -math.inf else low
     return low, up
+
+
+def _spread_bounds(
+    eps: np.ndarray, k: int, eps0: float, counts: tuple[int, ...], max_work: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(lower, upper)`` arrays on ``log delta`` for any dataset (:mod:`._krr_spread`), ``k >= 3``.
+
+    Raises :class:`~shuffle_accounting._validation.WorkBudgetExceeded` when even its
+    one-dimensional routes would exceed ``max_work`` (``None``: :data:`MAX_SPREAD_WORK`).
+    """
+    budget = MAX_SPREAD_WORK if max_work is None else check_int("max_work", max_work, minimum=1)
+    lo = np.full(eps.shape, -math.inf)
+    up = np.full(eps.shape, -math.inf)
+    live = eps < eps0
+    if not np.any(live):
+        return lo, up
+    n = sum(counts) + 1
+    work = _spread.spread_work(k, eps0, counts, int(np.sum(live)), _SPREAD_TOL)
+    check_work(
+        f"dataset_log_delta_bounds(k={k}, others={_short(counts)}, n={n})",
+        work,
+        max_work=budget,
+        alternative="pass fewer eps values at once, or use output='count'",
+    )
+    low, high, _ = _spread.spread_log_bounds(k, eps0, counts, eps[live].tolist(), _SPREAD_TOL, budget)
+    lo[live], up[live] = low, high
+    return lo, up
+
+
+def scaled_bounds(
+    eps: float, k: int, eps0: float, counts: tuple[int, ...], *, max_work: Any = None
+) -> tuple[float, float]:
+    """``(lower, upper)`` on ``log delta`` of one large dataset, ``k >= 3`` (histogram release).
+
+    Two families are computed at scale, from concentration windows whose dropped mass is bounded
+    and added to the upper end (the lower end just omits non-negative terms):
+
+    * every other user at one value (any ``k``):
+      :func:`~shuffle_accounting.shuffled_krr._krr_grid.single_class_log_hockey`, two binomial
+      tails per ``N`` (``k = 3``) or per ``(N, h1)`` (``k >= 4``);
+    * ``k = 3``, any counts: the pivot grid of the largest class plus the other two classes,
+      by direct convolution of their windowed trinomials or one user at a time with the trimmed
+      mass measured and added (:func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_k3`),
+      while that work stays within ``MAX_DATASET_WORK`` / ``MAX_SEQUENTIAL_WORK``;
+    * ``k >= 4``, every other user at 0 or 1: the same on the three categories ``(0, 1, Z)``,
+      ``Z = {2, ..., k - 1}`` merged (module docstring;
+      :func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_rest`), same budgets;
+    * ``k >= 4``, the other users at 0 and at one ``v >= 2`` (or at 1 and ``v``: the mirror):
+      the others' law on ``(0, v, W)``, ``W = {1} u Z``, by the same grid, and the split of
+      ``W`` into 1 and ``Z`` (binomial, the same for every other user) summed in closed form from
+      two binomial tails per cell
+      (:func:`~shuffle_accounting.shuffled_krr._krr_grid.dataset_log_hockey_zero_v`).
+
+    The windows follow the value (truncation level re-run when the value is far below it), so
+    the bracket is about ``1e-9`` relative wide (``1e-7`` for ``eps`` near ``eps0``). Every other
+    dataset (or a family over its budget) goes to the general bracket of
+    :mod:`~shuffle_accounting.shuffled_krr._krr_spread` (within ``max_work``), whose width is
+    reported by :func:`dataset_log_delta_bounds`.
+    """
+    res = family_bounds(eps, k, eps0, counts)
+    if res is not None:
+        return res
+    lo, up = _spread_bounds(np.array([float(eps)]), k, eps0, counts, max_work)
+    return float(lo[0]), float(up[0])
 
 
 def _short(counts: tuple[int, ...]) -> str:
@@ -450,49 +516,102 @@ def _needs_scale(k: int, counts: tuple[int, ...]) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-def dataset_log_delta_bounds(eps: Any, k: Any, eps0: Any, others: Any) -> tuple[Any, Any]:
+def _scale_bounds_flat(
+    flat: np.ndarray, k: int, eps0: float, counts: tuple[int, ...], max_work: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(lower, upper)`` arrays for a dataset beyond the exact limits (``k = 2`` or ``k >= 3``)."""
+    if k == 2:
+        pairs = [_binary_at_scale(float(e), eps0, counts) for e in flat]
+        return np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
+    lo = np.full(flat.shape, -math.inf)
+    up = np.full(flat.shape, -math.inf)
+    rest = np.zeros(flat.shape, dtype=bool)
+    for i, e in enumerate(flat):
+        res = family_bounds(float(e), k, eps0, counts)
+        if res is None:
+            rest[i] = True
+        else:
+            lo[i], up[i] = res
+    if np.any(rest):
+        lo[rest], up[rest] = _spread_bounds(flat[rest], k, eps0, counts, max_work)
+    return lo, up
+
+
+def _at_scale(k: int, counts: tuple[int, ...]) -> bool:
+    return _needs_scale(k, counts) or (k == 2 and counts[0] * counts[1] > MAX_COUNT_WORK)
+
+
+def dataset_log_delta_bounds(
+    eps: Any, k: Any, eps0: Any, others: Any, *, max_work: Any = None
+) -> tuple[Any, Any]:
     """Certified ``(lower, upper)`` bounds on the ``log delta(eps)`` of one concrete dataset (histogram).
 
-    Below :data:`MAX_HISTOGRAM_WORK` the exact enumeration is used and the bracket is its value
-    widened by ``1e-10 (1 + |value|)`` (its floating-point error is about ``1e-12``). Above it
-    (``k >= 3``), the windowed paths of :func:`dataset_log_delta` give a bracket about ``1e-9``
-    relative wide (both ends certified: every dropped mass is bounded and added to the upper end).
-    ``k = 2``: the exact count path (bracket widened the same way) up to :data:`MAX_COUNT_WORK`,
-    above it the certified windows of :mod:`~shuffle_accounting.shuffled_krr.worst_case`.
+    ``lower <= log delta(eps) <= upper`` for the exact histogram delta of the pair (module
+    docstring), both ends certified (every dropped mass bounded and added to the upper end,
+    roundings pushed outward). Which computation answers:
+
+    * below :data:`MAX_HISTOGRAM_WORK` (``k >= 3``) or :data:`MAX_COUNT_WORK` (``k = 2``): the
+      exact enumeration / count convolution; the bracket is its value widened by
+      ``1e-10 (1 + |value|)`` (its floating-point error is about ``1e-12``);
+    * above it, the exact windowed families (module docstring: ``k = 2`` to ``n ~ 1e7``; every
+      other user at one value; ``k = 3`` within a work budget; ``k >= 4`` with the other users
+      at 0 and 1, or at 0 (or 1) and one ``v >= 2``): a bracket about ``1e-9`` relative wide in
+      log;
+    * every other dataset (any ``k >= 3``, any spread of the other users over the values, ``n``
+      up to ``1e6`` and beyond), and a family over its own budget: the general bracket of
+      :mod:`~shuffle_accounting.shuffled_krr._krr_spread` (proofs there). Its lower end is the
+      exact divergence of a post-processing of the histogram (the values ``>= 2`` merged into
+      one symbol, or a linear statistic ``a h0 - b h1``); its upper end reveals to the adversary
+      the coins (truth or uniform blanket) of the users at values ``>= 2`` (or of every user but
+      one class) and averages over the number ``B`` of blanket users. Measured widths (log
+      scale, ``k = 10``, ``eps0 = 2``, others spread evenly): ``6e-5`` to ``0.07`` at
+      ``n = 1e3`` (``delta`` from ``7e-3`` down to ``2e-9``; both ends two-dimensional, under
+      1 s); at ``n = 1e4`` ``1e-3`` with ``max_work = 3e10`` (6 s) but ``0.75`` with the default
+      budget, which only fits the one-dimensional upper end; ``2.2-2.4`` at ``n = 1e5`` and
+      ``1e6`` for ``delta ~ e^-22`` (1-3 s), wider for smaller deltas; ``benchmarks/README.md``
+      has the table. Deltas below about ``e^-600`` (``eps`` near ``eps0``) come out as
+      ``(-inf, ~ -700)``: sound, not informative (the scaled laws flush entries below
+      ``e^-700`` of their maximum into the dropped mass).
+
+    :func:`dataset_log_delta` and :func:`dataset_delta` return the *upper* end beyond the exact
+    limits.
 
     Args:
         eps: Scalar or array of ``eps >= 0`` (finite).
         k: Number of categories (integer >= 2).
         eps0: Local privacy of k-RR (finite, > 0).
         others: Length-``k`` non-negative integer counts of the other users' values.
+        max_work: Work budget of the general bracket (keyword only; integer >= 1, ``None``:
+            :data:`MAX_SPREAD_WORK`, about ten seconds). Units of about a nanosecond of one core
+            for all the eps values together; its one-dimensional routes must fit (else
+            :class:`~shuffle_accounting._validation.WorkBudgetExceeded`, raised before any work),
+            the tighter two-dimensional ones run when what is left allows. Unused by the exact
+            paths and families (they have their own fixed budgets).
 
     Returns:
         ``(lower, upper)``: floats for scalar ``eps``, else arrays of ``eps``'s shape.
 
     Raises:
-        ParameterError: On invalid inputs, or a dataset beyond every supported path.
+        ParameterError: On invalid inputs (naming the parameter).
+        WorkBudgetExceeded: When the general bracket would exceed ``max_work``.
 
     Example:
         >>> lo, up = dataset_log_delta_bounds(0.1, 10, 2.0, [0, 0, 999, 0, 0, 0, 0, 0, 0, 0])
         >>> bool(lo <= up <= lo + 1e-6), round(math.exp(up), 6)
         (True, 0.002616)
+        >>> others = [100, 100, 100, 100, 100, 100, 100, 100, 100, 99]  # spread: general bracket
+        >>> lo, up = dataset_log_delta_bounds(0.1, 10, 2.0, others)
+        >>> round(math.exp(lo), 6), round(math.exp(up), 6)
+        (0.001229, 0.00123)
     """
     eps_arr, k, eps0, counts, _ = _check_common(eps, k, eps0, others, "histogram")
+    if max_work is not None:
+        check_int("max_work", max_work, minimum=1)
     flat = eps_arr.ravel()
-    if _needs_scale(k, counts):
-        pairs = [scaled_bounds(float(e), k, eps0, counts) for e in flat]
-        lo = np.array([a for a, _ in pairs])
-        up = np.array([b for _, b in pairs])
-    elif k == 2 and counts[0] * counts[1] > MAX_COUNT_WORK:
-        from .worst_case import leaf_log_delta
-
-        n = counts[0] + counts[1] + 1
-        lo = np.array([_binary_at_scale(float(e), eps0, counts) for e in flat])
-        up = np.array(
-            [max(leaf_log_delta(float(e), eps0, n, c)[0] for c in (counts[0], counts[1])) for e in flat]
-        )
+    if _at_scale(k, counts):
+        lo, up = _scale_bounds_flat(flat, k, eps0, counts, max_work)
     else:
-        val = np.ravel(dataset_log_delta(flat, k, eps0, counts))
+        val = np.ravel(_exact_log_delta(flat, k, eps0, counts, "histogram"))
         fin = np.isfinite(val)
         pad = 1e-10 * (1.0 + np.abs(np.where(fin, val, 0.0)))
         lo, up = np.where(fin, val - pad, val), np.where(fin, np.minimum(val + pad, 0.0), val)
@@ -502,14 +621,30 @@ def dataset_log_delta_bounds(eps: Any, k: Any, eps0: Any, others: Any) -> tuple[
     return lo, up
 
 
+def _exact_log_delta(eps_arr: np.ndarray, k: int, eps0: float, counts: tuple[int, ...], output: str):
+    log_p, log_q = _LOG_PQ[output](k, eps0, counts)
+    return _log_delta_both(log_p, log_q, eps_arr, eps0)
+
+
 @keyword_only_now(4, ("output",))  # issue 13: output keyword-only, positional deprecated
-def dataset_log_delta(eps: Any, k: Any, eps0: Any, others: Any, *, output: str = "histogram"):
+def dataset_log_delta(
+    eps: Any, k: Any, eps0: Any, others: Any, *, output: str = "histogram", max_work: Any = None
+):
     """Natural log of the exact ``delta(eps)`` of one neighbouring pair of shuffled k-RR datasets.
 
     ``log max(H_{e^eps}(P || Q), H_{e^eps}(Q || P))`` where ``P`` / ``Q`` are the release
     distributions when the target holds value 0 / value 1 and the other ``n - 1`` users hold
     values with counts ``others`` (module docstring). ``-inf`` means ``delta = 0`` exactly (e.g.
     ``eps >= eps0``); values far below ``log(1e-300)`` are returned without underflow.
+
+    Which value is returned. Within the exact limits (:data:`MAX_HISTOGRAM_WORK`,
+    :data:`MAX_COUNT_WORK`) the exact divergence (floating-point error about ``1e-12``).
+    Beyond them (histogram output, or ``k = 2``) the value is the certified **upper** end of
+    :func:`dataset_log_delta_bounds`: never below the exact delta of this pair, within about
+    ``1e-9`` of it (relative, in log) for the exact windowed families and within the reported
+    bracket width otherwise. Being an upper bound on *this pair's* delta, it is not a lower
+    bound on the worst case over datasets; a value meant as an exhibited lower bound should be
+    the lower end of :func:`dataset_log_delta_bounds`.
 
     Args:
         eps: Scalar or array of ``eps >= 0`` (finite).
@@ -520,13 +655,16 @@ def dataset_log_delta(eps: Any, k: Any, eps0: Any, others: Any, *, output: str =
         output: ``"histogram"`` (full histogram released) or ``"count"`` (only the number of
             value-0 outputs, Biswas et al.). Keyword only (issue 13); passing it positionally
             still works with a ``DeprecationWarning``.
+        max_work: Work budget of the general at-scale bracket (keyword only; see
+            :func:`dataset_log_delta_bounds`).
 
     Returns:
         A float for scalar ``eps``, else a float array of ``eps``'s shape.
 
     Raises:
-        ParameterError: On invalid inputs (naming the parameter), or when the exact computation
-            is too large (message names ``others`` and ``n``; see :data:`MAX_HISTOGRAM_WORK`).
+        ParameterError: On invalid inputs (naming the parameter), or when ``output="count"``
+            exceeds :data:`MAX_COUNT_WORK` (message names ``others`` and ``n``).
+        WorkBudgetExceeded: When the general at-scale bracket would exceed ``max_work``.
 
     Example:
         >>> import math
@@ -536,29 +674,30 @@ def dataset_log_delta(eps: Any, k: Any, eps0: Any, others: Any, *, output: str =
         array([-2.95..., -inf])
     """
     eps_arr, k, eps0, counts, output = _check_common(eps, k, eps0, others, output)
+    if max_work is not None:
+        check_int("max_work", max_work, minimum=1)
     if k == 2:  # h1 = n - h0: the count is the full histogram
         output = "count"
-        if counts[0] * counts[1] > MAX_COUNT_WORK:
-            out = np.array([_binary_at_scale(float(e), eps0, counts) for e in eps_arr.ravel()])
-            out = out.reshape(eps_arr.shape)
+    if output == "histogram" or k == 2:
+        if _at_scale(k, counts):
+            # beyond the exact limits: the certified UPPER end of dataset_log_delta_bounds
+            out = _scale_bounds_flat(eps_arr.ravel(), k, eps0, counts, max_work)[1].reshape(eps_arr.shape)
             return float(out) if out.ndim == 0 else out
-    if output == "histogram" and _needs_scale(k, counts):
-        # concentration windows (module docstring): the lower end of a certified bracket
-        out = np.array([scaled_bounds(float(e), k, eps0, counts)[0] for e in eps_arr.ravel()])
-        out = out.reshape(eps_arr.shape)
-        return float(out) if out.ndim == 0 else out
-    log_p, log_q = _LOG_PQ[output](k, eps0, counts)
-    out = _log_delta_both(log_p, log_q, eps_arr, eps0)
+    out = _exact_log_delta(eps_arr, k, eps0, counts, output)
     return float(out) if out.ndim == 0 else out
 
 
 @keyword_only_now(4, ("output",))  # issue 13: output keyword-only, positional deprecated
-def dataset_delta(eps: Any, k: Any, eps0: Any, others: Any, *, output: str = "histogram"):
+def dataset_delta(
+    eps: Any, k: Any, eps0: Any, others: Any, *, output: str = "histogram", max_work: Any = None
+):
     """Exact ``delta(eps)`` of one neighbouring pair of shuffled k-RR datasets.
 
     ``max(H_{e^eps}(P || Q), H_{e^eps}(Q || P))`` for the target moving from value 0 to value 1
     while the other users hold counts ``others``; ``exp`` of :func:`dataset_log_delta` (which
-    see for the arguments). Deltas below ``1e-308`` underflow to ``0.0`` here; use
+    see for the arguments). Beyond the exact limits the value is the certified *upper* end of
+    :func:`dataset_log_delta_bounds` (never below the exact delta; use that function for the
+    lower end and the bracket's width). Deltas below ``1e-308`` underflow to ``0.0`` here; use
     :func:`dataset_log_delta` for them.
 
     Args:
@@ -567,12 +706,14 @@ def dataset_delta(eps: Any, k: Any, eps0: Any, others: Any, *, output: str = "hi
         eps0: Local privacy of k-RR (finite, > 0).
         others: Length-``k`` non-negative integer counts of the other users' values.
         output: ``"histogram"`` or ``"count"`` (keyword only; positional deprecated).
+        max_work: Work budget of the general at-scale bracket (keyword only).
 
     Returns:
         A float for scalar ``eps``, else a float array of ``eps``'s shape.
 
     Raises:
         ParameterError: As :func:`dataset_log_delta`.
+        WorkBudgetExceeded: As :func:`dataset_log_delta`.
 
     Example:
         >>> round(dataset_delta(0.5, 4, 1.0, [0, 0, 6, 0], output="histogram"), 10)
@@ -580,6 +721,6 @@ def dataset_delta(eps: Any, k: Any, eps0: Any, others: Any, *, output: str = "hi
         >>> round(dataset_delta(0.5, 4, 1.0, [0, 0, 6, 0], output="count"), 6)
         0.0...
     """
-    out = dataset_log_delta(eps, k, eps0, others, output=output)
+    out = dataset_log_delta(eps, k, eps0, others, output=output, max_work=max_work)
     with np.errstate(under="ignore"):
         return float(math.exp(out)) if isinstance(out, float) else np.exp(out)

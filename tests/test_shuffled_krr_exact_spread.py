@@ -1,0 +1,306 @@
+"""dataset_delta for any dataset at scale (issue 11 item 5): the general certified bracket.
+
+Every route of ``_krr_spread`` (lower: merged output L2, linear statistics L1; upper: coins of the
+users at values >= 2 revealed U2, all but one class revealed U1) against the exact full-histogram
+enumeration, the proofs' two directions in exact rational arithmetic, the public API beyond the
+exact limits, the work budget and bad inputs.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+from shuffle_accounting._validation import ParameterError, WorkBudgetExceeded
+from shuffle_accounting.shuffled_krr import _krr_grid as G
+from shuffle_accounting.shuffled_krr import _krr_spread as S
+from shuffle_accounting.shuffled_krr import exact as X
+from shuffle_accounting.shuffled_krr.exact import dataset_delta, dataset_log_delta, dataset_log_delta_bounds
+
+
+def _exact(k, eps0, counts, eps):
+    lp, lq = X.histogram_log_pq(k, eps0, tuple(counts))
+    f = float(X.log_hockey_sorted(*X.pld_atoms(lp, lq, eps0), np.array([eps]))[0])
+    r = float(X.log_hockey_sorted(*X.pld_atoms(lq, lp, eps0), np.array([eps]))[0])
+    return max(f, r)
+
+
+def _le(a, b):
+    """``a <= b`` up to the exact enumeration's own rounding (about 1e-12 relative)."""
+    return a == -math.inf or a <= b + 1e-10 * (1.0 + abs(b))
+
+
+def _random_cases(seed, count, kmax=6, nmax=9):
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        k = rng.randint(3, kmax)
+        n = rng.randint(2, nmax)
+        counts = [0] * k
+        for _ in range(n - 1):
+            counts[rng.randrange(k)] += 1
+        eps0 = rng.choice([0.2, 0.7, 1.5, 3.0, 6.0])
+        eps = eps0 * rng.choice([0.0, 0.05, 0.3, 0.7, 0.99])
+        out.append((k, tuple(counts), eps0, eps))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the mathematics, in exact rational arithmetic (independent of the float code)
+# ---------------------------------------------------------------------------------------------
+
+
+def _law(rows):
+    d = {(0,) * len(rows[0]): F(1)} if rows else {(): F(1)}
+    for r in rows:
+        nd = {}
+        for h, w in d.items():
+            for y, q in enumerate(r):
+                if q:
+                    h2 = h[:y] + (h[y] + 1,) + h[y + 1 :]
+                    nd[h2] = nd.get(h2, 0) + w * q
+        d = nd
+    return d
+
+
+def _hockey(P, Q, E):
+    keys = set(P) | set(Q)
+    f = sum(max(F(0), P.get(x, 0) - E * Q.get(x, 0)) for x in keys)
+    r = sum(max(F(0), Q.get(x, 0) - E * P.get(x, 0)) for x in keys)
+    return f, r
+
+
+def _project(P, fn):
+    out = {}
+    for h, w in P.items():
+        out[fn(h)] = out.get(fn(h), 0) + w
+    return out
+
+
+@pytest.mark.parametrize(
+    "k,counts,a,E",
+    [
+        (4, (1, 1, 1, 1), F(5), F(11, 5)),
+        (5, (1, 2, 2, 1, 0), F(9), F(11, 5)),
+        (4, (2, 0, 1, 2), F(3), F(1)),
+        (6, (1, 1, 0, 1, 1, 1), F(9), F(6, 5)),
+        (5, (0, 0, 2, 1, 1), F(20), F(3, 2)),
+        (3, (2, 1, 2), F(4), F(7, 5)),
+    ],
+)
+def test_proof_directions_in_exact_rationals(k, counts, a, E):
+    """lower (merged output, h0 - h1) <= exact <= upper (U2: E_B over revealed coins; U1: all but
+    the class at 0 revealed), each direction, with e^eps0 = a and e^eps = E rational; and D(B) is
+    non-increasing in B (step (v) of the proof)."""
+    pb = F(1) / (a + k - 1)
+    p = a * pb
+    gam = k * pb
+    unif = [F(1, k)] * k
+
+    def row(x):
+        return [p if y == x else pb for y in range(k)]
+
+    others = [row(x) for x in range(k) for _ in range(counts[x])]
+    P, Q = _law(others + [row(0)]), _law(others + [row(1)])
+    ex = _hockey(P, Q, E)
+    for fn in (lambda h: (h[0], h[1]), lambda h: h[0] - h[1]):
+        lo = _hockey(_project(P, fn), _project(Q, fn), E)
+        assert lo[0] <= ex[0] and lo[1] <= ex[1]
+
+    def reveal_bound(kept, m):
+        tot, prev = [F(0), F(0)], None
+        for b in range(m + 1):
+            base = kept + [unif] * b
+            d = _hockey(_law(base + [row(0)]), _law(base + [row(1)]), E)
+            if prev is not None:
+                assert d[0] <= prev[0] and d[1] <= prev[1]  # non-increasing in B
+            prev = d
+            w = math.comb(m, b) * gam**b * (1 - gam) ** (m - b)
+            tot = [tot[0] + w * d[0], tot[1] + w * d[1]]
+        return tot
+
+    c0, c1 = counts[0], counts[1]
+    u2 = reveal_bound([row(0)] * c0 + [row(1)] * c1, sum(counts[2:]))
+    u1 = reveal_bound([row(0)] * c0, sum(counts) - c0)
+    for u in (u2, u1):
+        assert ex[0] <= u[0] and ex[1] <= u[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# each route against the exact enumeration (floats)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", _random_cases(5, 40))
+def test_every_route_brackets_the_exact_enumeration(case):
+    k, counts, eps0, eps = case
+    ex = _exact(k, eps0, counts, eps)
+    c3 = (counts[0], counts[1], sum(counts[2:]))
+    n1 = sum(c3)
+    t = -80.0
+    lows = [
+        S.linear_lower(k, eps0, c3, a, b, [eps], t)[0]
+        for a, b in [(1, 1), (2, 1), (1, 3), (1, 9), (1, 0), (0, 1)]
+    ]
+    lows.append(S.merged_lower(k, eps0, c3, [eps], t, 1e12)[0][0])
+    for lo in lows:
+        assert _le(lo, ex), (case, lows, ex)
+    f2, r2 = S.reveal2d_upper(k, eps0, c3, [eps], t, 1e12, 4096)[0]
+    f0, r0 = S.reveal1d_upper(k, eps0, c3[0], n1 - c3[0], [eps], t, 40)
+    f1, r1 = S.reveal1d_upper(k, eps0, c3[1], n1 - c3[1], [eps], t, 40)
+    for up in (max(f2[0], r2[0]), max(f0[0], r0[0]), max(r1[0], f1[0])):
+        assert _le(ex, up), (case, ex, up)
+    lo, up, _ = S.spread_log_bounds(k, eps0, counts, [eps], t, 1e12)
+    assert _le(lo[0], ex) and _le(ex, up[0])
+    # the bracket is at least as tight as L1(1, 1) and U2 (both always fit here)
+    assert lo[0] >= lows[0] - 1e-9 * (1 + abs(lows[0])) and up[0] <= max(f2[0], r2[0]) + 1e-9 * (
+        1 + abs(up[0])
+    )
+
+
+def test_two_dimensional_routes_are_tight_where_little_is_revealed():
+    """U2 is exact when no user holds a value >= 2 (B = 0) and L2 is exact when nobody holds a
+    value >= 2 either (nothing merged that matters): the bracket is then ~1e-9 wide."""
+    for k, counts, eps0, eps in [(4, (5, 3, 0, 0), 1.0, 0.2), (6, (2, 7, 0, 0, 0, 0), 2.0, 0.5)]:
+        ex = _exact(k, eps0, counts, eps)
+        lo, up, _ = S.spread_log_bounds(k, eps0, counts, [eps], -80.0, 1e12)
+        assert lo[0] <= ex + 1e-10 <= up[0] + 2e-10 and up[0] - lo[0] < 1e-7
+
+
+def test_mid_size_datasets_against_the_exact_enumeration():
+    """n = 40, k = 4 with the others at four values (exact enumeration of four bins still runs):
+    the bracket holds and is narrow; eps near eps0 too."""
+    for counts, eps0, eps in [
+        ((10, 9, 10, 10), 1.0, 0.2),
+        ((3, 20, 6, 10), 2.0, 0.6),
+        ((0, 0, 19, 20), 1.5, 0.3),
+        ((12, 1, 26, 0), 0.8, 0.79),
+    ]:
+        ex = _exact(4, eps0, counts, eps)
+        lo, up, _ = S.spread_log_bounds(4, eps0, counts, [eps], -85.0, 1e12)
+        assert _le(lo[0], ex) and _le(ex, up[0])
+        if eps < 0.7:
+            assert up[0] - lo[0] < 0.05
+
+
+def test_coarse_truncation_is_counted():
+    """A shallow truncation level drops real mass: the routes stay on their sides."""
+    k, counts, eps0, eps = 5, (4, 3, 5, 2, 1), 1.0, 0.1
+    ex = _exact(k, eps0, counts, eps)
+    c3 = (4, 3, 8)
+    for t in (-6.0, -12.0):
+        assert _le(S.linear_lower(k, eps0, c3, 1, 1, [eps], t)[0], ex)
+        assert _le(S.merged_lower(k, eps0, c3, [eps], t, 1e12)[0][0], ex)
+        f2, r2 = S.reveal2d_upper(k, eps0, c3, [eps], t, 1e12, 8)[0]
+        f0, r0 = S.reveal1d_upper(k, eps0, 4, 11, [eps], t, 3)
+        assert _le(ex, max(f2[0], r2[0])) and _le(ex, max(f0[0], r0[0]))
+
+
+def test_iid_sum_law_error_model():
+    """The powered law's error model: computed (1 - rel) <= true, excess over (1 + rel) <= drop."""
+    for c, probs, tol in [(37, (0.3, 0.1), -30.0), (200, (0.05, 0.2), -20.0), (150, (0.4, 0.4), -8.0)]:
+        a, b = probs
+        law = G.iid_sum_law(c, (2, -1, 0), (math.log(a), math.log(b), math.log(1 - a - b)), tol)
+        ex = np.array([1.0])
+        base = np.array([b, 1 - a - b, 0.0, a])  # offsets -1..2
+        for _ in range(c):
+            ex = np.convolve(ex, base)
+        vals = np.zeros(ex.size)
+        i0 = law.lo + c
+        vals[i0 : i0 + law.arr.size] = law.arr * math.exp(law.scale)
+        assert np.sum(np.maximum(ex - vals * (1 + law.rel), 0.0)) <= math.exp(law.log_drop) * (1 + 1e-9)
+        assert np.all(vals * (1 - law.rel) <= ex * (1 + 1e-12) + 1e-300)
+
+
+# ---------------------------------------------------------------------------------------------
+# the public API beyond the exact limits
+# ---------------------------------------------------------------------------------------------
+
+
+def test_public_api_routes_small_datasets_through_the_general_bracket(monkeypatch):
+    """With the exact histogram limit forced to 0, small spread datasets go to the at-scale
+    dispatcher (families where they apply, else the general bracket): it contains the exact
+    value, and dataset_log_delta returns its upper end."""
+    cases = [(5, (2, 1, 3, 0, 2), 1.0, 0.3), (4, (1, 2, 2, 3), 2.0, 0.0), (3, (3, 2, 4), 1.5, 0.4)]
+    exact = [_exact(k, eps0, c, eps) for k, c, eps0, eps in cases]
+    monkeypatch.setattr(X, "MAX_HISTOGRAM_WORK", 0)
+    monkeypatch.setattr(G, "MAX_DATASET_WORK", 0)  # k = 3 family over budget: general bracket
+    monkeypatch.setattr(G, "MAX_SEQUENTIAL_WORK", 0)
+    for (k, c, eps0, eps), ex in zip(cases, exact):
+        lo, up = dataset_log_delta_bounds(eps, k, eps0, list(c))
+        assert _le(lo, ex) and _le(ex, up)
+        assert dataset_log_delta(eps, k, eps0, list(c)) == up
+        assert dataset_delta(eps, k, eps0, list(c)) == pytest.approx(math.exp(up), rel=1e-15)
+        assert dataset_log_delta_bounds(eps0, k, eps0, list(c)) == (-math.inf, -math.inf)
+
+
+def test_the_issue_example_still_uses_its_exact_family():
+    lo, up = dataset_log_delta_bounds(0.1, 10, 2.0, [0, 0, 999, 0, 0, 0, 0, 0, 0, 0])
+    assert up - lo < 1e-6
+    assert dataset_delta(0.1, 10, 2.0, [0, 0, 999, 0, 0, 0, 0, 0, 0, 0]) == pytest.approx(
+        0.00261614528, rel=1e-8
+    )
+
+
+def test_spread_k10_n1000_bracket_and_properties():
+    """Others spread evenly over all ten values at n = 1000 (formerly refused): a narrow bracket,
+    consistent with the count output (a post-processing) and the certified worst case, with the
+    mirror dataset, and with monotonicity in eps."""
+    from shuffle_accounting.shuffled_krr import ShuffledKRR
+
+    others = [108, 99, 99, 99, 99, 99, 99, 99, 99, 99]
+    eps = np.array([0.05, 0.2, 0.4])
+    lo, up = dataset_log_delta_bounds(eps, 10, 2.0, others)
+    assert np.all(np.isfinite(lo)) and np.all(lo <= up)
+    # measured widths 6e-5, 0.013, 0.21 (the reveal costs more in the far tail)
+    assert np.all(up - lo < np.array([1e-3, 0.05, 0.4]))
+    assert np.all(lo[1:] <= up[:-1] + 1e-12)  # the true delta is non-increasing in eps
+    count = np.asarray(dataset_log_delta(eps, 10, 2.0, others, output="count"))
+    assert np.all(count <= up + 1e-12)
+    assert np.all(lo <= np.asarray(ShuffledKRR(10, 2.0, 1000).log_delta(eps)) + 1e-12)
+    lo2, up2 = dataset_log_delta_bounds(eps, 10, 2.0, [others[1], others[0]] + others[2:])
+    assert np.all(np.maximum(lo, lo2) <= np.minimum(up, up2) + 1e-12)
+
+
+def test_large_spread_dataset_one_dimensional_routes():
+    """n = 1e5, k = 10, spread: only the one-dimensional routes fit; a finite certified bracket
+    whose width is reported (about 2 in log at delta ~ e^-22)."""
+    others = [10008] + [9999] * 9
+    lo, up = dataset_log_delta_bounds(0.03, 10, 2.0, others)
+    assert -40.0 < lo <= up < 0.0 and up - lo < 3.0
+
+
+def test_budget_controls_the_routes():
+    k, counts, eps0, eps = 10, (108, 99, 99, 99, 99, 99, 99, 99, 99, 99), 2.0, 0.2
+    need = S.spread_work(k, eps0, counts, 1, -85.0)
+    lo1, up1, info1 = S.spread_log_bounds(k, eps0, counts, [eps], -85.0, need)
+    lo2, up2, info2 = S.spread_log_bounds(k, eps0, counts, [eps], -85.0, 1e11)
+    assert not any(r.startswith(("U2", "L2")) for r in info1["routes"])
+    assert any(r.startswith("U2") for r in info2["routes"])
+    assert lo1[0] <= lo2[0] + 1e-12 and up2[0] <= up1[0] + 1e-12 and up2[0] - lo2[0] < up1[0] - lo1[0]
+    with pytest.raises(WorkBudgetExceeded, match=r"max_work = 1000"):
+        dataset_log_delta_bounds(eps, k, eps0, list(counts), max_work=1000)
+    # max_work is not used by the exact paths
+    assert dataset_log_delta_bounds(0.1, 4, 1.0, [1, 1, 1, 1], max_work=1) == dataset_log_delta_bounds(
+        0.1, 4, 1.0, [1, 1, 1, 1]
+    )
+
+
+@pytest.mark.parametrize("bad", [0, -5, 1.5, "many", float("nan"), True])
+def test_bad_max_work(bad):
+    for fn in (dataset_log_delta_bounds, dataset_log_delta, dataset_delta):
+        with pytest.raises(ParameterError, match="max_work"):
+            fn(0.1, 4, 1.0, [1, 1, 1, 1], max_work=bad)
+
+
+def test_bad_inputs_still_named():
+    with pytest.raises(ParameterError, match="others"):
+        dataset_log_delta_bounds(0.1, 10, 2.0, [100] * 9)
+    with pytest.raises(ParameterError, match="eps0"):
+        dataset_log_delta_bounds(0.1, 10, -2.0, [100] * 10)
+    with pytest.raises(ParameterError, match="eps"):
+        dataset_log_delta_bounds(float("inf"), 10, 2.0, [100] * 10)
