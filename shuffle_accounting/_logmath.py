@@ -24,6 +24,8 @@ __all__ = [
     "log_add",
     "exp_or_zero",
     "bisect_bracket",
+    "BLAS_CHUNK",
+    "convolve_chunked",
     "convolve2d_direct",
 ]
 
@@ -135,6 +137,49 @@ def bisect_bracket(
     return lo, hi
 
 
+#: Longest run of terms one numpy convolution call sums per output (:func:`convolve_chunked`).
+#: numpy's ``convolve`` / ``dot`` hand each output to OpenBLAS ``ddot``, which goes multi-threaded
+#: above about 10000 terms; on a loaded shared machine such a call took 0.8-1.7 s instead of
+#: 0.1 ms (benchmarks/README.md, "k = 2 at scale"), and a k = 3 law of ~20000-entry flattened
+#: grids 22 s instead of 0.8 s (benchmarks/README.md, k = 3 budget section).
+BLAS_CHUNK = 8192
+
+
+def convolve_chunked(a: ArrayLike, b: ArrayLike, chunk: int | None = None) -> np.ndarray:
+    """``numpy.convolve(a, b)`` (full), by chunks of the shorter input of at most ``chunk`` terms.
+
+    The same products, summed in another order (each chunk's full convolution added at its
+    offset): a sum of ``L`` non-negative products keeps its ``(L + 1) u`` relative bound in any
+    order, so callers' rounding bounds are unchanged. Inputs of at most ``chunk`` terms go to
+    numpy unchanged.
+
+    Args:
+        a: 1-D array.
+        b: 1-D array.
+        chunk: Largest chunk (``>= 1``; default: :data:`BLAS_CHUNK` at call time).
+
+    Returns:
+        The full convolution, length ``len(a) + len(b) - 1``.
+
+    Example:
+        >>> convolve_chunked([1.0, 2.0, 3.0], [1.0, 1.0], chunk=1).tolist()
+        [1.0, 3.0, 5.0, 3.0]
+    """
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if chunk is None:
+        chunk = BLAS_CHUNK
+    if x.size > y.size:
+        x, y = y, x
+    if x.size <= chunk:
+        return np.convolve(x, y)
+    out = np.zeros(x.size + y.size - 1)
+    for i0 in range(0, x.size, chunk):
+        i1 = min(i0 + chunk, x.size)
+        out[i0 : i1 + y.size - 1] += np.convolve(x[i0:i1], y)
+    return out
+
+
 def convolve2d_direct(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Full 2-D convolution ``out[i, j] = sum_{r, s} a[r, s] b[i - r, j - s]`` by direct sums.
 
@@ -147,7 +192,9 @@ def convolve2d_direct(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     Two exact schedules, whichever does fewer multiply-adds: (i) rows padded to the output width
     ``W`` and flattened, one ``numpy.convolve`` (a 1-D direct convolution: the padding keeps
     the columns from wrapping, ``a[r, s]`` and ``b[t, v]`` meet at ``(r + t) W + (s + v)`` with
-    ``s + v < W``); (ii) one scaled shifted add of the larger array per entry of the smaller.
+    ``s + v < W``; by :func:`convolve_chunked`, so no numpy call sums more than
+    :data:`BLAS_CHUNK` terms); (ii) one scaled shifted add of the larger array per entry of the
+    smaller.
 
     Args:
         a: 2-D array (1-D is read as one row).
@@ -172,7 +219,7 @@ def convolve2d_direct(a: ArrayLike, b: ArrayLike) -> np.ndarray:
         xp[:, : x.shape[1]] = x
         yp = np.zeros((y.shape[0], width))
         yp[:, : y.shape[1]] = y
-        return np.convolve(xp.ravel(), yp.ravel())[: rows * width].reshape(rows, width)
+        return convolve_chunked(xp.ravel(), yp.ravel())[: rows * width].reshape(rows, width)
     out = np.zeros((rows, width))
     r0, c0 = x.shape
     for (i, j), w in np.ndenumerate(y):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shuffle_accounting._logmath import convolve2d_direct
+from shuffle_accounting import _logmath
+from shuffle_accounting._logmath import convolve2d_direct, convolve_chunked
 
 
 @pytest.mark.parametrize(
@@ -33,6 +34,35 @@ def test_convolve2d_direct_equals_scipy_direct(sa, sb):
     terms = min(a.size, b.size)
     assert np.all(np.abs(got - ref) <= (terms + 1) * 2.0**-52 * ref + 1e-300)
     assert np.array_equal(convolve2d_direct(b, a).shape, ref.shape)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 64])
+def test_convolve_chunked_is_numpy_convolve(chunk):
+    """Chunks of the shorter input (every split position, both argument orders) give numpy's full
+    convolution up to reordered sums; inputs within one chunk go to numpy unchanged."""
+    rng = np.random.default_rng(chunk)
+    for la, lb in [(1, 1), (5, 1), (6, 9), (17, 17), (65, 70), (200, 3)]:
+        a, b = rng.random(la), rng.random(lb)
+        want = np.convolve(a, b)
+        for x, y in ((a, b), (b, a)):
+            got = convolve_chunked(x, y, chunk)
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-14, atol=0.0)
+    a, b = rng.random(30), rng.random(45)
+    assert np.array_equal(convolve_chunked(a, b), np.convolve(a, b))
+
+
+def test_convolve2d_direct_flattened_schedule_in_chunks(monkeypatch):
+    """The flattened schedule (i) with every flattened input split into chunks of 5 terms gives
+    scipy's direct result (what a ~20000-term grid takes at the default chunk)."""
+    from scipy.signal import convolve2d
+
+    monkeypatch.setattr(_logmath, "BLAS_CHUNK", 5)
+    rng = np.random.default_rng(11)
+    a, b = rng.random((25, 25)), rng.random((20, 30))
+    ref = convolve2d(a, b, mode="full")
+    got = convolve2d_direct(a, b)
+    assert np.all(np.abs(got - ref) <= (b.size + 1) * 2.0**-52 * ref + 1e-300)
 
 
 def test_convolve2d_direct_reads_1d_as_a_row():

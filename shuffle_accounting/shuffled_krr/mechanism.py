@@ -520,10 +520,13 @@ class ShuffledKRR:
         :func:`shuffle_accounting.curves.step_up_until` until it holds). Returns 0
         when ``delta(0) <= delta`` and never more than ``eps0`` (the mechanism is ``eps0``-DP).
 
-        With ``method="worst-case"`` (``k = 2`` or ``3``) the value is the branch-and-bound certificate's
-        epsilon (about ``1e-7`` relative above the exhibited worst dataset's), stepped up if
-        needed so that ``delta(epsilon(d)) <= d`` also holds for the delta query; ``"auto"``
-        returns the smaller certified value of both methods (see :meth:`log_delta`).
+        With ``method="worst-case"`` the value is the branch-and-bound certificate's epsilon
+        (``k = 2``: about ``1e-7`` relative above the exhibited worst dataset's; ``k = 3``: within
+        :func:`~shuffle_accounting.shuffled_krr.worst_case_k.default_tol` ``(n)``, ``1e-5`` up to
+        1000 users, ``1e-4`` from ``1e4``, where the search converges within its work budget,
+        else a sound value with a somewhat larger gap), stepped up if needed so that
+        ``delta(epsilon(d)) <= d`` also holds for the delta query; ``"auto"`` returns the smaller
+        certified value of both methods (see :meth:`log_delta`).
 
         Args:
             delta: Target in ``(0, 1)``.

@@ -159,7 +159,7 @@ from .._binomial import log_binom_cdf as _log_binom_cdf
 from .._binomial import log_binom_pmf as _log_binom_pmf
 from .._binomial import log_binom_sf as _log_binom_sf
 from .._binomial import logsumexp
-from .._logmath import UNIT_ROUNDOFF
+from .._logmath import UNIT_ROUNDOFF, convolve_chunked
 from .._validation import (  # WorkBudgetExceeded: re-exported, see below
     ParameterError,
     WorkBudgetExceeded,
@@ -242,16 +242,9 @@ def conv_valid(x: np.ndarray, seg: np.ndarray) -> np.ndarray:
 
 
 def conv_full(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``np.convolve(a, b)`` (full), by chunks of the shorter input (see :data:`BLAS_CHUNK`)."""
-    if a.size > b.size:
-        a, b = b, a
-    if a.size <= BLAS_CHUNK:
-        return np.convolve(a, b)
-    out = np.zeros(a.size + b.size - 1)
-    for i0 in range(0, a.size, BLAS_CHUNK):
-        i1 = min(i0 + BLAS_CHUNK, a.size)
-        out[i0 : i1 + b.size - 1] += np.convolve(a[i0:i1], b)
-    return out
+    """``np.convolve(a, b)`` (full), by chunks of the shorter input (see :data:`BLAS_CHUNK`;
+    :func:`~shuffle_accounting._logmath.convolve_chunked`)."""
+    return convolve_chunked(a, b, BLAS_CHUNK)
 
 
 def chunked_dot(a: np.ndarray, b: np.ndarray) -> float:

@@ -103,10 +103,42 @@ exhibited value ``h_c`` rounded down). A single dataset whose fixed classes are 
 convolve (three classes of thousands of users) stays a (sound, inexact) box. For
 ``delta(eps)`` the search stops when the largest bound is within ``(1 + tol)`` of the best
 exhibited leaf; for ``epsilon(delta)`` it keeps ``eps_up = (1 + tol) eps_low`` and splits until
-every box's bound at some ``eps' <= eps_up`` is ``<= delta`` (``h_c`` is non-increasing in ``eps``). If the work budget runs out, the cover at
-that point is still a sound certificate (``converged=False``; for ``epsilon`` the remaining boxes
-are certified at a larger eps by bisection on their own bounds); where the root box alone (the
-privacy-blanket bound) certifies a smaller value, it is returned as the cover instead.
+every box's bound at some ``eps' <= eps_up`` is ``<= delta`` (``h_c`` is non-increasing in
+``eps``).
+
+Truncation level. The epsilon query truncates at ``log delta``; a delta query at the best
+corner's exhibited ``log delta`` (all others at one value; first tried at ``e^-30``, then at
+``e^-60`` where every corner is below that), so the windows drop at most ``e^-25`` of the
+answer. Where every corner is below ``e^-60`` the answer is certified as at most about the
+windows' dropped mass (``16 e^-85``) and the query stops there. Any level is sound: the dropped
+mass is always added.
+
+Tolerance and budget (:func:`default_tol`, :func:`certify_k`). The default tolerance is ``1e-5``
+up to 1000 users and grows in proportion to ``n`` to the target gap ``1e-4``, reached at
+``n = 1e4``: one bound evaluation costs about ``n^1.5`` cell operations, and boxes of datasets
+with three large classes keep two classes' coins revealed ((K2)), which leaves their bounds
+about ``2e-5`` in epsilon above the worst case at ``n = 1e4`` (measured; benchmarks/README.md),
+so a smaller gap is out of reach there. A delta query's gap ``t`` in delta is a gap of only about
+``t / (2 log(1/delta))`` in epsilon; beyond 1000 users the default delta query therefore also
+stops once its certified delta at ``eps`` is at most the witness's exhibited delta at
+``eps / (1 + default_tol(n))`` (the same gap as the epsilon query's, measured along eps; the
+exhibited value there is a lower bound on the worst case at that eps, so the certified curve
+lies within that factor in eps of the true worst-case curve). The search also stops when its
+budget is spent: ``max_evals`` bound evaluations or ``max_cells`` grid cells touched (a
+deterministic count, proportional to the time at every ``n``). *A stopped search is still
+sound:* (i) at every moment the open boxes and the finished ones partition the triangle
+(splitting replaces a box by two boxes that partition it; :func:`clip_box` drops only pairs
+outside the triangle), and each box's bound dominates every ``h_c`` in it ((K2)), so for
+``delta(eps)`` the largest bound of the current cover is an upper bound; (ii) for
+``epsilon(delta)`` the finished boxes are certified at eps values ``<= eps_up``, and each open
+box is evaluated at increasing eps until its own bound is ``<= delta``. Every ``h_c`` is
+non-increasing in eps (``sum_h (P(h) - E Q(h))_+`` decreases as ``E = e^eps`` grows), so at the
+largest eps recorded in the cover, ``eps*``, each dataset ``c`` of a box recorded at ``e <= eps*``
+has ``h_c(eps*) <= h_c(e) <= U_box(e) <= delta``; at ``eps0`` every bound is 0 (the release is
+``eps0``-DP), so the step up ends. ``eps*`` is the certified epsilon; its gap to the witness is
+reported (``converged=False``). For ``delta(eps)``, where the split cover's largest bound exceeds the
+root box's (the privacy-blanket bound; not expected: a sub-box's bound is mathematically at most
+its parent's, by the revealing argument of (K2)), the root box alone is returned.
 
 Scope: ``k = 3`` only. For ``k >= 4`` nothing here is claimed (``certify_k`` raises); the blanket
 bound remains the certified value there.
@@ -127,12 +159,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._binomial import binom_window_range as _binom_window_range
 from .._binomial import logsumexp
 from .._logmath import UNIT_ROUNDOFF, bisect_bracket
-from .._validation import ParameterError, check_delta, check_int, check_real
+from .._validation import ParameterError, WorkBudgetExceeded, check_delta, check_int, check_real
 from . import _krr_grid as G
 
 __all__ = [
+    "DEFAULT_MAX_CELLS",
+    "DEFAULT_TOL_SMALL",
+    "DEFAULT_TOL_SMALL_N",
+    "DEFAULT_TOL_TARGET",
+    "default_tol",
     "CoverBox",
     "WorstCaseKCertificate",
     "certify_k",
@@ -145,6 +183,24 @@ _U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52 (the budgets below are in unit
 _DROP_MARGIN = 25.0
 #: Tail cells of ``B`` spanning at most this many values are cut into unit cells.
 _UNIT_SPAN = 64
+#: Truncation level at which :func:`certify_k` estimates the root box's work (up-front refusal).
+_ESTIMATE_LOG_LEVEL = -20.0
+#: First truncation level of a delta query (then the best corner's exhibited log delta).
+_FIRST_LOG_LEVEL = -30.0
+#: Deepest truncation level a delta query tries when every corner is below the current one
+#: (deeper windows cost more everywhere; below it the answer is "at most the dropped mass").
+_LAST_LOG_LEVEL = -60.0
+#: Largest converged epsilon cover that :func:`certify_k` tries once to certify at a smaller eps.
+_TIGHTEN_MAX_BOXES = 8
+#: Default tolerance of :func:`certify_k` up to :data:`DEFAULT_TOL_SMALL_N` users (:func:`default_tol`).
+DEFAULT_TOL_SMALL: float = 1e-5
+#: The issue's target gap (certified / exhibited - 1 in epsilon): the default tolerance from
+#: ``10 x`` :data:`DEFAULT_TOL_SMALL_N` users on (:func:`default_tol`).
+DEFAULT_TOL_TARGET: float = 1e-4
+#: Largest ``n`` at which the default tolerance is :data:`DEFAULT_TOL_SMALL`.
+DEFAULT_TOL_SMALL_N: int = 1000
+#: Default work budget of :func:`certify_k`, in grid cells touched (:attr:`BoxProblem.work`).
+DEFAULT_MAX_CELLS: float = 5e9
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,6 +223,10 @@ class BoxProblem:
         self._leaf_cache: dict[tuple[int, int, int], G.Hockey] = {}
         self._value_cache: dict[tuple, tuple[float, float]] = {}
         self.evaluations = 0
+        #: Work spent, in grid cells touched (:func:`certify_k`'s ``max_cells``): each law built
+        #: counts its cells times (one + the users added one at a time), each sweep step and
+        #: each hockey-stick sum its grid's cells.
+        self.work = 0.0
 
     def fixed(
         self, L: tuple[int, int, int], uniform: int = 0, reveal: bool = False
@@ -195,6 +255,7 @@ class BoxProblem:
                     raise RuntimeError("internal: the pivot class alone is over budget")
             got = (res[0], res[1], revealed)
             self._fixed_cache[key] = got
+            self.work += float(res[1].arr.size) * (1 + sum(L) - max(L) - revealed)
         return got
 
     def fits(self, L: tuple[int, int, int]) -> bool:
@@ -205,6 +266,33 @@ class BoxProblem:
             got = G.fixed_law_k3(self.eps0, L, t, check_only=True) is not None
             self._fits_cache[L] = got
         return got
+
+    def root_work(self) -> float:
+        """Estimated cells touched by one bound evaluation of the root box (nothing is built).
+
+        The root box's law is the closed form of ``b = s1`` uniform users
+        (:func:`~._krr_grid.pivot_grid`: ``N_o ~ Bin(s1, 2/3)`` on its window, ``j`` on
+        ``[N/2 - z sd, N/2 + z sd]`` over that window), swept and summed at every unit cell of
+        ``B`` (:meth:`cells`); the sweep's measured trims keep about half of that rectangle
+        (``0.45`` at ``n = 1e4``), counted as one half. Within a factor 2 of the :attr:`work`
+        measured on the root at ``n = 1e3 .. 1e4`` (far below it at ``n ~ 100``, where the
+        fixed costs dominate; the estimate only decides refusals at large ``n``).
+        """
+        _, starts, _, _, _ = self.cells(self.n - 1)
+        s1, s2 = starts[0], starts[-1]
+        t = self.log_tol - math.log(4.0) - math.log(8.0)
+        if s1 > 0:
+            n_lo, n_hi, _ = _binom_window_range(s1, -math.log(3.0), math.log(2.0 / 3.0), t)
+            n_lo, n_hi = s1 - n_hi, s1 - n_lo  # N_o ~ Bin(s1, 2/3) = s1 - Bin(s1, 1/3)
+        else:
+            n_lo = n_hi = 0
+        z = max(8.0, math.sqrt(2.0 * max(0.0, -t)) + 2.0)
+        sdr = math.sqrt(max(n_hi, 1) * 0.25)
+        cols = (
+            min(n_hi, math.ceil(0.5 * n_hi + z * sdr) + 2) - max(0, math.floor(0.5 * n_lo - z * sdr) - 2) + 1
+        )
+        rows = n_hi - n_lo + 1
+        return 0.5 * float(rows) * float(cols) * (2.0 * (s2 - s1) + len(starts) + 1)
 
     # -- cells of B ------------------------------------------------------------------------
     def cells(self, m: int) -> tuple[int, list[int], list[float], float, float]:
@@ -265,10 +353,12 @@ class BoxProblem:
                         self._leaf_cache.pop(next(iter(self._leaf_cache)))
                     h = G.Hockey(F, *G.target_rows_k3(self.eps0, v))
                     self._leaf_cache[L] = h
+                    self.work += h.size
                 else:  # a single dataset too large to hide: a (sound, inexact) box
                     m, reveal = rev, True
             if h is not None:
                 got = h.bounds(eps)
+                self.work += h.size
         if m > 0:
             if not reveal and not self.fits(L):
                 m, reveal = m + sum(L) - max(L), True
@@ -292,6 +382,7 @@ class BoxProblem:
                 v0, F0, rev0 = self.fixed(L, lo, reveal)
                 if rev0 == rev:
                     terms.append(lmass + G.hockey_upper(F0, *G.target_rows_k3(self.eps0, v0), eps))
+                    self.work += F0.arr.size
                 else:  # pragma: no cover - a smaller law fits whenever a larger one does
                     terms.append(lmass)  # g <= 1
             third = -math.log(3.0)
@@ -299,8 +390,11 @@ class BoxProblem:
             wts = list(lw)
             if through:  # the low cell's bound g(lo) is the sweep's first stop
                 stops, wts = [0, *stops], [lmass, *wts]
-            for j, (_, grid) in enumerate(G.sweep_users(F, stops, (third, third, third), self.log_tol - 2.0)):
+            last = 0
+            for j, (b, grid) in enumerate(G.sweep_users(F, stops, (third, third, third), self.log_tol - 2.0)):
                 terms.append(wts[j] + G.hockey_upper(grid, pi_p, pi_q, eps))
+                self.work += float(grid.arr.size) * (b - last + 1)  # the sweep steps and the sum
+                last = b
             got = (min(float(logsumexp(terms)) + 4.0 * len(terms) * _U, 0.0), -math.inf)
         if got is None:  # pragma: no cover - every branch above sets it
             raise RuntimeError("internal: box bound not computed")
@@ -442,6 +536,7 @@ class WorstCaseKCertificate:
         evaluations: Number of bound evaluations spent.
         converged: Whether the gap target ``tol`` was reached (else the budget ran out or some
             single dataset could not be computed exactly; the certificate is sound either way).
+        work: Grid cells touched (:attr:`BoxProblem.work`, the unit of ``max_cells``).
     """
 
     k: int
@@ -459,6 +554,7 @@ class WorstCaseKCertificate:
     log_level: float
     evaluations: int
     converged: bool
+    work: float = 0.0
 
     @property
     def gap(self) -> float:
@@ -472,25 +568,48 @@ def _others(box: tuple[int, int, int, int], n: int) -> tuple[int, int, int]:
     return (box[0], box[2], n - 1 - box[0] - box[2])
 
 
-def _certify_delta(pr: BoxProblem, eps: float, tol: float, max_evals: int):
+def _certify_delta(
+    pr: BoxProblem, eps: float, tol: float, max_evals: int, max_cells: float, eps_tol: float | None
+):
+    """Branch and bound for ``delta(eps)``: ``(cover, best log delta, witness box, converged)``.
+
+    Stops when the largest bound is at most the *stop level*: ``(1 + tol)`` times the best
+    exhibited delta, or (``eps_tol`` given) the witness's exhibited delta at
+    ``eps / (1 + eps_tol)`` where that is larger (a gap of ``eps_tol`` in epsilon), when the
+    budget (``max_evals`` evaluations, ``max_cells`` cells) is spent, or when the largest bound is
+    down to about the windows' dropped mass (``16 e^(level - 25)``: splitting cannot lower it);
+    the cover is sound either way.
+    """
     best, best_box = -math.inf, None
     for sb in _seeds(pr.n):
         if pr.is_exact(sb):
             lo = pr.bound(sb, eps)[1]
             if lo > best or best_box is None:
                 best, best_box = lo, sb
+    ltol = math.log1p(tol)
+
+    def stop_level() -> float:
+        level = best + ltol
+        if eps_tol is not None and best_box is not None and eps > 0.0:
+            level = max(level, pr.bound(best_box, eps / (1.0 + eps_tol))[1])
+        return level
+
+    level = stop_level()
     root = (0, pr.n - 1, 0, pr.n - 1)
     u_root = pr.bound(root, eps)[0]
     heap = [(-u_root, root)]
     done: list[CoverBox] = []
-    ltol = math.log1p(tol)
     converged = True
-    start = pr.evaluations
+    start, wstart = pr.evaluations, pr.work
+    floor = pr.log_tol + math.log(16.0)  # about the windows' dropped mass: no box gets below it
     while heap:
         neg, box = heap[0]
-        if -neg <= best + ltol:
+        if -neg <= level:
             break
-        if pr.evaluations - start > max_evals:
+        if -neg <= floor:  # the answer is below this level's resolution; certified as it is
+            converged = False
+            break
+        if pr.evaluations - start > max_evals or pr.work - wstart > max_cells:
             converged = False
             break
         heapq.heappop(heap)
@@ -503,10 +622,11 @@ def _certify_delta(pr: BoxProblem, eps: float, tol: float, max_evals: int):
             u, lo = pr.bound(kid, eps)
             if lo > best:
                 best, best_box = lo, kid
+                level = stop_level()
             heapq.heappush(heap, (-u, kid))
     done.extend(CoverBox(box[0], box[1], box[2], box[3], eps, -neg) for neg, box in heap)
     top = max(c.log_bound for c in done)
-    if top > best + ltol:
+    if top > level:
         converged = False
     if top > u_root:  # the split cover is looser than the root box (the blanket): keep the root
         done = [CoverBox(*root, eps, u_root)]
@@ -518,7 +638,41 @@ def _target(eps0: float, eps_low: float, tol: float) -> float:
     return min(eps_low * (1.0 + tol), eps_low + 0.5 * (eps0 - eps_low))
 
 
-def _certify_epsilon(pr: BoxProblem, log_delta: float, tol: float, max_evals: int):
+def _finish_open_boxes(pr: BoxProblem, rest: list, eps_up: float, log_delta: float, slope: float):
+    """Certify the boxes left open by a budget stop at a larger eps: ``(cover boxes, eps)``.
+
+    ``rest`` holds ``(log bound at eps_up, box)``. Every box's bound is non-increasing in eps
+    ((K2): each ``g_L(b)`` is a hockey-stick divergence at ``e^eps``), so a box whose bound is
+    ``<= log_delta`` at some ``e`` is certified at every larger eps. The first trial eps is the
+    largest excess over ``log_delta`` divided by ``slope`` (an estimate of ``-d log U / d eps``,
+    only a guess: soundness does not depend on it), times 1.25; boxes still above are retried
+    with the step doubled (at ``eps0`` every bound is 0: the release is ``eps0``-DP). Each box
+    costs one or two evaluations instead of a bisection.
+    """
+    out = [CoverBox(b[0], b[1], b[2], b[3], eps_up, u) for u, b in rest if u <= log_delta]
+    pending = [(u, b) for u, b in rest if u > log_delta]
+    if not pending:
+        return out, eps_up
+    excess = max(u - log_delta for u, _ in pending)
+    step = max(1.25 * excess / slope if slope > 0 else 0.0, 1e-6 * max(eps_up, 1e-3 * pr.eps0))
+    e = eps_up
+    while pending:
+        e = min(pr.eps0, eps_up + step)
+        still = []
+        for _, b in pending:
+            u = pr.bound(b, e)[0]
+            if u <= log_delta:
+                out.append(CoverBox(b[0], b[1], b[2], b[3], e, u))
+            else:
+                still.append((u, b))
+        if still and e >= pr.eps0:  # pragma: no cover - every bound is -inf at eps0
+            raise RuntimeError("internal: a box is not certified at eps0")
+        pending = still
+        step *= 2.0
+    return out, e
+
+
+def _certify_epsilon(pr: BoxProblem, log_delta: float, tol: float, max_evals: int, max_cells: float):
     eps_low, best_box = 0.0, None
     for sb in _seeds(pr.n):
         if pr.is_exact(sb):
@@ -533,10 +687,10 @@ def _certify_epsilon(pr: BoxProblem, log_delta: float, tol: float, max_evals: in
     heap: list = [(0.0, root, -1.0)]  # (-bound, box, eps at which the bound was computed)
     done: list[CoverBox] = []
     converged = True
-    start = pr.evaluations
+    start, wstart = pr.evaluations, pr.work
     while heap:
         neg, box, e_at = heapq.heappop(heap)
-        if pr.evaluations - start > max_evals:
+        if pr.evaluations - start > max_evals or pr.work - wstart > max_cells:
             heapq.heappush(heap, (neg, box, e_at))
             converged = False
             break
@@ -567,21 +721,31 @@ def _certify_epsilon(pr: BoxProblem, log_delta: float, tol: float, max_evals: in
         for kid in _split(box, pr.n):
             ua, _ = pr.bound(kid, eps_up)
             heapq.heappush(heap, (-ua, kid, eps_up))
-    if heap:  # budget exhausted: certify the remaining boxes at a larger eps, by their own bounds
-        rest = [b for _, b, _ in heap]
-
-        def above(e: float) -> bool:
-            return any(pr.bound(b, e)[0] > log_delta for b in rest)
-
-        if above(eps_up):
-            _, eps_up = bisect_bracket(above, eps_up, pr.eps0, rtol=1e-9, max_iter=80)
-        for b in rest:
-            done.append(CoverBox(b[0], b[1], b[2], b[3], eps_up, pr.bound(b, eps_up)[0]))
-    if not converged:  # the root box alone (the blanket) may certify a smaller eps
-        e_root = pr.leaf_epsilon(root, log_delta, upper=True) if pr.n > 1 else pr.eps0
-        if e_root < eps_up:
-            eps_up = e_root
-            done = [CoverBox(*root, e_root, pr.bound(root, e_root)[0])]
+    # slope guess from the witness: log h falls by about (log h(eps_low) - log h(eps_up)) over
+    # [eps_low, eps_up]; where that is not measurable, the Gaussian-regime 2 |log h| / eps. Only
+    # a guess for the next trial eps: every value kept below is checked by a bound evaluation.
+    slope = 0.0
+    if best_box is not None and eps_up > eps_low > 0:
+        slope = (pr.bound(best_box, eps_low)[1] - pr.bound(best_box, eps_up)[1]) / (eps_up - eps_low)
+    if not slope > 0 and eps_up > 0:
+        slope = 2.0 * abs(log_delta) / eps_up
+    if heap:  # budget spent: certify the open boxes at a larger eps, by their own bounds
+        rest = [(pr.bound(b, eps_up)[0], b) for _, b, _ in heap]
+        boxes, eps_up = _finish_open_boxes(pr, rest, eps_up, log_delta, slope)
+        done.extend(boxes)
+    elif 0 < len(done) <= _TIGHTEN_MAX_BOXES and eps_low > 0 and slope > 0:
+        # a small cover (the root box alone, typically, at large n) often holds below eps_up:
+        # one trial at the eps its bounds' slack predicts, kept only if every bound holds there
+        e_try = eps_low
+        for cb in done:
+            if cb.log_bound == -math.inf:  # a zero bound: certified at any eps
+                continue
+            e_star = cb.eps - (log_delta - cb.log_bound) / slope
+            e_try = max(e_try, e_star + 0.1 * (cb.eps - e_star))
+        if e_try < eps_up:
+            trial = [CoverBox(*cb.box, e_try, pr.bound(cb.box, e_try)[0]) for cb in done]
+            if all(cb.log_bound <= log_delta for cb in trial):
+                done, eps_up = trial, e_try
     if best_box is None:  # pragma: no cover - the corners are always exact
         raise RuntimeError("no exact seed dataset")
     ex = pr.bound(best_box, eps_low)[1] if eps_low > 0 else -math.inf
@@ -602,8 +766,48 @@ def _check(k, eps0, n):
     return k, eps0, n
 
 
+def default_tol(n: int) -> float:
+    """The default stopping tolerance of :func:`certify_k` at ``n`` users (relative gap in epsilon).
+
+    ``1e-5`` up to :data:`DEFAULT_TOL_SMALL_N` users, then growing in proportion to ``n`` up to
+    the issue's target gap :data:`DEFAULT_TOL_TARGET` (``1e-4``), reached at ``10 x``
+    :data:`DEFAULT_TOL_SMALL_N` users and kept beyond. Why: a bound evaluation costs about
+    ``n^1.5`` (grids of ``~n`` cells, ``~9 sd ~ sqrt(n)`` uniform users swept one at a time), and
+    datasets with three large classes (beyond a few thousand users each) cannot have every
+    fixed user hidden, so their boxes keep the coins of two classes revealed ((K2)) and their
+    bounds stay about ``4e-4`` in delta (``~2e-5`` in epsilon) above the worst case at
+    ``n = 1e4``, ``eps0 = 1``, ``delta = 1e-6`` (benchmarks/README.md): below ``~5e-5`` the
+    search cannot converge there. Measured at ``eps0 = 1``, ``delta = 1e-6`` (load ~2): ``1e-5``
+    converges at ``n = 3000`` in 11 s and ``n = 5000`` in 19 s; at ``n = 1e4``, ``5e-5`` in 38 s,
+    ``1e-4`` in ~6 s, ``3e-5`` not in 150 s.
+
+    Args:
+        n: Number of users (``>= 1``).
+
+    Returns:
+        ``min(1e-4, 1e-5 max(1, n / 1000))``.
+
+    Raises:
+        ParameterError: If ``n`` is not an integer ``>= 1``.
+
+    Example:
+        >>> default_tol(100), default_tol(5000), default_tol(10**6)
+        (1e-05, 5e-05, 0.0001)
+    """
+    n = check_int("n", n, minimum=1)
+    return min(DEFAULT_TOL_TARGET, DEFAULT_TOL_SMALL * max(1.0, n / DEFAULT_TOL_SMALL_N))
+
+
 def certify_k(
-    k, eps0, n, *, eps=None, delta=None, tol: float | None = None, max_evals: int = 20000
+    k,
+    eps0,
+    n,
+    *,
+    eps=None,
+    delta=None,
+    tol: float | None = None,
+    max_evals: int = 20000,
+    max_cells: float = DEFAULT_MAX_CELLS,
 ) -> WorstCaseKCertificate:
     """Certify the worst case of shuffled k-RR (``k = 3``) by branch and bound over boxes of datasets.
 
@@ -618,12 +822,27 @@ def certify_k(
         n: Number of users, integer ``>= 2``.
         eps: ``eps >= 0``, to certify ``delta(eps)`` (keyword only).
         delta: ``0 < delta < 1``, to certify ``epsilon(delta)`` (keyword only).
-        tol: Stopping tolerance (keyword only): relative gap between the certified and the
-            exhibited value (delta or epsilon); default ``1e-5``.
-        max_evals: Work budget in box-bound evaluations of the branch and bound (keyword only;
-            the seed datasets' evaluations are not counted). When it runs out the current cover
-            is returned (sound, ``converged=False``), or the root box alone (the blanket bound)
-            where that certifies a smaller value.
+        tol: Stopping tolerance (keyword only), ``0 < tol <= 1``: relative gap between the
+            certified and the exhibited value, in epsilon (``delta=``) or in delta (``eps=``).
+            Default (``None``): :func:`default_tol` ``(n)`` for the epsilon query; for the delta
+            query ``1e-5`` in delta, and from :data:`DEFAULT_TOL_SMALL_N` users on also
+            stopping once the certified delta at ``eps`` is at most the witness's exhibited
+            delta at ``eps / (1 + default_tol(n))`` (the same gap measured in epsilon: a gap
+            ``t`` in epsilon is about ``2 log(1/delta) t`` in delta, out of reach there).
+        max_evals: Budget in box-bound evaluations of the branch and bound (keyword only; the
+            seed datasets' evaluations are not counted).
+        max_cells: Budget in grid cells touched by the branch and bound (keyword only; see
+            :attr:`BoxProblem.work`; the default :data:`DEFAULT_MAX_CELLS` is about half a
+            minute of one core here; ``math.inf``: none). Unlike ``max_evals`` it bounds the
+            time at every ``n``.
+            When either budget runs out the search stops with a sound certificate
+            (``converged=False``, its gap in :attr:`WorstCaseKCertificate.gap`): for ``eps=``
+            the cover as it is; for ``delta=`` the open boxes are certified at a larger eps by
+            their own bounds (one or two more evaluations each). The root box and the seed
+            datasets are always evaluated: where the root box alone is estimated
+            (:meth:`BoxProblem.root_work`) above ``max(max_cells, DEFAULT_MAX_CELLS)`` (from
+            about ``n = 4e4`` at ``eps0 <= 1`` and the default; memory grows with ``n`` too), the
+            call is refused before any work.
 
     Returns:
         A :class:`WorstCaseKCertificate`.
@@ -631,6 +850,8 @@ def certify_k(
     Raises:
         ParameterError: On invalid inputs (naming the parameter), ``k != 3``, or if both or
             neither of ``eps`` and ``delta`` are given.
+        WorkBudgetExceeded: If one evaluation of the root box is estimated above
+            ``max(max_cells, DEFAULT_MAX_CELLS)`` (a ``ParameterError``; nothing is computed).
 
     Example:
         >>> c = certify_k(3, 2.0, 20, delta=1e-3)
@@ -641,31 +862,65 @@ def certify_k(
     if (eps is None) == (delta is None):
         raise ParameterError(f"give exactly one of eps= and delta=, got eps={eps!r}, delta={delta!r}")
     max_evals = check_int("max_evals", max_evals, minimum=1)
-    tol = 1e-5 if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
+    max_cells = check_real("max_cells", max_cells, low=0.0, low_open=True, allow_inf=True)
+    eps_tol = None
+    if tol is None:
+        tol = default_tol(n) if eps is None else DEFAULT_TOL_SMALL
+        if eps is not None and n > DEFAULT_TOL_SMALL_N:
+            eps_tol = default_tol(n)
+    else:
+        tol = check_real("tol", tol, low=0.0, low_open=True, high=1.0)
     if eps is not None:
         eps = check_real("eps", eps, low=0.0)
-        level = -60.0
-        for _ in range(4):
+    else:
+        delta = check_delta("delta", delta)
+    # refused up front where the root box alone (always evaluated) is beyond the budget; the
+    # estimate at one truncation level (delta ~ 2e-9) for both queries, so that the round trip
+    # epsilon -> delta of ShuffledKRR is refused or accepted as a whole
+    est = BoxProblem(eps0, n, _ESTIMATE_LOG_LEVEL).root_work()
+    cap = max(max_cells, DEFAULT_MAX_CELLS)
+    if not est <= cap:
+        raise WorkBudgetExceeded(
+            f"certify_k(3, eps0={eps0!r}, n={n}): one bound evaluation of the root box (always "
+            f"evaluated) needs about {est:.2g} grid cells, above max(max_cells, DEFAULT_MAX_CELLS) "
+            f"= {cap:.2g}; use the blanket bound (method='blanket'), or raise max_cells"
+        )
+    if eps is not None:
+        # truncation level: the best corner's exhibited log delta (all others at one value), as
+        # the epsilon query uses log(delta); windows then drop at most e^-25 of the answer. (It
+        # was kept at -60 above e^-60: windows to e^-85, a root box 2.5x dearer at n = 1e4.)
+        # Any level is sound (the dropped mass is added); the other seeds are evaluated once,
+        # at the final level (each is a full law at large n)
+        corners = [(0, 0, 0, 0), (n - 1, n - 1, 0, 0), (0, 0, n - 1, n - 1)]
+        level = _FIRST_LOG_LEVEL
+        for _ in range(10):
             pr = BoxProblem(eps0, n, level)
-            vals = [pr.bound(s, eps)[1] for s in _seeds(n) if pr.is_exact(s)]
+            vals = [pr.bound(s, eps)[1] for s in corners if pr.is_exact(s)]
             top = max(vals) if vals else -math.inf
-            if top == -math.inf or top >= level - 1.0:
+            if top == -math.inf:  # below this level's resolution: twice as deep, down to e^-60
+                if level <= _LAST_LOG_LEVEL or eps >= eps0:
+                    break
+                level = max(2.0 * level, _LAST_LOG_LEVEL)
+                continue
+            if abs(top - level) <= 1.0:
                 break
             level = top
-        pr = BoxProblem(eps0, n, level)
-        cover, best, best_box, conv = _certify_delta(pr, eps, tol, max_evals)
+        else:
+            pr = BoxProblem(eps0, n, level)
+        cover, best, best_box, conv = _certify_delta(pr, eps, tol, max_evals, max_cells, eps_tol)
         ld = max(c.log_bound for c in cover)
         return WorstCaseKCertificate(
             3, eps0, n, "delta", eps, math.exp(ld), ld, eps, 0.0, _others(best_box, n), best,
-            tuple(sorted(cover, key=lambda c: c.box)), level, pr.evaluations, conv,
+            tuple(sorted(cover, key=lambda c: c.box)), level, pr.evaluations, conv, pr.work,
         )  # fmt: skip
-    delta = check_delta("delta", delta)
     pr = BoxProblem(eps0, n, math.log(delta))
-    cover, eps_up, eps_low, best_box, ex, conv = _certify_epsilon(pr, math.log(delta), tol, max_evals)
+    cover, eps_up, eps_low, best_box, ex, conv = _certify_epsilon(
+        pr, math.log(delta), tol, max_evals, max_cells
+    )
     ld = max(c.log_bound for c in cover)
     return WorstCaseKCertificate(
         3, eps0, n, "epsilon", eps_up, delta, ld, eps_up, eps_low, _others(best_box, n), ex,
-        tuple(sorted(cover, key=lambda c: c.box)), pr.log_level, pr.evaluations, conv,
+        tuple(sorted(cover, key=lambda c: c.box)), pr.log_level, pr.evaluations, conv, pr.work,
     )  # fmt: skip
 
 
