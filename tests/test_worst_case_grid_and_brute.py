@@ -68,10 +68,17 @@ def test_brute_force_every_dataset_up_to_n_1e4(eps0, n, eps_list):
         assert h[i, cert.worst_c] == pytest.approx(top, rel=1e-9)
         # the certified value is within the stopping tolerance of the truth
         assert math.exp(cert.log_delta) <= top * (1 + 1e-8)
-        # and the default tolerance lands within it too
+        # and the default tolerance lands within it too: in delta, or (above EPS_GAP_MIN_N users)
+        # in epsilon: certified delta(eps) <= the witness's exact delta at eps / (1 + DEFAULT_TOL)
         d = W.certify(eps0, n, eps=eps)
-        assert top * (1 - W.DEFAULT_TOL) <= math.exp(d.exhibited_log_delta) <= top <= math.exp(d.log_delta)
-        assert math.exp(d.log_delta) <= math.exp(d.exhibited_log_delta) * (1 + W.DEFAULT_TOL)
+        assert math.exp(d.exhibited_log_delta) <= top <= math.exp(d.log_delta)
+        limit = math.exp(d.exhibited_log_delta) * (1 + W.DEFAULT_TOL)
+        if n > W.EPS_GAP_MIN_N:
+            shrunk = _brute_all(eps0, n, [eps / (1 + W.DEFAULT_TOL)])[0]
+            limit = max(limit, float(shrunk[d.worst_c]) * (1 + 1e-9))
+        else:
+            assert top * (1 - W.DEFAULT_TOL) <= math.exp(d.exhibited_log_delta)
+        assert math.exp(d.log_delta) <= limit
 
 
 def _brute_direct(eps0: float, n: int, eps_list) -> np.ndarray:
