@@ -19,7 +19,6 @@ relative excess in delta of the 300-evaluation grid over the default one.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import time
 
@@ -27,6 +26,8 @@ import numpy as np
 
 from shuffle_accounting.shuffled_krr import ShuffledKRR
 from shuffle_accounting.shuffled_krr import worst_case as W
+
+from _timeout import call_with_timeout
 
 
 def _reference() -> float:
@@ -49,26 +50,9 @@ def _row(n: int, eps0: float, delta: float):
     return c.epsilon, c.epsilon_lower, c.evaluations, len(c.cover), dt, cpu, b, db
 
 
-def _child(conn, n: int, eps0: float, delta: float) -> None:
-    conn.send(_row(n, eps0, delta))
-    conn.close()
-
-
 def _run_row(n: int, eps0: float, delta: float, timeout: float):
     """:func:`_row`, in a child process stopped after ``timeout`` seconds when ``timeout > 0``."""
-    if timeout <= 0:
-        return _row(n, eps0, delta)
-    ctx = multiprocessing.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, n, eps0, delta))
-    proc.start()
-    send.close()
-    out = recv.recv() if recv.poll(timeout) else f"timeout: no certificate within {timeout:g} s"
-    proc.join(1.0)
-    if proc.is_alive():
-        proc.terminate()
-        proc.join()
-    return out
+    return call_with_timeout(_row, (n, eps0, delta), timeout)
 
 
 def main() -> None:

@@ -21,13 +21,14 @@ machines and loads.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import time
 
 from shuffle_accounting.shuffled_krr import ShuffledKRR
 from shuffle_accounting.shuffled_krr import worst_case_k as K
 from shuffle_accounting.shuffled_krr.lower import lower_epsilon
+
+from _timeout import call_with_timeout
 
 
 def _reference() -> float:
@@ -45,26 +46,9 @@ def _row(n: int, eps0: float, delta: float, budget: dict):
     return c.epsilon, c.epsilon_lower, c.gap, c.converged, c.evaluations, len(c.cover), c.work, dt, cpu, b
 
 
-def _child(conn, n: int, eps0: float, delta: float, budget: dict) -> None:
-    conn.send(_row(n, eps0, delta, budget))
-    conn.close()
-
-
 def _run_row(n: int, eps0: float, delta: float, budget: dict, timeout: float):
     """:func:`_row`, in a child process stopped after ``timeout`` seconds when ``timeout > 0``."""
-    if timeout <= 0:
-        return _row(n, eps0, delta, budget)
-    ctx = multiprocessing.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, n, eps0, delta, budget))
-    proc.start()
-    send.close()
-    out = recv.recv() if recv.poll(timeout) else f"timeout: no certificate within {timeout:g} s"
-    proc.join(1.0)
-    if proc.is_alive():
-        proc.terminate()
-        proc.join()
-    return out
+    return call_with_timeout(_row, (n, eps0, delta, budget), timeout)
 
 
 def main() -> None:

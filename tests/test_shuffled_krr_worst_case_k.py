@@ -13,6 +13,8 @@ from shuffle_accounting._validation import ParameterError
 from shuffle_accounting.shuffled_krr import ShuffledKRR, dataset_log_delta
 from shuffle_accounting.shuffled_krr import worst_case_k as K
 
+from _brute import brute_max_k3
+
 # ---------------------------------------------------------------------------------------------
 # exact rational reference: h_c and the box bound U(L, m) straight from their definitions
 # ---------------------------------------------------------------------------------------------
@@ -103,18 +105,10 @@ def test_exact_box_bound_dominates_every_dataset_in_every_box(n, r, E):
 # ---------------------------------------------------------------------------------------------
 
 
-def _brute_max(eps: float, eps0: float, n: int) -> float:
-    best = -math.inf
-    for c0 in range(n):
-        for c1 in range(n - c0):
-            best = max(best, float(dataset_log_delta(eps, 3, eps0, [c0, c1, n - 1 - c0 - c1])))
-    return best
-
-
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 7])
 @pytest.mark.parametrize("eps0,eps", [(0.5, 0.1), (1.0, 0.4), (2.0, 1.5), (5.0, 1.0)])
 def test_certified_at_least_every_dataset_and_gap_small(n, eps0, eps):
-    worst = _brute_max(eps, eps0, n)
+    worst = brute_max_k3(eps, eps0, n)
     c = K.certify_k(3, eps0, n, eps=eps, tol=1e-5)
     assert c.log_delta >= worst - 1e-12 * abs(worst)
     assert c.exhibited_log_delta <= worst + 1e-12 * abs(worst)
@@ -129,8 +123,8 @@ def test_epsilon_query_brackets_the_brute_force_worst_case(n, eps0):
     c = K.certify_k(3, eps0, n, delta=delta, tol=1e-5)
     assert c.converged and c.epsilon_lower <= c.epsilon <= c.epsilon_lower * (1 + 1e-4) + 1e-12
     if c.epsilon_lower > 0:  # the witness really exceeds delta there; nothing exceeds it at epsilon
-        assert _brute_max(c.epsilon_lower, eps0, n) > math.log(delta)
-    assert _brute_max(c.epsilon, eps0, n) <= math.log(delta) + 1e-12
+        assert brute_max_k3(c.epsilon_lower, eps0, n) > math.log(delta)
+    assert brute_max_k3(c.epsilon, eps0, n) <= math.log(delta) + 1e-12
     assert K.verify(c)
 
 
@@ -239,7 +233,7 @@ def test_bad_inputs_raise_naming_the_parameter():
 def test_budget_exhaustion_returns_a_sound_certificate():
     eps0, n, eps = 1.0, 7, 0.4
     c = K.certify_k(3, eps0, n, eps=eps, max_evals=3)
-    assert not c.converged and c.log_delta >= _brute_max(eps, eps0, n) and K.verify(c)
+    assert not c.converged and c.log_delta >= brute_max_k3(eps, eps0, n) and K.verify(c)
     d = K.certify_k(3, eps0, n, delta=1e-3, max_evals=3)
     assert d.epsilon >= K.certify_k(3, eps0, n, delta=1e-3).epsilon_lower and K.verify(d)
     assert np.isfinite(d.epsilon)

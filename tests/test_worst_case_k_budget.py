@@ -10,14 +10,7 @@ from shuffle_accounting._validation import ParameterError, WorkBudgetExceeded
 from shuffle_accounting.shuffled_krr import ShuffledKRR, dataset_log_delta
 from shuffle_accounting.shuffled_krr import worst_case_k as K
 
-
-def _brute_max(eps: float, eps0: float, n: int) -> float:
-    """``max_c log delta_c(eps)`` over every dataset (exact histogram enumeration)."""
-    best = -math.inf
-    for c0 in range(n):
-        for c1 in range(n - c0):
-            best = max(best, float(dataset_log_delta(eps, 3, eps0, [c0, c1, n - 1 - c0 - c1])))
-    return best
+from _brute import brute_max_k3
 
 
 def test_default_tol_grows_with_n_to_the_target():
@@ -43,7 +36,7 @@ def test_default_is_the_old_tolerance_at_small_n(query):
 def test_budget_stop_is_certified_delta_query(eps0, max_cells):
     """A delta query stopped by ``max_cells``: still >= every dataset's delta, and verifiable."""
     n, eps = 7, 0.3 * eps0
-    worst = _brute_max(eps, eps0, n)
+    worst = brute_max_k3(eps, eps0, n)
     c = K.certify_k(3, eps0, n, eps=eps, max_cells=max_cells)
     assert c.log_delta >= worst - 1e-12 * abs(worst) >= c.exhibited_log_delta - 1e-12 * abs(worst)
     assert c.gap >= 0.0 and K.verify(c)
@@ -60,9 +53,9 @@ def test_budget_stop_is_certified_epsilon_query(eps0, max_cells):
     n, delta = 7, 0.03  # the root box alone is not enough here (converged covers: 4-6 boxes)
     c = K.certify_k(3, eps0, n, delta=delta, max_cells=max_cells)
     assert 0.0 <= c.epsilon_lower <= c.epsilon <= eps0 and K.verify(c)
-    assert _brute_max(c.epsilon, eps0, n) <= math.log(delta) + 1e-12
+    assert brute_max_k3(c.epsilon, eps0, n) <= math.log(delta) + 1e-12
     if c.epsilon_lower > 0:
-        assert _brute_max(c.epsilon_lower, eps0, n) > math.log(delta)
+        assert brute_max_k3(c.epsilon_lower, eps0, n) > math.log(delta)
     assert all(cb.eps <= c.epsilon and cb.log_bound <= math.log(delta) for cb in c.cover)
     assert c.converged or c.work > max_cells
     if max_cells == 1.0:  # stopped after the root's split: the open boxes were stepped up
