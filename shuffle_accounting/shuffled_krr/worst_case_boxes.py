@@ -1,0 +1,732 @@
+"""DOCSTRING PLACEHOLDER"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._binomial import log_binom_cdf, log_binom_pmf, log_binom_sf, logsumexp
+from .._logmath import UNIT_ROUNDOFF
+from . import _krr_grid as G
+
+_U = 2.0 * UNIT_ROUNDOFF
+#: Relative error counted for each Loader log-pmf (as in ``_krr_grid``).
+_REL = G.REL_PMF
+#: Bound on one product that fell below the normal range.
+_TINY = 2.3e-308
+#: Relative error added per user added one at a time (4 products, 3 sums, weights, rescale).
+_STEP = 10.0 * _U
+#: Entries below ``e^-700`` of an array's maximum are moved into the dropped mass.
+_FLUSH = -700.0
+
+
+# ---------------------------------------------------------------------------------------------
+# windowed laws with a measured dropped mass
+# ---------------------------------------------------------------------------------------------
+
+
+class Law:
+    """A windowed non-negative law on a box of ``Z^d`` (``d = 2`` or ``3``).
+
+    ``true(lo + i) >= arr[i] e^scale (1 - rel)`` on the box and ``sum_x (true(x) - arr(x) e^scale
+    (1 + rel))_+ <= e^log_drop`` over the whole lattice (the error model of
+    :mod:`~shuffle_accounting.shuffled_krr._krr_grid`).
+    """
+
+    __slots__ = ("lo", "arr", "scale", "log_drop", "rel", "products")
+
+    def __init__(self, lo, arr, scale, log_drop, rel, products=0.0):
+        self.lo, self.arr, self.scale, self.log_drop, self.rel = tuple(lo), arr, scale, log_drop, rel
+        self.products = products
+
+
+def _probs(k: int, eps0: float) -> tuple[float, float, float, float]:
+    """``(log p, log pbar, p, pbar)`` of k-RR."""
+    lp = -math.log1p((k - 1) * math.exp(-eps0))
+    lq = lp - eps0
+    return lp, lq, math.exp(lp), math.exp(lq)
+
+
+def _rows(k: int, eps0: float) -> dict:
+    """Report probabilities over ``(0, 1, 2, Z)`` (3-D) of a user at 0, 1, 2 or uniform ``"u"``."""
+    _, _, p, q = _probs(k, eps0)
+    z = (k - 3) * q
+    return {
+        0: (p, q, q, z),
+        1: (q, p, q, z),
+        2: (q, q, p, z),
+        "u": (1.0 / k, 1.0 / k, 1.0 / k, (k - 3) / k),
+    }
+
+
+def _add_drop(drops: list, mass: float, scale: float, rel: float, cells: int) -> None:
+    if mass > 0.0:
+        drops.append(math.log(mass * (1.0 + rel) * (1.0 + (cells + 4) * _U)) + scale)
+
+
+def _window(means: list[float], vars_: list[float], total: int, z: float) -> tuple[int, int]:
+    mu, sd = sum(means), math.sqrt(sum(vars_))
+    lo = max(0, int(math.floor(mu - z * sd)) - 2)
+    hi = min(total, int(math.ceil(mu + z * sd)) + 2)
+    return lo, hi
+
+
+def _pivot3(k, eps0, v, c, b, lo, hi, log_tol) -> Law:
+    """Law over ``(h0, h1, h2)`` of ``c`` users at ``v`` and ``b`` uniform users on the box ``[lo, hi]``.
+
+    Pivot form: ``N_o``, the reports different from ``v``, is ``Bin(c, (k - 1) pbar) + Bin(b, (k -
+    1)/k)``; given ``N_o`` the two other tracked coordinates ``(x, y)`` are trinomial with
+    probabilities ``1/(k - 1)`` each (the rest in ``Z``), i.e. ``Bin(N_o, 2/(k - 1))(x + y)
+    Bin(x + y, 1/2)(x)``. Dropped: ``N_o``'s own window tails, ``N_o`` outside the box, and per
+    ``N_o`` the binomial tails ``P(x < lo_x) + P(x > hi_x) + P(y < lo_y) + P(y > hi_y)`` (upper
+    bounds of :mod:`~shuffle_accounting._binomial`, doubled) weighted by ``P(N_o)``.
+    """
+    lp, lq, _, _ = _probs(k, eps0)
+    t = log_tol - math.log(8.0)
+    no = G.conv1d(
+        G.law_from_binom(c, math.log(k - 1) + lq, lp, t),
+        G.law_from_binom(b, math.log((k - 1) / k), -math.log(k), t),
+    )
+    ax = [a for a in (0, 1, 2) if a != v]
+    tot = c + b
+    drops = [no.log_drop]
+    # N_o values whose pivot coordinate tot - N_o lies in [lo_v, hi_v], in increasing h_v
+    hv = np.arange(lo[v], hi[v] + 1)
+    nos = tot - hv
+    idx = nos - no.lo
+    inside = (idx >= 0) & (idx < no.arr.size)
+    w = np.zeros(hv.size)
+    w[inside] = no.arr[idx[inside]]
+    keep = np.zeros(no.arr.size, dtype=bool)
+    keep[idx[inside]] = True
+    _add_drop(drops, float(no.arr[~keep].sum()), no.scale, no.rel, no.arr.size)
+    X = np.arange(lo[ax[0]], hi[ax[0]] + 1, dtype=float)
+    Y = np.arange(lo[ax[1]], hi[ax[1]] + 1, dtype=float)
+    Nf = nos.astype(float)
+    with np.errstate(divide="ignore"):
+        lwn = np.where(w > 0, np.log(np.where(w > 0, w, 1.0)), -np.inf)
+    # per N_o: P(x < lo_x) + P(x > hi_x) + P(y < lo_y) + P(y > hi_y), each Bin(N_o, 1/(k - 1))
+    tails = []
+    for lo_a, hi_a in ((X[0], X[-1]), (Y[0], Y[-1])):
+        if lo_a > 0:
+            tails.append(log_binom_cdf(np.full(Nf.shape, lo_a - 1.0), Nf, 1.0 / (k - 1)))
+        tails.append(log_binom_sf(np.full(Nf.shape, hi_a + 1.0), Nf, 1.0 / (k - 1)))
+    lt = np.logaddexp.reduce(np.array(tails), axis=0) + math.log(2.0)
+    val = lwn + lt + math.log1p(no.rel)
+    val = val[np.isfinite(val)]
+    if val.size:
+        drops.append(float(logsumexp(val)) + no.scale + 1e-12)
+    S = X[:, None] + Y[None, :]
+    s_min = int(S.min())
+    Sv = np.arange(s_min, int(S.max()) + 1, dtype=float)
+    NN, SS = np.meshgrid(Nf, Sv, indexing="ij")
+    ok = SS <= NN
+    l2c = math.log((k - 3) / (k - 1))
+    L2 = np.where(ok, log_binom_pmf(np.where(ok, SS, 0.0), NN, math.log(2.0 / (k - 1)), l2c), -np.inf)
+    L3 = log_binom_pmf(X[:, None] + 0.0 * Y[None, :], S, -math.log(2.0), -math.log(2.0))
+    L3 = np.where(S == 0, 0.0, L3)
+    lg = lwn[:, None, None] + L2[:, (S - s_min).astype(np.int64)] + L3[None, :, :]
+    mx = float(np.max(lg)) if np.any(np.isfinite(lg)) else 0.0
+    keep3 = lg - mx > _FLUSH
+    fl = lg[~keep3 & np.isfinite(lg)]
+    if fl.size:
+        drops.append(float(logsumexp(fl)) + no.scale + math.log1p(_REL))
+    with np.errstate(under="ignore"):
+        arr = np.where(keep3, np.exp(np.where(keep3, lg - mx, 0.0)), 0.0)
+    arr = np.moveaxis(arr, 0, v)
+    rel = no.rel + 2.0 * _REL + 8.0 * _U
+    return Law(lo, np.ascontiguousarray(arr), mx + no.scale, float(logsumexp(drops)), rel)
+
+
+def _add_users(L: Law, count: int, w: tuple[float, ...], lo_final: tuple[int, ...], left_after: int) -> Law:
+    """``L`` plus ``count`` independent users with move probabilities ``w`` (one per axis, then "none").
+
+    One user at a time: ``new(x) = w_none L(x) + sum_a w_a L(x - e_a)`` (non-negative products
+    and sums: relative error :data:`_STEP` per user). Mass pushed past the box's upper end is
+    measured and dropped; slabs below ``lo_final - (users still to come)`` can never reach the
+    final box and are measured and dropped too; products below the normal range are counted.
+    Every dropped part is transported by the remaining steps (Markov kernels), so the error model
+    of :class:`Law` holds (the argument of :func:`~shuffle_accounting.shuffled_krr._krr_grid.sweep_users`).
+    """
+    if count == 0:
+        return L
+    d = L.arr.ndim
+    arr, lo, scale, rel = L.arr, list(L.lo), L.scale, L.rel
+    drops = [L.log_drop]
+    products = L.products
+    for i in range(count):
+        remaining = count - 1 - i + left_after
+        # spill over the upper end
+        spill = 0.0
+        for a in range(d):
+            sl = [slice(None)] * d
+            sl[a] = slice(-1, None)
+            spill += w[a] * float(arr[tuple(sl)].sum())
+        _add_drop(drops, spill, scale, rel, arr.size)
+        new = arr * w[d]
+        for a in range(d):
+            dst = [slice(None)] * d
+            src = [slice(None)] * d
+            dst[a] = slice(1, None)
+            src[a] = slice(0, -1)
+            with np.errstate(under="ignore"):
+                new[tuple(dst)] += w[a] * arr[tuple(src)]
+        products += (d + 1.0) * arr.size
+        arr = new
+        rel = rel + (1.0 + rel) * _STEP
+        # lower trims
+        for a in range(d):
+            cut = lo_final[a] - remaining - lo[a]
+            if cut > 0:
+                cut = min(cut, arr.shape[a] - 1)
+                sl = [slice(None)] * d
+                sl[a] = slice(0, cut)
+                _add_drop(drops, float(arr[tuple(sl)].sum()), scale, rel, arr.size)
+                sl[a] = slice(cut, None)
+                arr = arr[tuple(sl)]
+                lo[a] += cut
+        if i % 8 == 7:
+            mx = float(np.max(arr))
+            if mx > 0.0:
+                arr = arr / mx
+                scale += math.log(mx)
+    drops.append(math.log(products * _TINY) + max(scale, L.scale) + 1.0)
+    return Law(tuple(lo), arr, scale, float(logsumexp(drops)), rel, 0.0)
+
+
+def _slice_to(L: Law, lo: tuple[int, ...], hi: tuple[int, ...]) -> Law:
+    """Restrict ``L`` to the box ``[lo, hi]`` (the mass cut off is measured and dropped)."""
+    arr = L.arr
+    drops = [L.log_drop]
+    new_lo = list(L.lo)
+    for a in range(arr.ndim):
+        s = max(0, lo[a] - new_lo[a])
+        e = min(arr.shape[a], hi[a] - new_lo[a] + 1)
+        if s > 0 or e < arr.shape[a]:
+            sl = [slice(None)] * arr.ndim
+            sl[a] = slice(s, e)
+            kept = arr[tuple(sl)]
+            sl[a] = slice(0, s)
+            c1 = float(arr[tuple(sl)].sum())
+            sl[a] = slice(e, None)
+            c2 = float(arr[tuple(sl)].sum())
+            _add_drop(drops, c1 + c2, L.scale, L.rel, arr.size)
+            arr = kept
+            new_lo[a] += s
+    return Law(tuple(new_lo), arr, L.scale, float(logsumexp(drops)), L.rel, L.products)
+
+
+def others_law3(k: int, eps0: float, a0: int, a1: int, m: int, b: int, log_tol: float) -> Law:
+    """Law over ``(h0, h1, h2)`` of ``a0`` users at 0, ``a1`` at 1, ``m`` at 2 and ``b`` uniform users.
+
+    The largest of the three classes is the pivot (:func:`_pivot3`, with the uniform users); the
+    other two are added one user at a time (:func:`_add_users`). The box of each coordinate is
+    its mean ``+- z sd + 2`` (``z = sqrt(2 |log_tol|) + 1.5``); soundness does not depend on it
+    (every mass outside is measured or bounded and dropped).
+    """
+    rows = _rows(k, eps0)
+    counts = {0: a0, 1: a1, 2: m}
+    total = a0 + a1 + m + b
+    z = math.sqrt(2.0 * max(0.0, -log_tol)) + 1.5
+    lo, hi = [], []
+    for a in range(3):
+        means = [counts[x] * rows[x][a] for x in (0, 1, 2)] + [b / k]
+        vars_ = [counts[x] * rows[x][a] * (1.0 - rows[x][a]) for x in (0, 1, 2)] + [b / k * (1 - 1 / k)]
+        w_lo, w_hi = _window(means, vars_, total, z)
+        lo.append(w_lo)
+        hi.append(w_hi)
+    v = max((2, 0, 1), key=lambda x: counts[x])
+    rest = [x for x in (0, 1, 2) if x != v and counts[x] > 0]
+    A = sum(counts[x] for x in rest)
+    lo_piv = tuple(max(0, lo[a] - A) for a in range(3))
+    L = _pivot3(k, eps0, v, counts[v], b, lo_piv, tuple(hi), log_tol)
+    left = A
+    for x in rest:
+        left -= counts[x]
+        L = _add_users(L, counts[x], rows[x], tuple(lo), left)
+    return _slice_to(L, tuple(lo), tuple(hi))
+
+
+def _coefs(pi_a, pi_b, E: float, rho: float, upper: bool) -> list[float]:
+    """``c_y`` with ``sum_y c_y R(x - y)`` above (``upper``) or below the exact ``P - E Q`` term.
+
+    Upper: ``pi_a(y)(1 + rho + 16 * 2u) - E pi_b(y)(1 - rho - 16 * 2u)``: the ``rho`` terms cover
+    the relative error of the computed law ``R`` (``true <= R (1 + rho)`` up to the dropped mass,
+    ``true >= R (1 - rho)``) and the extra ``16 * 2u (P + E Q)`` covers the rounding of the
+    coefficients and of the four products and three sums (at most ``8 * 2u`` relative to
+    ``sum |c_y| R``; the argument of :func:`~shuffle_accounting.shuffled_krr._krr_grid.hockey_upper`).
+    Lower: the other ends.
+    """
+    m = rho + 16.0 * _U
+    if upper:
+        return [x * (1.0 + m) - E * y * (1.0 - m) for x, y in zip(pi_a, pi_b)]
+    return [x * (1.0 - m) - E * y * (1.0 + m) for x, y in zip(pi_a, pi_b)]
+
+
+def _combine(arr: np.ndarray, c: list[float]) -> np.ndarray:
+    """``sum_y c_y arr(x - e_y)`` on the box grown by one in every axis (last ``c``: no move)."""
+    d = arr.ndim
+    out = np.zeros(tuple(s + 1 for s in arr.shape))
+    base = tuple(slice(0, -1) for _ in range(d))
+    with np.errstate(under="ignore"):
+        out[base] += c[d] * arr
+        for a in range(d):
+            sl = [slice(0, -1)] * d
+            sl[a] = slice(1, None)
+            out[tuple(sl)] += c[a] * arr
+    return out
+
+
+def _target_rows(k: int, eps0: float, d: int) -> tuple[tuple, tuple]:
+    """The target's report probabilities when it holds 0 / 1, over ``(0, 1, 2, Z)`` (``d = 3``) or
+    ``(0, 1, R)`` (``d = 2``)."""
+    rows = _rows(k, eps0)
+    if d == 3:
+        return rows[0], rows[1]
+    r0, r1 = rows[0], rows[1]
+    return (r0[0], r0[1], r0[2] + r0[3]), (r1[0], r1[1], r1[2] + r1[3])
+
+
+class _Blocks:
+    """Per-block (``(h0, h1)`` of the release) upper bounds of one method, with its dropped mass.
+
+    ``up[d]`` (``d = 0`` forward, ``1`` reverse) and ``pmass`` are arrays on the box starting at
+    ``lo`` in units of ``e^scale``; the method's bound on block ``x`` is ``up[d][x] e^scale + e_x``
+    with ``sum_x e_x <= e^log_err`` (blocks outside the box: ``e_x`` alone).
+    """
+
+    __slots__ = ("lo", "up", "pmass", "scale", "log_err", "low")
+
+    def __init__(self, lo, up, pmass, scale, log_err, low=None):
+        self.lo, self.up, self.pmass, self.scale, self.log_err, self.low = lo, up, pmass, scale, log_err, low
+
+
+def blocks3(L: Law, k: int, eps0: float, eps: float) -> _Blocks:
+    """Per-block bounds from the 3-D law ``L`` of the other users (the target added here).
+
+    ``up[d]``: ``sum_h2 (P~ (1 + rho) - E Q~ (1 - rho) + rounding)_+`` per block (``P~``, ``Q~``
+    from :func:`_coefs`); ``pmass``: ``sum_h2 P~ (1 + rho) + rounding`` (an upper bound on the
+    block's probability, the same under every configuration); ``low``: the log lower bounds of
+    the two divergences of this law's dataset (every block): ``sum (P~ (1 - rho) - E Q~ (1 + rho)
+    - rounding)_+ - E e^log_drop`` (the :class:`~shuffle_accounting.shuffled_krr._krr_grid.Hockey`
+    lower bound). The error term is ``L``'s dropped mass.
+    """
+    E = math.exp(eps)
+    pa, pb = _target_rows(k, eps0, 3)
+    rho = L.rel
+    W2 = L.arr.shape[2] + 1
+    grow = 1.0 + (W2 + 8) * _U
+    ups, lows = [], []
+    size = (L.arr.shape[0] + 1) * (L.arr.shape[1] + 1) * W2
+    for x, y in ((pa, pb), (pb, pa)):
+        out = _combine(L.arr, _coefs(x, y, E, rho, True))
+        np.maximum(out, 0.0, out=out)
+        ups.append(out.sum(axis=2) * grow)
+        out = _combine(L.arr, _coefs(x, y, E, rho, False))
+        np.maximum(out, 0.0, out=out)
+        low = float(out.sum()) * (1.0 - (size + 8) * _U)
+        ll = -math.inf
+        if low > 0.0:
+            ll = math.log(low) + L.scale - 1e-13
+            corr = eps + L.log_drop
+            ll = ll + math.log(-math.expm1(corr - ll)) if corr < ll else -math.inf
+        lows.append(ll)
+    pm = [_combine(L.arr, [x * (1.0 + rho + 16.0 * _U) for x in y]).sum(axis=2) * grow for y in (pa, pb)]
+    return _Blocks((L.lo[0], L.lo[1]), ups, pm, L.scale, L.log_drop, tuple(lows))
+
+
+def cr_blocks(k: int, eps0: float, a0: int, a1: int, m: int, bs: list[int], eps: float, log_tol: float) -> dict:
+    """Per-block bounds of the coin reveal (CR): every user of ``R`` reveals its blanket coin.
+
+    For each ``b`` in ``bs``: ``sum_B Bin(m, gamma)(B) (P_{b+B} - E Q_{b+B})_+`` per block, with
+    ``P_j`` / ``Q_j`` the laws of ``(h0, h1)`` of the target, ``a0`` users at 0, ``a1`` at 1 and
+    ``j`` uniform users (module docstring (B4)). The ``B`` outside its window contribute at most
+    their probability; the laws' dropped mass and the underflowed products are added.
+    Returns ``{b: _Blocks}`` (``pmass`` unused: ``None``).
+    """
+    lp, lq, p, q = _probs(k, eps0)
+    E = math.exp(eps)
+    lg = math.log(k) + lq
+    l1g = lp + math.log(-math.expm1(-eps0))
+    t = log_tol - math.log(8.0)
+    B_lo, lpB, tailB = G.binom_window(m, lg, l1g, t) if m > 0 else (0, np.zeros(1), -math.inf)
+    B_hi = B_lo + lpB.size - 1
+    j_max = max(bs) + B_hi
+    rows2 = {0: (p, q, (k - 2) * q), 1: (q, p, (k - 2) * q), "u": (1.0 / k, 1.0 / k, (k - 2) / k)}
+    z = math.sqrt(2.0 * max(0.0, -log_tol)) + 1.5
+    hi = []
+    for a in range(2):
+        means = [a0 * rows2[0][a], a1 * rows2[1][a], j_max / k]
+        vars_ = [a0 * rows2[0][a] * (1 - rows2[0][a]), a1 * rows2[1][a] * (1 - rows2[1][a]), j_max / k * (1 - 1 / k)]
+        hi.append(_window(means, vars_, a0 + a1 + j_max, z)[1])
+    T = Law((0, 0), np.zeros((hi[0] + 1, hi[1] + 1)), 0.0, -math.inf, 0.0)
+    T.arr[0, 0] = 1.0
+    T = _add_users(T, a0, rows2[0], (0, 0), 0)
+    T = _add_users(T, a1, rows2[1], (0, 0), 0)
+    pa, pb = _target_rows(k, eps0, 2)
+    acc = {b: [np.zeros((hi[0] + 2, hi[1] + 2)), np.zeros((hi[0] + 2, hi[1] + 2))] for b in bs}
+    ops = 0.0
+    j = 0
+    while True:
+        need = [b for b in bs if B_lo <= j - b <= B_hi]
+        if need:
+            outs = []
+            for x, y in ((pa, pb), (pb, pa)):
+                out = _combine(T.arr, _coefs(x, y, E, T.rel, True))
+                np.maximum(out, 0.0, out=out)
+                outs.append(out)
+            for b in need:
+                wgt = math.exp(float(lpB[j - b - B_lo]) + T.scale) * (1.0 + _REL) * (1.0 + 8.0 * _U)
+                for d in (0, 1):
+                    with np.errstate(under="ignore"):
+                        acc[b][d] += wgt * outs[d]
+                ops += 2.0 * outs[0].size
+        if j >= j_max:
+            break
+        T = _add_users(T, 1, rows2["u"], (0, 0), 0)
+        j += 1
+    err = float(logsumexp([tailB, T.log_drop, math.log(ops * _TINY + _TINY)]))
+    res = {}
+    for b in bs:
+        n_terms = B_hi - B_lo + 1
+        grow = 1.0 + (n_terms + 8) * _U
+        res[b] = _Blocks((0, 0), [acc[b][0] * grow, acc[b][1] * grow], None, 0.0, err)
+    return res
+
+
+def _log_sum_min(parts: list, mask_body, n_body_lo: int | None, d: int) -> float:
+    """``log sum_x min_j (part_j up at x)`` over the union box (a part outside its box counts 0).
+
+    ``parts``: list of ``(_Blocks, use_up)`` where ``use_up`` selects ``up[d]`` (``True``) or
+    ``pmass`` (``False``); the first part is only used on blocks with ``h0 + h1 >= n_body_lo``
+    (the body; ``None``: everywhere). Computed in logs (no underflow), rounded up at the end.
+    """
+    lo0 = min(p.lo[0] for p, _ in parts)
+    lo1 = min(p.lo[1] for p, _ in parts)
+    hi0 = max(p.lo[0] + (p.up[0] if u else p.pmass[0]).shape[0] for p, u in parts)
+    hi1 = max(p.lo[1] + (p.up[0] if u else p.pmass[0]).shape[1] for p, u in parts)
+    best = np.full((hi0 - lo0, hi1 - lo1), np.inf)
+    H0 = np.arange(lo0, hi0)[:, None]
+    H1 = np.arange(lo1, hi1)[None, :]
+    for i, (p, u) in enumerate(parts):
+        a = p.up[d] if u else p.pmass[d]
+        full = np.full(best.shape, -np.inf)
+        with np.errstate(divide="ignore"):
+            la = np.log(a) + p.scale
+        s0, s1 = p.lo[0] - lo0, p.lo[1] - lo1
+        full[s0 : s0 + a.shape[0], s1 : s1 + a.shape[1]] = la
+        if i == 0 and n_body_lo is not None:
+            full = np.where((H0 + H1 >= n_body_lo) | (H0 + H1 == 0), full, np.inf)
+        best = np.minimum(best, full)
+    vals = best[np.isfinite(best)]
+    if vals.size == 0:
+        return -math.inf
+    return float(logsumexp(vals)) + 4e-13 + (vals.size + 8) * _U
+
+
+def reduced_bounds(
+    k: int, eps0: float, a0: int, a1: int, m: int, bs: list[int], eps: float, log_tol: float
+) -> dict:
+    """Log upper bounds ``(forward, reverse)`` of the reduced problem for each ``b`` in ``bs``.
+
+    Reduced problem (module docstring (B2)-(B4)): the target, ``a0`` users at 0, ``a1`` at 1,
+    ``m`` users at values of ``R`` (any configuration) and ``b`` uniform users. Per block of
+    ``(h0, h1)``: the body value of the configuration "all ``m`` at 2" (blocks with ``N <= m``, or
+    every block when ``m = 0``), the coin reveal (CR) and the block's probability, the smallest
+    one; plus the dropped masses of the methods used. Returns ``{b: (up_fwd, up_rev, low_fwd,
+    low_rev)}`` (``low``: the exact divergences of the dataset "``a0`` at 0, ``a1`` at 1, ``m`` at
+    2, ``b`` uniform" from below; meaningful as a dataset only for ``b = 0``).
+    """
+    out = {}
+    crs = None
+    for b in bs:
+        L = others_law3(k, eps0, a0, a1, m, b, log_tol)
+        bl = blocks3(L, k, eps0, eps)
+        n_body = None if m == 0 else 1 + a0 + a1 + b
+        res = []
+        for d in (0, 1):
+            base = _log_sum_min([(bl, True), (bl, False)], None, n_body, d)
+            val = float(np.logaddexp(base, bl.log_err))
+            if m > 0 and val > log_tol + 3.0:  # the coin reveal can only help; compute it lazily
+                if crs is None:
+                    crs = cr_blocks(k, eps0, a0, a1, m, bs, eps, log_tol)
+                cr = crs[b]
+                v2 = _log_sum_min([(bl, True), (bl, False), (cr, True)], None, n_body, d)
+                v2 = float(logsumexp([v2, bl.log_err, cr.log_err]))
+                val = min(val, v2)
+            res.append(min(val, 0.0))
+        out[b] = (res[0], res[1], bl.low[0], bl.low[1])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# boxes of datasets and the branch and bound
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Box:
+    """Datasets with ``a0 <= c0 <= b0``, ``a1 <= c1 <= b1`` and ``c0 + c1 <= n - 1`` (both directions).
+
+    Attributes:
+        a0, b0, a1, b1: The ranges of ``c0`` (other users at the target's value in ``D``) and
+            ``c1`` (at its value in ``D'``).
+        cells: Left ends of the cells of ``B`` (free users' uniform coins) used; ``()`` for a leaf.
+        log_bound: Log of the certified bound on ``max(H(P || Q), H(Q || P))`` over the box.
+    """
+
+    a0: int
+    b0: int
+    a1: int
+    b1: int
+    cells: tuple[int, ...]
+    log_bound: float
+
+
+class Engine:
+    """Constants, caches and counters of one ``(k, eps0, n)`` and truncation level."""
+
+    def __init__(self, k: int, eps0: float, n: int, log_level: float, max_cells: int = 6) -> None:
+        self.k, self.eps0, self.n = k, eps0, n
+        self.log_level = log_level
+        self.log_tol = log_level - 18.0
+        lp, lq, _, _ = _probs(k, eps0)
+        self.log_g = math.log(k) + lq
+        self.log_1mg = lp + math.log(-math.expm1(-eps0))
+        self.max_cells = max_cells
+        self.evaluations = 0
+        self._cache: dict = {}
+
+    def geometry(self, a0: int, b0: int, a1: int, b1: int) -> tuple[int, int]:
+        """``(m_lo, f)``: users of ``R`` kept and free users of the box."""
+        top = min(b0 + b1, self.n - 1)
+        m_lo = self.n - 1 - top
+        return m_lo, self.n - 1 - a0 - a1 - m_lo
+
+    def default_cells(self, f: int) -> tuple[int, ...]:
+        lo, lpb, _ = G.binom_window(f, self.log_g, self.log_1mg, self.log_tol - math.log(4.0))
+        hi = lo + lpb.size - 1
+        if hi - lo + 1 <= self.max_cells:
+            return tuple(range(lo, hi + 1))
+        return tuple(sorted({int(round(x)) for x in np.linspace(lo, hi + 1, self.max_cells + 1)[:-1]}))
+
+    def reduced(self, a0: int, a1: int, m: int, bs: tuple[int, ...], eps: float) -> dict:
+        key = (a0, a1, m, bs, eps)
+        r = self._cache.get(key)
+        if r is None:
+            self.evaluations += len(bs)
+            r = reduced_bounds(self.k, self.eps0, a0, a1, m, list(bs), eps, self.log_tol)
+            self._cache[key] = r
+        return r
+
+    def box_bound(self, a0: int, b0: int, a1: int, b1: int, eps: float, cells=None) -> tuple[float, tuple, tuple]:
+        """``(log bound, cells, leaf lower bounds or None)`` of a box (module docstring (B5))."""
+        m_lo, f = self.geometry(a0, b0, a1, b1)
+        if f == 0:
+            r = self.reduced(a0, a1, m_lo, (0,), eps)[0]
+            return max(r[0], r[1]), (), (r[2], r[3])
+        lo, lpb, ltail = G.binom_window(f, self.log_g, self.log_1mg, self.log_tol - math.log(4.0))
+        cells = tuple(cells) if cells is not None else self.default_cells(f)
+        r = self.reduced(a0, a1, m_lo, cells, eps)
+        res = []
+        for d in (0, 1):
+            terms = [ltail]
+            for j, s in enumerate(cells):
+                e = cells[j + 1] if j + 1 < len(cells) else lo + lpb.size
+                wgt = float(logsumexp(lpb[s - lo : e - lo])) + math.log1p(1e-9)
+                terms.append(wgt + r[s][d])
+            res.append(min(float(logsumexp(np.array(terms))) + 4.0 * len(terms) * _U, 0.0))
+        return max(res), cells, None
+
+
+def _split(bx: tuple[int, int, int, int], n: int) -> list[tuple[int, int, int, int]]:
+    a0, b0, a1, b1 = bx
+    b0 = min(b0, n - 1 - a1)
+    b1 = min(b1, b0, n - 1 - a0)
+    if b0 - a0 >= b1 - a1:
+        mid = (a0 + b0) // 2
+        kids = [(a0, mid, a1, b1), (mid + 1, b0, a1, b1)]
+    else:
+        mid = (a1 + b1) // 2
+        kids = [(a0, b0, a1, mid), (a0, b0, mid + 1, b1)]
+    out = []
+    for c in kids:
+        x0, y0, x1, y1 = c
+        y0 = min(y0, n - 1 - x1)
+        y1 = min(y1, y0, n - 1 - x0)
+        if x0 <= y0 and x1 <= y1 and x1 <= y0 and x0 + x1 <= n - 1:
+            out.append((x0, y0, x1, y1))
+    return out
+
+
+class SearchResult:
+    __slots__ = ("ok", "boxes", "best", "best_leaf", "reason")
+
+    def __init__(self, ok, boxes, best, best_leaf, reason):
+        self.ok, self.boxes, self.best, self.best_leaf, self.reason = ok, boxes, best, best_leaf, reason
+
+
+def search(eng: Engine, eps: float, log_T: float, max_evals: int, deadline: float) -> SearchResult:
+    """Cover the half-triangle ``{c1 <= c0, c0 + c1 <= n - 1}`` by boxes with bound ``<= log_T``.
+
+    Best first: the box with the largest bound is split until every bound is ``<= log_T``. Stops
+    (``ok=False``) when a leaf's bound stays above ``log_T`` (``reason="leaf"``; ``best`` is then
+    the leaf's exact lower value when that exceeds ``log_T``: a better exhibited dataset), or when
+    the budget runs out (``reason="budget"``). ``boxes`` is the cover (pruned and open boxes with
+    their bounds: a valid certificate of ``max`` of the bounds in every case).
+    """
+    n = eng.n
+    heap: list = []
+    done: list[Box] = []
+    best, best_leaf = -math.inf, None
+    root = (0, n - 1, 0, (n - 1) // 2)
+
+    def push(bx):
+        nonlocal best, best_leaf
+        val, cells, low = eng.box_bound(*bx, eps)
+        if low is not None:
+            for d in (0, 1):
+                if low[d] > best:
+                    best = low[d]
+                    best_leaf = (bx[0], bx[2], d)
+        b = Box(bx[0], bx[1], bx[2], bx[3], cells, val)
+        if val <= log_T:
+            done.append(b)
+        else:
+            heapq.heappush(heap, (-val, bx, b))
+
+    for c in _split(root, n):
+        for g in _split(c, n):
+            push(g)
+    while heap:
+        _, bx, b = heap[0]
+        if b.a0 == b.b0 and b.a1 == b.b1:
+            reason = "leaf"
+            return SearchResult(False, done + [h[2] for h in heap], best, best_leaf, reason)
+        if eng.evaluations >= max_evals or time.monotonic() > deadline:
+            return SearchResult(False, done + [h[2] for h in heap], best, best_leaf, "budget")
+        heapq.heappop(heap)
+        for c in _split(bx, n):
+            push(c)
+    return SearchResult(True, done, best, best_leaf, "")
+
+
+def _leaf_low(eng: Engine, c0: int, c1: int, d: int, eps: float) -> float:
+    """Exact (lower) log divergence of the dataset ``c0`` at 0, ``c1`` at 1, the rest at 2, direction ``d``."""
+    r = eng.reduced(c0, c1, eng.n - 1 - c0 - c1, (0,), eps)[0]
+    return r[2 + d]
+
+
+def _witness(n: int, k: int, c0: int, c1: int, d: int) -> tuple[int, ...]:
+    """Counts of the other users (target ``0 -> 1``) of the leaf ``(c0, c1)`` in direction ``d``."""
+    cnt = [0] * k
+    cnt[0], cnt[1] = (c0, c1) if d == 0 else (c1, c0)
+    cnt[2] = n - 1 - c0 - c1
+    return tuple(cnt)
+
+
+def _leaf_epsilon(eng: Engine, c0: int, c1: int, d: int, log_delta: float, hi: float) -> float:
+    """Largest eps (bisection, rounded down) where the leaf's exact log divergence exceeds ``log_delta``."""
+    lo = 0.0
+    if not _leaf_low(eng, c0, c1, d, 0.0) > log_delta:
+        return 0.0
+    for _ in range(60):
+        if hi - lo <= 1e-12 * max(hi, 1e-300):
+            break
+        mid = 0.5 * (lo + hi)
+        if _leaf_low(eng, c0, c1, d, mid) > log_delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@dataclass(frozen=True)
+class BoxSearch:
+    """Outcome of :func:`certify_boxes` (the fields a :mod:`worst_case_multi` certificate records).
+
+    ``ok``: the cover certifies ``log_delta`` at ``eps`` (every box bound at most it);
+    ``boxes``: the cover; ``witness`` / ``exhibited_log_delta`` / ``epsilon_lower``: the best leaf.
+    """
+
+    ok: bool
+    eps: float
+    log_delta: float
+    epsilon_lower: float
+    exhibited_log_delta: float
+    witness: tuple[int, ...]
+    boxes: tuple[Box, ...]
+    log_level: float
+    evaluations: int
+
+
+def certify_boxes(
+    k: int,
+    eps0: float,
+    n: int,
+    *,
+    eps: float | None = None,
+    log_delta: float | None = None,
+    tol: float = 1e-4,
+    max_evals: int = 4000,
+    max_seconds: float = 60.0,
+    max_cells: int = 6,
+) -> BoxSearch:
+    """The branch and bound over boxes of ``(c0, c1)`` (module docstring (B6)); inputs validated by the caller.
+
+    ``eps`` given: certify ``delta(eps)`` within a relative ``tol`` of the best leaf (the cover's
+    largest bound is the certified value, also when the budget runs out). ``log_delta`` given:
+    find the smallest ``eps`` (steps of ``tol / 2`` relative above the exhibited epsilon) where
+    the cover certifies ``log_delta``; ``ok=False`` when the budget runs out first.
+    """
+    deadline = time.monotonic() + max_seconds
+    if eps is not None:
+        eng0 = Engine(k, eps0, n, -60.0, max_cells)
+        seeds = [(0, 0, 0), (n - 1, 0, 0), (n - 1, 0, 1)]
+        ex = max(_leaf_low(eng0, *s, eps) for s in seeds)
+        level = min(-1.0, ex) if ex > -math.inf else -60.0
+        eng = Engine(k, eps0, n, level, max_cells)
+        best = max(seeds, key=lambda s: _leaf_low(eng, *s, eps))
+        ex = _leaf_low(eng, *best, eps)
+        T = ex + math.log1p(tol)
+        while True:
+            res = search(eng, eps, T, max_evals, deadline)
+            if res.best > ex and res.best_leaf is not None:
+                ex, best = res.best, res.best_leaf
+            if res.ok or res.reason == "budget":
+                break
+            top = max(b.log_bound for b in res.boxes)
+            T = max(ex + math.log1p(tol), min(top, T + 0.25 * math.log1p(tol) + 1e-12))
+        top = max(b.log_bound for b in res.boxes)
+        return BoxSearch(
+            bool(res.ok), eps, top, 0.0, ex, _witness(n, k, *best), tuple(res.boxes), eng.log_level, eng.evaluations
+        )
+    assert log_delta is not None
+    eng = Engine(k, eps0, n, log_delta, max_cells)
+    seeds = [(0, 0, 0), (n - 1, 0, 0), (n - 1, 0, 1)]
+    lows = [(_leaf_epsilon(eng, *s, log_delta, eps0), s) for s in seeds]
+    e_low, best = max(lows)
+    ex = _leaf_low(eng, *best, e_low)
+    e_t = e_low * (1.0 + 0.5 * tol) if e_low > 0 else 1e-6
+    while True:
+        if e_t >= eps0:
+            e_t = eps0
+        res = search(eng, e_t, log_delta, max_evals, deadline)
+        if res.ok:
+            return BoxSearch(
+                True, e_t, max(b.log_bound for b in res.boxes), e_low, ex, _witness(n, k, *best),
+                tuple(res.boxes), eng.log_level, eng.evaluations,
+            )  # fmt: skip
+        if res.reason == "budget" or e_t >= eps0:
+            return BoxSearch(False, e_t, 0.0, e_low, ex, _witness(n, k, *best), (), eng.log_level, eng.evaluations)
+        if res.best > log_delta and res.best_leaf is not None:  # a worse dataset: move the witness
+            best = res.best_leaf
+            e_low = _leaf_epsilon(eng, *best, log_delta, eps0)
+            ex = _leaf_low(eng, *best, e_low)
+            e_t = max(e_t, e_low * (1.0 + 0.5 * tol))
+        else:
+            e_t = e_t * (1.0 + 0.5 * tol)
