@@ -142,7 +142,7 @@ def _pivot3(k, eps0, v, c, b, lo, hi, log_tol) -> Law:
     return Law(lo, np.ascontiguousarray(arr), mx + no.scale, float(logsumexp(drops)), rel)
 
 
-def _add_users(L: Law, count: int, w: tuple[float, ...], lo_final: tuple[int, ...], left_after: int) -> Law:
+def _add_users_fixed(L: Law, count: int, w: tuple[float, ...], lo_final: tuple[int, ...], left_after: int) -> Law:
     """``L`` plus ``count`` independent users with move probabilities ``w`` (one per axis, then "none").
 
     One user at a time: ``new(x) = w_none L(x) + sum_a w_a L(x - e_a)`` (non-negative products
@@ -198,6 +198,77 @@ def _add_users(L: Law, count: int, w: tuple[float, ...], lo_final: tuple[int, ..
     return Law(tuple(lo), arr, scale, float(logsumexp(drops)), rel, 0.0)
 
 
+def _trim_ends(sums: np.ndarray, budget: float) -> tuple[int, int, float]:
+    """Longest prefix and suffix of ``sums`` (non-negative) each totalling ``<= budget / 2``.
+
+    Returns ``(dropped at the front, dropped at the back, total dropped)``; the largest entry stays.
+    """
+    half = 0.5 * budget
+    cs = np.cumsum(sums)
+    front = int(np.searchsorted(cs, half, side="right"))
+    rs = np.cumsum(sums[::-1])
+    back = int(np.searchsorted(rs, half, side="right"))
+    keep_at = int(np.argmax(sums))
+    front = min(front, keep_at)
+    back = min(back, sums.size - 1 - keep_at)
+    dropped = (float(cs[front - 1]) if front else 0.0) + (float(rs[back - 1]) if back else 0.0)
+    return front, back, dropped
+
+
+def _add_users(L: Law, count: int, w: tuple[float, ...], log_budget: float) -> Law:
+    """``L`` plus ``count`` independent users with move probabilities ``w`` (one per axis, then "none").
+
+    One user at a time on a box that grows by one in every axis: ``new(x) = w_none L(x) +
+    sum_a w_a L(x - e_a)`` (non-negative products and sums: relative error :data:`_STEP` per
+    user, the rescaling by the maximum included). Every 8 users (and at the end) the leading and
+    trailing slabs of each axis whose summed mass stays below ``e^log_budget / (number of trims)``
+    are cut; their mass, rounded up, is dropped, and products below the normal range are counted.
+    Every dropped part is transported by the remaining steps (Markov kernels), so the error
+    model of :class:`Law` holds (the argument of
+    :func:`~shuffle_accounting.shuffled_krr._krr_grid.sweep_users`).
+    """
+    if count == 0:
+        return L
+    d = L.arr.ndim
+    arr, lo, scale, rel = L.arr, list(L.lo), L.scale, L.rel
+    drops = [L.log_drop]
+    products = 0.0
+    top = scale
+    n_trims = count // 8 + 1
+    lb = log_budget - math.log(n_trims)
+    for i in range(count):
+        new = np.zeros(tuple(x + 1 for x in arr.shape))
+        base = tuple(slice(0, -1) for _ in range(d))
+        with np.errstate(under="ignore"):
+            np.multiply(arr, w[d], out=new[base])
+            for a in range(d):
+                sl = [slice(0, -1)] * d
+                sl[a] = slice(1, None)
+                new[tuple(sl)] += w[a] * arr
+        products += (d + 1.0) * arr.size
+        arr = new
+        rel = rel + (1.0 + rel) * _STEP
+        if i % 8 == 7 or i == count - 1:
+            mx = float(np.max(arr))
+            if mx > 0.0:
+                arr = arr / mx
+                scale += math.log(mx)
+                top = max(top, scale)
+            budget = math.exp(min(lb - scale, 700.0))
+            for a in range(d):
+                other = tuple(x for x in range(d) if x != a)
+                f, b, dr = _trim_ends(arr.sum(axis=other), budget / d)
+                if dr > 0.0:
+                    _add_drop(drops, dr, scale, rel, arr.size)
+                if f or b:
+                    sl = [slice(None)] * d
+                    sl[a] = slice(f, arr.shape[a] - b)
+                    arr = arr[tuple(sl)]
+                    lo[a] += f
+    drops.append(math.log(products * _TINY) + top + 1.0)
+    return Law(tuple(lo), np.ascontiguousarray(arr), scale, float(logsumexp(drops)), rel)
+
+
 def _slice_to(L: Law, lo: tuple[int, ...], hi: tuple[int, ...]) -> Law:
     """Restrict ``L`` to the box ``[lo, hi]`` (the mass cut off is measured and dropped)."""
     arr = L.arr
@@ -241,13 +312,15 @@ def others_law3(k: int, eps0: float, a0: int, a1: int, m: int, b: int, log_tol: 
         hi.append(w_hi)
     v = max((2, 0, 1), key=lambda x: counts[x])
     rest = [x for x in (0, 1, 2) if x != v and counts[x] > 0]
-    A = sum(counts[x] for x in rest)
-    lo_piv = tuple(max(0, lo[a] - A) for a in range(3))
-    L = _pivot3(k, eps0, v, counts[v], b, lo_piv, tuple(hi), log_tol)
-    left = A
+    lo_p, hi_p = [], []
+    for a in range(3):
+        r = rows[v][a]
+        w_lo, w_hi = _window([counts[v] * r, b / k], [counts[v] * r * (1 - r), b / k * (1 - 1 / k)], counts[v] + b, z)
+        lo_p.append(w_lo)
+        hi_p.append(min(w_hi, hi[a]))
+    L = _pivot3(k, eps0, v, counts[v], b, tuple(lo_p), tuple(hi_p), log_tol)
     for x in rest:
-        left -= counts[x]
-        L = _add_users(L, counts[x], rows[x], tuple(lo), left)
+        L = _add_users(L, counts[x], rows[x], log_tol - math.log(4.0))
     return _slice_to(L, tuple(lo), tuple(hi))
 
 
@@ -365,8 +438,8 @@ def cr_blocks(k: int, eps0: float, a0: int, a1: int, m: int, bs: list[int], eps:
         hi.append(_window(means, vars_, a0 + a1 + j_max, z)[1])
     T = Law((0, 0), np.zeros((hi[0] + 1, hi[1] + 1)), 0.0, -math.inf, 0.0)
     T.arr[0, 0] = 1.0
-    T = _add_users(T, a0, rows2[0], (0, 0), 0)
-    T = _add_users(T, a1, rows2[1], (0, 0), 0)
+    T = _add_users_fixed(T, a0, rows2[0], (0, 0), 0)
+    T = _add_users_fixed(T, a1, rows2[1], (0, 0), 0)
     pa, pb = _target_rows(k, eps0, 2)
     acc = {b: [np.zeros((hi[0] + 2, hi[1] + 2)), np.zeros((hi[0] + 2, hi[1] + 2))] for b in bs}
     ops = 0.0
@@ -387,7 +460,7 @@ def cr_blocks(k: int, eps0: float, a0: int, a1: int, m: int, bs: list[int], eps:
                 ops += 2.0 * outs[0].size
         if j >= j_max:
             break
-        T = _add_users(T, 1, rows2["u"], (0, 0), 0)
+        T = _add_users_fixed(T, 1, rows2["u"], (0, 0), 0)
         j += 1
     err = float(logsumexp([tailB, T.log_drop, math.log(ops * _TINY + _TINY)]))
     res = {}
@@ -563,56 +636,72 @@ def _split(bx: tuple[int, int, int, int], n: int) -> list[tuple[int, int, int, i
     return out
 
 
-class SearchResult:
-    __slots__ = ("ok", "boxes", "best", "best_leaf", "reason")
+class Search:
+    """Best-first branch and bound over boxes of the half-triangle ``{c1 <= c0, c0 + c1 <= n - 1}``.
 
-    def __init__(self, ok, boxes, best, best_leaf, reason):
-        self.ok, self.boxes, self.best, self.best_leaf, self.reason = ok, boxes, best, best_leaf, reason
-
-
-def search(eng: Engine, eps: float, log_T: float, max_evals: int, deadline: float) -> SearchResult:
-    """Cover the half-triangle ``{c1 <= c0, c0 + c1 <= n - 1}`` by boxes with bound ``<= log_T``.
-
-    Best first: the box with the largest bound is split until every bound is ``<= log_T``. Stops
-    (``ok=False``) when a leaf's bound stays above ``log_T`` (``reason="leaf"``; ``best`` is then
-    the leaf's exact lower value when that exceeds ``log_T``: a better exhibited dataset), or when
-    the budget runs out (``reason="budget"``). ``boxes`` is the cover (pruned and open boxes with
-    their bounds: a valid certificate of ``max`` of the bounds in every case).
+    :meth:`run` splits the open box with the largest bound until every bound is ``<= log_T``
+    (``True``), or a leaf stays above ``log_T`` (``False``, ``reason="leaf"``), or the budget runs
+    out (``reason="budget"``). The state is kept between calls: a larger threshold continues with
+    the same bounds; a larger ``eps`` (:meth:`move_eps`) keeps the closed boxes (the divergence is
+    non-increasing in eps, so a bound at a smaller eps stays valid) and re-evaluates the open ones.
+    ``closed + open`` always covers the half-triangle, so the largest bound is certified.
     """
-    n = eng.n
-    heap: list = []
-    done: list[Box] = []
-    best, best_leaf = -math.inf, None
-    root = (0, n - 1, 0, (n - 1) // 2)
 
-    def push(bx):
-        nonlocal best, best_leaf
-        val, cells, low = eng.box_bound(*bx, eps)
+    def __init__(self, eng: Engine, eps: float) -> None:
+        self.eng, self.eps = eng, eps
+        self.closed: list[Box] = []
+        self.heap: list = []
+        self.best, self.best_leaf = -math.inf, None
+        self.reason = ""
+        self.top_leaf = None
+        n = eng.n
+        for c in _split((0, n - 1, 0, (n - 1) // 2), n):
+            for g in _split(c, n):
+                self._push(g)
+
+    def _push(self, bx) -> None:
+        val, cells, low = self.eng.box_bound(*bx, self.eps)
         if low is not None:
             for d in (0, 1):
-                if low[d] > best:
-                    best = low[d]
-                    best_leaf = (bx[0], bx[2], d)
-        b = Box(bx[0], bx[1], bx[2], bx[3], cells, val)
-        if val <= log_T:
-            done.append(b)
-        else:
-            heapq.heappush(heap, (-val, bx, b))
+                if low[d] > self.best:
+                    self.best = low[d]
+                    self.best_leaf = (bx[0], bx[2], d)
+        heapq.heappush(self.heap, (-val, bx, Box(bx[0], bx[1], bx[2], bx[3], cells, val)))
 
-    for c in _split(root, n):
-        for g in _split(c, n):
-            push(g)
-    while heap:
-        _, bx, b = heap[0]
-        if b.a0 == b.b0 and b.a1 == b.b1:
-            reason = "leaf"
-            return SearchResult(False, done + [h[2] for h in heap], best, best_leaf, reason)
-        if eng.evaluations >= max_evals or time.monotonic() > deadline:
-            return SearchResult(False, done + [h[2] for h in heap], best, best_leaf, "budget")
-        heapq.heappop(heap)
-        for c in _split(bx, n):
-            push(c)
-    return SearchResult(True, done, best, best_leaf, "")
+    def move_eps(self, eps: float) -> None:
+        """Continue at a larger ``eps``: the open boxes are re-evaluated, the closed ones kept."""
+        self.eps = eps
+        old = [h[1] for h in self.heap]
+        self.heap = []
+        self.best, self.best_leaf = -math.inf, None
+        for bx in old:
+            self._push(bx)
+
+    def boxes(self) -> list[Box]:
+        return self.closed + [h[2] for h in self.heap]
+
+    def top(self) -> float:
+        return max(b.log_bound for b in self.boxes())
+
+    def run(self, log_T: float, max_evals: int, deadline: float) -> bool:
+        n = self.eng.n
+        while self.heap:
+            val, bx, b = self.heap[0]
+            if -val <= log_T:
+                self.closed.extend(h[2] for h in self.heap)
+                self.heap = []
+                break
+            if b.a0 == b.b0 and b.a1 == b.b1:
+                self.reason, self.top_leaf = "leaf", (b.a0, b.a1)
+                return False
+            if self.eng.evaluations >= max_evals or time.monotonic() > deadline:
+                self.reason = "budget"
+                return False
+            heapq.heappop(self.heap)
+            for c in _split(bx, n):
+                self._push(c)
+        self.reason = ""
+        return True
 
 
 def _leaf_low(eng: Engine, c0: int, c1: int, d: int, eps: float) -> float:
@@ -684,49 +773,84 @@ def certify_boxes(
     the cover certifies ``log_delta``; ``ok=False`` when the budget runs out first.
     """
     deadline = time.monotonic() + max_seconds
+    seeds = [(0, 0, 0), (n - 1, 0, 0), (n - 1, 0, 1)]
     if eps is not None:
         eng0 = Engine(k, eps0, n, -60.0, max_cells)
-        seeds = [(0, 0, 0), (n - 1, 0, 0), (n - 1, 0, 1)]
-        ex = max(_leaf_low(eng0, *s, eps) for s in seeds)
+        ex = max(_leaf_low(eng0, *s_, eps) for s_ in seeds)
         level = min(-1.0, ex) if ex > -math.inf else -60.0
         eng = Engine(k, eps0, n, level, max_cells)
-        best = max(seeds, key=lambda s: _leaf_low(eng, *s, eps))
+        best = max(seeds, key=lambda s_: _leaf_low(eng, *s_, eps))
         ex = _leaf_low(eng, *best, eps)
         T = ex + math.log1p(tol)
+        srch = Search(eng, eps)
         while True:
-            res = search(eng, eps, T, max_evals, deadline)
-            if res.best > ex and res.best_leaf is not None:
-                ex, best = res.best, res.best_leaf
-            if res.ok or res.reason == "budget":
+            ok = srch.run(T, max_evals, deadline)
+            if srch.best > ex and srch.best_leaf is not None:
+                ex, best = srch.best, srch.best_leaf
+            if ok or srch.reason == "budget":
                 break
-            top = max(b.log_bound for b in res.boxes)
-            T = max(ex + math.log1p(tol), min(top, T + 0.25 * math.log1p(tol) + 1e-12))
-        top = max(b.log_bound for b in res.boxes)
+            T = max(ex + math.log1p(tol), srch.top())  # a loose leaf: its bound is the certified value
         return BoxSearch(
-            bool(res.ok), eps, top, 0.0, ex, _witness(n, k, *best), tuple(res.boxes), eng.log_level, eng.evaluations
-        )
+            bool(ok), eps, srch.top(), 0.0, ex, _witness(n, k, *best), tuple(srch.boxes()), eng.log_level,
+            eng.evaluations,
+        )  # fmt: skip
     assert log_delta is not None
     eng = Engine(k, eps0, n, log_delta, max_cells)
-    seeds = [(0, 0, 0), (n - 1, 0, 0), (n - 1, 0, 1)]
-    lows = [(_leaf_epsilon(eng, *s, log_delta, eps0), s) for s in seeds]
+    lows = [(_leaf_epsilon(eng, *s_, log_delta, eps0), s_) for s_ in seeds]
     e_low, best = max(lows)
     ex = _leaf_low(eng, *best, e_low)
-    e_t = e_low * (1.0 + 0.5 * tol) if e_low > 0 else 1e-6
+    e_t = min(e_low * (1.0 + 0.5 * tol), eps0) if e_low > 0 else min(1e-6, eps0)
+    srch = Search(eng, e_t)
     while True:
-        if e_t >= eps0:
-            e_t = eps0
-        res = search(eng, e_t, log_delta, max_evals, deadline)
-        if res.ok:
+        ok = srch.run(log_delta, max_evals, deadline)
+        if srch.best > log_delta and srch.best_leaf is not None:  # a worse dataset: move the witness
+            cand = srch.best_leaf
+            e_c = _leaf_epsilon(eng, *cand, log_delta, eps0)
+            if e_c > e_low:
+                best, e_low = cand, e_c
+                ex = _leaf_low(eng, *best, e_low)
+        if ok:
             return BoxSearch(
-                True, e_t, max(b.log_bound for b in res.boxes), e_low, ex, _witness(n, k, *best),
-                tuple(res.boxes), eng.log_level, eng.evaluations,
+                True, e_t, srch.top(), e_low, ex, _witness(n, k, *best), tuple(srch.boxes()), eng.log_level,
+                eng.evaluations,
             )  # fmt: skip
-        if res.reason == "budget" or e_t >= eps0:
+        if srch.reason == "budget" or e_t >= eps0:
             return BoxSearch(False, e_t, 0.0, e_low, ex, _witness(n, k, *best), (), eng.log_level, eng.evaluations)
-        if res.best > log_delta and res.best_leaf is not None:  # a worse dataset: move the witness
-            best = res.best_leaf
-            e_low = _leaf_epsilon(eng, *best, log_delta, eps0)
-            ex = _leaf_low(eng, *best, e_low)
-            e_t = max(e_t, e_low * (1.0 + 0.5 * tol))
-        else:
-            e_t = e_t * (1.0 + 0.5 * tol)
+        # a leaf above log_delta: move eps to where that leaf's bound is below it (bisection on the
+        # bound, non-increasing in eps), and at least tol / 2 above the exhibited epsilon
+        c0, c1 = srch.top_leaf
+        lo_e, hi_e = e_t, eps0
+        for _ in range(40):
+            if hi_e - lo_e <= 0.25 * tol * e_low:
+                break
+            mid = 0.5 * (lo_e + hi_e)
+            if eng.box_bound(c0, c0, c1, c1, mid)[0] <= log_delta:
+                hi_e = mid
+            else:
+                lo_e = mid
+        e_t = max(hi_e, e_low * (1.0 + 0.5 * tol))
+        srch.move_eps(e_t)
+
+def exact_leaf_log_delta(eng: Engine, c0: int, c1: int, d: int, eps: float) -> float:
+    """Exact (lower) log divergence of the dataset "``c0`` others at 0, ``c1`` at 1, the rest at 2", direction ``d``.
+
+    ``d = 0``: ``H(P || Q)``, ``1``: ``H(Q || P)`` (target ``0 -> 1``). The 3-D law of
+    :func:`others_law3` is the exact sufficient statistic of that dataset (the values ``3..k-1``
+    are held by nobody: their split is ancillary, as in :mod:`~shuffle_accounting.shuffled_krr.exact`).
+    """
+    return _leaf_low(eng, c0, c1, d, eps)
+
+
+def covers(n: int, boxes) -> bool:
+    """Whether ``boxes`` cover every ``(c0, c1)`` with ``c1 <= c0`` and ``c0 + c1 <= n - 1`` (overlaps allowed)."""
+    if n > 20000:  # pragma: no cover - the search is not run there
+        return False
+    seen = np.zeros((n, n), dtype=bool)
+    for b in boxes:
+        if b.a0 < 0 or b.a1 < 0 or b.a0 > b.b0 or b.a1 > b.b1:
+            return False
+        seen[b.a0 : b.b0 + 1, b.a1 : b.b1 + 1] = True
+    c0 = np.arange(n)[:, None]
+    c1 = np.arange(n)[None, :]
+    need = (c1 <= c0) & (c0 + c1 <= n - 1)
+    return bool(np.all(seen[need]))
