@@ -1,4 +1,122 @@
-"""DOCSTRING PLACEHOLDER"""
+"""Certified worst case of shuffled k-RR for ``k >= 4`` by branch and bound over ``(c0, c1)``.
+
+Setting (as in :mod:`~shuffle_accounting.shuffled_krr.worst_case_multi`). ``n`` users apply k-RR
+with local privacy ``eps0``: a user holding ``x`` reports ``x`` w.p. ``p = e^eps0 pbar`` and each
+other value w.p. ``pbar = 1 / (e^eps0 + k - 1)``. The release is the full histogram. The target
+holds ``x0 = 0`` in ``D`` and ``x1 = 1`` in ``D'``; ``P`` / ``Q`` are the laws of the release,
+``H(P || Q) = sum_h (P(h) - E Q(h))_+`` with ``E = e^eps``. Of the other users, ``c0`` hold 0,
+``c1`` hold 1 and ``m = n - 1 - c0 - c1`` hold values of ``R = {2, ..., k - 1}`` (the
+*configuration*, arbitrary). A *block* is a value of ``(h0, h1)``; ``N = n - h0 - h1`` is the
+number of reports in ``R``. ``D_c`` is the dataset with the same ``c0, c1`` and all ``m`` users of
+``R`` at 2.
+
+Proof of the certified bound (the collapse lemma and the leaf bound are the wck4b analysis of
+benchmarks/README.md, "k >= 4 at n = 200 and 500"; every step is an identity or data processing):
+
+(B1) *Symmetry.* Relabelling ``0 <-> 1`` maps the dataset ``(c0, c1)`` and the direction
+``H(Q || P)`` to ``(c1, c0)`` and ``H(P || Q)``; relabelling ``R`` changes nothing. So the
+supremum over all datasets and both directions is the supremum over the half-triangle
+``c1 <= c0, c0 + c1 <= n - 1`` of ``max(H(P || Q), H(Q || P))``: the search covers that
+half-triangle with both directions.
+
+(B2) *Structure and collapse.* A user of ``R`` (whatever its value ``y``) reports 0, 1, "in ``R``"
+w.p. ``pbar, pbar, 1 - 2 pbar``, and given "in ``R``" reports ``y`` w.p. ``p / (1 - 2 pbar)``, else
+uniformly on ``R \\ {y}`` (law ``Bias_y``); every other user (at 0 or 1, the target in ``D`` and in
+``D'``, and the uniform users of (B4)) reports in ``R`` w.p. independent of the configuration and
+then *uniformly* on ``R``. So given a block, ``P`` and ``Q`` of the ``R``-part are mixtures over
+``M`` (users of ``R`` reporting in ``R``) of ``G_M`` = the ``Bias`` reports of a uniformly random
+``M``-subset of the configuration plus ``N - M`` uniform reports, with block-and-``M`` weights
+that do not depend on the configuration. For ``N <= m`` the kernel "order the ``N`` reports at
+random, order the configuration ``y_1..y_m`` at random, apply the transposition ``(2 y_i)`` of
+``R`` to the ``i``-th report" maps ``M Bias_2 + (N - M)`` uniform reports (the law under ``D_c``)
+to ``G_M`` for every ``M <= N`` at once (the ``Bias_2`` reports sit on a uniformly random position
+set independent of the ``y``'s, ``(2 y) Bias_2 = Bias_y``, a uniform report stays uniform). It
+does not depend on ``M`` nor on ``P`` / ``Q``, so by data processing, on every block with
+``N <= m`` the block's share ``sum_{h in block} (P_D(h) - E Q_D(h))_+`` is at most that of
+``D_c``. On the block ``N = n`` (``h0 = h1 = 0``) ``P = Q`` (the target reports in ``R`` w.p.
+``(k - 2) pbar`` in both datasets, then uniformly): its share is 0.
+
+(B3) *Per-block bounds (the leaf bound).* ``H(P_D || Q_D) = sum_blocks share(block)``, and for
+any view ``V`` of which the block is a function, ``share(block) <= sum_{v: block(v) = block}
+(P_V(v) - E Q_V(v))_+`` (``P(h) - E Q(h)`` is the sum of ``P_V - E Q_V`` over the ``v`` that map
+to ``h``). Three bounds per block, the smallest used:
+
+* *body* (blocks with ``N <= m``, and every block when ``m = 0``: then ``D = D_c``): the share of
+  ``D_c`` (B2), from the exact 3-D law of ``(h0, h1, h2)`` of ``D_c`` (the values ``3..k-1`` are
+  held by nobody there, their split is ancillary, as in :mod:`~shuffle_accounting.shuffled_krr.exact`);
+* *coin reveal* (CR): every user of ``R`` reveals its blanket coin (uniform w.p. ``gamma = k pbar``)
+  and, when not uniform, its report, which is its own value, in ``R``: the block is unchanged by
+  these known reports, the coins and values do not involve the target, and given ``B`` uniform
+  coins the rest is the target, the ``c0`` and ``c1`` users and ``B`` uniform users, all of whom
+  report in ``R`` uniformly: their ``R``-part is ancillary, so the share is
+  ``sum_B Bin(m, gamma)(B) (P_B(block) - E Q_B(block))_+`` with ``P_B`` / ``Q_B`` 2-D laws of
+  ``(h0, h1)``;
+* the block's probability ``P(block)`` (``share <= P(block)``), the same for every configuration
+  (B2).
+
+Summing the minimum over blocks gives ``F(c0, c1) >= H(P_D || Q_D)`` for *every* configuration;
+likewise for ``H(Q || P)`` (the roles of the target rows swapped; the third bound is ``Q(block)``).
+``F(0, 0)`` is the exact value of "all others at 2". Tested against brute force over every
+dataset (tests/test_shuffled_krr_worst_case_boxes.py).
+
+(B4) *Uniform users.* The same holds with ``b`` extra users reporting uniformly on all ``k``
+values (the *reduced problem* of a box): they report 0, 1 w.p. ``1/k`` and in ``R`` uniformly, so
+they join the users of (B2) whose ``R``-reports are uniform; the body is then the blocks with
+``N <= m``, i.e. ``h0 + h1 >= 1 + c0 + c1 + b``, and CR has ``b + B`` uniform users.
+
+(B5) *Boxes.* A box is ``a0 <= c0 <= b0``, ``a1 <= c1 <= b1`` (with ``c0 + c1 <= n - 1``). Every
+dataset in it has at least ``a0`` users at 0, ``a1`` at 1 and ``m_lo = n - 1 - min(b0 + b1, n - 1)``
+in ``R``; the other ``f = n - 1 - a0 - a1 - m_lo`` users are *free*. Give the adversary each free
+user's coin and, when not uniform, its report (a known shift of the histogram): the view contains
+the release (data processing), the coins and shifts do not involve the target, so the divergence
+is the expectation over ``B ~ Bin(f, gamma)`` uniform free users of that of the reduced problem
+``(a0, a1, m_lo, b = B)`` (joint convexity; the shift is a bijection of histograms), bounded by
+(B3)-(B4) for every configuration. The reduced problem's true divergence is non-increasing in
+``b`` (one more independent uniform report is the same Markov kernel applied to ``P`` and
+``Q``), so for cells ``s_0 < s_1 < ...`` of ``B``'s window ``E_B g(B) <= sum_j P(s_j <= B <
+s_{j+1}) F_b(s_j) + P(B outside the window)`` (``g <= 1``). A box with ``f = 0`` is a leaf:
+its bound is ``F(c0, c1)`` and its lower value the exact divergence of ``D_c`` (a concrete
+dataset: the exhibited value).
+
+(B6) *Search.* Best first: the box with the largest bound is split in half along its longer
+side. The boxes always cover the half-triangle, so their largest bound is certified at any stop
+(budget included). ``delta(eps)``: stop when every bound is within ``tol`` of the best leaf's
+exact value (a loose leaf raises the certified value to its own bound). ``epsilon(delta)``: find
+an ``eps`` at which every bound is ``<= delta``, starting at ``tol / 2`` above the exhibited
+epsilon; when a leaf's bound stays above, ``eps`` moves to where that leaf's bound (non-increasing
+in ``eps``: every term ``(a - E b)_+`` is) drops below ``delta``, the closed boxes are kept (the
+true divergence is non-increasing in ``eps``, so a bound at a smaller ``eps`` stays valid) and the
+open ones re-evaluated. A leaf whose exact value exceeds the target becomes the witness.
+
+(B7) *Numerics.* Laws are scaled non-negative arrays with the error model of
+:mod:`~shuffle_accounting.shuffled_krr._krr_grid` (``true >= arr e^scale (1 - rel)`` on the box,
+``sum (true - arr e^scale (1 + rel))_+ <= e^log_drop``). The largest class is the pivot, in closed
+form (:func:`_pivot3`: ``N_o`` non-pivot reports ``Bin(c, (k - 1) pbar) + Bin(b, (k - 1)/k)``
+(:func:`~shuffle_accounting.shuffled_krr._krr_grid.law_from_binom`,
+:func:`~shuffle_accounting.shuffled_krr._krr_grid.conv1d`), then ``Bin(N_o, 2/(k - 1))(x + y)
+Bin(x + y, 1/2)(x)`` by Loader log-pmfs counted at ``1e-10`` relative each; the mass outside
+the box is bounded by the doubled upper-bounding binomial tails of
+:mod:`~shuffle_accounting._binomial`). The other two classes are added one user at a time
+(:func:`_add_users`; the trimmed slabs' mass is measured and dropped, underflowed products
+counted). The per-block positive parts use coefficients moved to their unfavourable ends
+(:func:`_coefs`, the argument of :func:`~shuffle_accounting.shuffled_krr._krr_grid.hockey_upper`),
+sums are rounded up, the minimum over the bounds is taken per block in logs (no underflow), and
+the dropped masses of every method used are added once (each bounds the sum over blocks of that
+method's truncation). The lower (exhibited) value is the
+:class:`~shuffle_accounting.shuffled_krr._krr_grid.Hockey` lower bound of ``D_c``'s 3-D law.
+
+Cost and scope: a leaf or a cell of ``B`` is one 3-D law, ``O(window^3)`` cells times the users of
+the two smaller classes; the search is used by
+:func:`~shuffle_accounting.shuffled_krr.worst_case_multi.certify_multi` up to
+:data:`~shuffle_accounting.shuffled_krr.worst_case_multi.BOX_MAX_N` users where the type bounds
+miss ``tol`` (measured in benchmarks/README.md, "k >= 4 by boxes").
+
+Example:
+    >>> import math
+    >>> r = certify_boxes(4, 1.0, 20, eps=0.5, tol=1e-3)
+    >>> bool(r.ok and r.exhibited_log_delta <= r.log_delta <= r.exhibited_log_delta + math.log1p(1e-3))
+    True
+"""
 
 from __future__ import annotations
 
@@ -142,7 +260,9 @@ def _pivot3(k, eps0, v, c, b, lo, hi, log_tol) -> Law:
     return Law(lo, np.ascontiguousarray(arr), mx + no.scale, float(logsumexp(drops)), rel)
 
 
-def _add_users_fixed(L: Law, count: int, w: tuple[float, ...], lo_final: tuple[int, ...], left_after: int) -> Law:
+def _add_users_fixed(
+    L: Law, count: int, w: tuple[float, ...], lo_final: tuple[int, ...], left_after: int
+) -> Law:
     """``L`` plus ``count`` independent users with move probabilities ``w`` (one per axis, then "none").
 
     One user at a time: ``new(x) = w_none L(x) + sum_a w_a L(x - e_a)`` (non-negative products
@@ -315,7 +435,9 @@ def others_law3(k: int, eps0: float, a0: int, a1: int, m: int, b: int, log_tol: 
     lo_p, hi_p = [], []
     for a in range(3):
         r = rows[v][a]
-        w_lo, w_hi = _window([counts[v] * r, b / k], [counts[v] * r * (1 - r), b / k * (1 - 1 / k)], counts[v] + b, z)
+        w_lo, w_hi = _window(
+            [counts[v] * r, b / k], [counts[v] * r * (1 - r), b / k * (1 - 1 / k)], counts[v] + b, z
+        )
         lo_p.append(w_lo)
         hi_p.append(min(w_hi, hi[a]))
     L = _pivot3(k, eps0, v, counts[v], b, tuple(lo_p), tuple(hi_p), log_tol)
@@ -412,7 +534,9 @@ def blocks3(L: Law, k: int, eps0: float, eps: float) -> _Blocks:
     return _Blocks((L.lo[0], L.lo[1]), ups, pm, L.scale, L.log_drop, tuple(lows))
 
 
-def cr_blocks(k: int, eps0: float, a0: int, a1: int, m: int, bs: list[int], eps: float, log_tol: float) -> dict:
+def cr_blocks(
+    k: int, eps0: float, a0: int, a1: int, m: int, bs: list[int], eps: float, log_tol: float
+) -> dict:
     """Per-block bounds of the coin reveal (CR): every user of ``R`` reveals its blanket coin.
 
     For each ``b`` in ``bs``: ``sum_B Bin(m, gamma)(B) (P_{b+B} - E Q_{b+B})_+`` per block, with
@@ -434,7 +558,11 @@ def cr_blocks(k: int, eps0: float, a0: int, a1: int, m: int, bs: list[int], eps:
     hi = []
     for a in range(2):
         means = [a0 * rows2[0][a], a1 * rows2[1][a], j_max / k]
-        vars_ = [a0 * rows2[0][a] * (1 - rows2[0][a]), a1 * rows2[1][a] * (1 - rows2[1][a]), j_max / k * (1 - 1 / k)]
+        vars_ = [
+            a0 * rows2[0][a] * (1 - rows2[0][a]),
+            a1 * rows2[1][a] * (1 - rows2[1][a]),
+            j_max / k * (1 - 1 / k),
+        ]
         hi.append(_window(means, vars_, a0 + a1 + j_max, z)[1])
     T = Law((0, 0), np.zeros((hi[0] + 1, hi[1] + 1)), 0.0, -math.inf, 0.0)
     T.arr[0, 0] = 1.0
@@ -596,7 +724,9 @@ class Engine:
             self._cache[key] = r
         return r
 
-    def box_bound(self, a0: int, b0: int, a1: int, b1: int, eps: float, cells=None) -> tuple[float, tuple, tuple]:
+    def box_bound(
+        self, a0: int, b0: int, a1: int, b1: int, eps: float, cells=None
+    ) -> tuple[float, tuple, tuple | None]:
         """``(log bound, cells, leaf lower bounds or None)`` of a box (module docstring (B5))."""
         m_lo, f = self.geometry(a0, b0, a1, b1)
         if f == 0:
@@ -651,16 +781,17 @@ class Search:
         self.eng, self.eps = eng, eps
         self.closed: list[Box] = []
         self.heap: list = []
-        self.best, self.best_leaf = -math.inf, None
+        self.best: float = -math.inf
+        self.best_leaf: tuple[int, int, int] | None = None
         self.reason = ""
-        self.top_leaf = None
+        self.top_leaf: tuple[int, int] | None = None
         n = eng.n
         for c in _split((0, n - 1, 0, (n - 1) // 2), n):
             for g in _split(c, n):
                 self._push(g)
 
     def _push(self, bx) -> None:
-        val, cells, low = self.eng.box_bound(*bx, self.eps)
+        val, cells, low = self.eng.box_bound(bx[0], bx[1], bx[2], bx[3], self.eps)
         if low is not None:
             for d in (0, 1):
                 if low[d] > self.best:
@@ -718,13 +849,15 @@ def _witness(n: int, k: int, c0: int, c1: int, d: int) -> tuple[int, ...]:
     return tuple(cnt)
 
 
-def _leaf_epsilon(eng: Engine, c0: int, c1: int, d: int, log_delta: float, hi: float) -> float:
-    """Largest eps (bisection, rounded down) where the leaf's exact log divergence exceeds ``log_delta``."""
-    lo = 0.0
-    if not _leaf_low(eng, c0, c1, d, 0.0) > log_delta:
-        return 0.0
+def _leaf_epsilon(
+    eng: Engine, c0: int, c1: int, d: int, log_delta: float, hi: float, lo: float = 0.0
+) -> float:
+    """Largest eps (bisection in ``[lo, hi]``, rounded down) where the leaf's exact log divergence
+    exceeds ``log_delta`` (``lo`` when it does not exceed it there)."""
+    if not _leaf_low(eng, c0, c1, d, lo) > log_delta:
+        return lo
     for _ in range(60):
-        if hi - lo <= 1e-12 * max(hi, 1e-300):
+        if hi - lo <= 1e-10 * max(hi, 1e-300):
             break
         mid = 0.5 * (lo + hi)
         if _leaf_low(eng, c0, c1, d, mid) > log_delta:
@@ -764,13 +897,16 @@ def certify_boxes(
     max_evals: int = 4000,
     max_seconds: float = 60.0,
     max_cells: int = 6,
+    e_hint: float | None = None,
 ) -> BoxSearch:
     """The branch and bound over boxes of ``(c0, c1)`` (module docstring (B6)); inputs validated by the caller.
 
     ``eps`` given: certify ``delta(eps)`` within a relative ``tol`` of the best leaf (the cover's
     largest bound is the certified value, also when the budget runs out). ``log_delta`` given:
     find the smallest ``eps`` (steps of ``tol / 2`` relative above the exhibited epsilon) where
-    the cover certifies ``log_delta``; ``ok=False`` when the budget runs out first.
+    the cover certifies ``log_delta``; ``ok=False`` when the budget runs out first. ``e_hint``:
+    the exhibited epsilon of the seeds "all others at 2 / at 0" when the caller knows it (saves
+    their bisections).
     """
     deadline = time.monotonic() + max_seconds
     seeds = [(0, 0, 0), (n - 1, 0, 0), (n - 1, 0, 1)]
@@ -779,7 +915,7 @@ def certify_boxes(
         ex = max(_leaf_low(eng0, *s_, eps) for s_ in seeds)
         level = min(-1.0, ex) if ex > -math.inf else -60.0
         eng = Engine(k, eps0, n, level, max_cells)
-        best = max(seeds, key=lambda s_: _leaf_low(eng, *s_, eps))
+        best = max(seeds, key=lambda s_: _leaf_low(eng, s_[0], s_[1], s_[2], eps))
         ex = _leaf_low(eng, *best, eps)
         T = ex + math.log1p(tol)
         srch = Search(eng, eps)
@@ -796,8 +932,11 @@ def certify_boxes(
         )  # fmt: skip
     assert log_delta is not None
     eng = Engine(k, eps0, n, log_delta, max_cells)
-    lows = [(_leaf_epsilon(eng, *s_, log_delta, eps0), s_) for s_ in seeds]
-    e_low, best = max(lows)
+    if e_hint is not None and 0.0 < e_hint < eps0:  # the seeds' exhibited epsilon is known: refine the best
+        best = max(seeds, key=lambda s_: _leaf_low(eng, s_[0], s_[1], s_[2], e_hint))
+        e_low = _leaf_epsilon(eng, *best, log_delta, min(eps0, e_hint * (1.0 + 1e-6)), e_hint * (1.0 - 1e-6))
+    else:
+        e_low, best = max((_leaf_epsilon(eng, *s_, log_delta, eps0), s_) for s_ in seeds)
     ex = _leaf_low(eng, *best, e_low)
     e_t = min(e_low * (1.0 + 0.5 * tol), eps0) if e_low > 0 else min(1e-6, eps0)
     srch = Search(eng, e_t)
@@ -815,9 +954,12 @@ def certify_boxes(
                 eng.evaluations,
             )  # fmt: skip
         if srch.reason == "budget" or e_t >= eps0:
-            return BoxSearch(False, e_t, 0.0, e_low, ex, _witness(n, k, *best), (), eng.log_level, eng.evaluations)
+            return BoxSearch(
+                False, e_t, 0.0, e_low, ex, _witness(n, k, *best), (), eng.log_level, eng.evaluations
+            )
         # a leaf above log_delta: move eps to where that leaf's bound is below it (bisection on the
         # bound, non-increasing in eps), and at least tol / 2 above the exhibited epsilon
+        assert srch.top_leaf is not None
         c0, c1 = srch.top_leaf
         lo_e, hi_e = e_t, eps0
         for _ in range(40):
@@ -830,6 +972,7 @@ def certify_boxes(
                 lo_e = mid
         e_t = max(hi_e, e_low * (1.0 + 0.5 * tol))
         srch.move_eps(e_t)
+
 
 def exact_leaf_log_delta(eng: Engine, c0: int, c1: int, d: int, eps: float) -> float:
     """Exact (lower) log divergence of the dataset "``c0`` others at 0, ``c1`` at 1, the rest at 2", direction ``d``.

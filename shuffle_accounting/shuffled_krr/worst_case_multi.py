@@ -604,9 +604,9 @@ def certify_multi(
             neither of ``eps`` and ``delta`` are given.
 
     Example:
-        >>> c = certify_multi(4, 1.0, 30, delta=1e-6)
-        >>> bool(c.gap <= 1e-3 and c.epsilon_lower <= c.epsilon), verify(c)
-        (True, True)
+        >>> c = certify_multi(4, 1.0, 20, eps=0.5)
+        >>> bool(c.gap <= 1e-3 and c.exhibited_log_delta <= c.log_delta), len(c.boxes) > 0, verify(c)
+        (True, True, True)
     """
     from . import worst_case_boxes as _wcb
 
@@ -629,7 +629,15 @@ def certify_multi(
             r.witness if better else c.worst_others, ex, (), r.log_level, c.evaluations + r.evaluations,
             bool(gap <= tol_), False, r.boxes, better,
         )  # fmt: skip
-    r = _wcb.certify_boxes(c.k, c.eps0, c.n, log_delta=math.log(c.delta), tol=tol_, max_seconds=max_seconds)
+    r = _wcb.certify_boxes(
+        c.k,
+        c.eps0,
+        c.n,
+        log_delta=math.log(c.delta),
+        tol=tol_,
+        max_seconds=max_seconds,
+        e_hint=c.epsilon_lower,
+    )
     if not r.ok or r.eps >= c.epsilon or not _Problem(c.k, c.eps0, c.n, -60.0).valid(r.eps):
         return c
     better = r.epsilon_lower > c.epsilon_lower
@@ -869,7 +877,9 @@ def _verify_boxes(cert: WorstCaseMultiCertificate) -> bool:
     eng = _wcb.Engine(cert.k, cert.eps0, cert.n, cert.log_level)
     for b in boxes:
         val, _, _ = eng.box_bound(b.a0, b.b0, b.a1, b.b1, cert.eps, b.cells if b.cells else None)
-        if val > cert.log_delta:  # recomputed at the certificate's eps (recorded bounds may be at a smaller eps)
+        if (
+            val > cert.log_delta
+        ):  # recomputed at the certificate's eps (recorded bounds may be at a smaller eps)
             return False
     if cert.query == "epsilon" and cert.log_delta > math.log(cert.delta):
         return False
@@ -887,7 +897,9 @@ def _verify_boxes(cert: WorstCaseMultiCertificate) -> bool:
         if sorted(o)[:-1] != [0] * (cert.k - 1):
             return False
         v = o.index(cert.n - 1)
-        r = G.single_class_log_hockey(cert.k, cert.eps0, cert.n, 2 if v >= 2 else 0, e_ex, cert.log_level - _DROP_MARGIN)
+        r = G.single_class_log_hockey(
+            cert.k, cert.eps0, cert.n, 2 if v >= 2 else 0, e_ex, cert.log_level - _DROP_MARGIN
+        )
         if r is None:
             return False
         ex = r[1][1] if v == 1 else r[0][1]
