@@ -411,6 +411,80 @@ def _slice_to(L: Law, lo: tuple[int, ...], hi: tuple[int, ...]) -> Law:
     return Law(tuple(new_lo), arr, L.scale, float(logsumexp(drops)), L.rel, L.products)
 
 
+def _pair3(k: int, eps0: float, x: int, y: int, cx: int, cy: int, b: int, lo, hi, log_tol: float) -> Law:
+    """Law over ``(h0, h1, h2)`` of ``cx > 0`` users at ``x``, ``cy > 0`` at ``y`` and ``b`` uniform users.
+
+    Both classes report the third tracked value ``t`` w.p. ``pbar`` and ``Z`` w.p. ``(k - 3) pbar``,
+    and a uniform user ``t`` w.p. ``1/k`` and ``Z`` w.p. ``(k - 3)/k``: for all three, given a
+    report in ``{t} u Z`` it is ``t`` w.p. ``1/(k - 2)``. So given the number ``K`` of their
+    reports in ``{t} u Z``, ``h_t ~ Bin(K, 1/(k - 2))`` independently of the rest. The law of
+    ``(h_x, h_x + h_y)`` is the direct 2-D convolution
+    (:func:`~shuffle_accounting.shuffled_krr._krr_grid.conv2d`) of the classes' windowed
+    trinomials (:func:`~shuffle_accounting.shuffled_krr._krr_grid.class_grid`, pivot "other",
+    designated ``x``), with their error model; ``K = cx + cy + b - h_x - h_y``. The box is ``[lo, hi]``. Dropped: the 2-D
+    law's own dropped mass, its cells outside the box (measured) and per ``K`` the doubled upper
+    binomial tails of ``h_t`` outside ``[lo_t, hi_t]`` weighted by the row's mass.
+    """
+    lp, lq, _, _ = _probs(k, eps0)
+    l_other = math.log(k - 2) + lq
+    tl = log_tol - math.log(8.0)
+    W = G.conv2d(G.class_grid(cx, l_other, lp, lq, tl), G.class_grid(cy, l_other, lq, lp, tl))
+    if b > 0:
+        lk = -math.log(k)
+        W = G.conv2d(W, G.class_grid(b, math.log(k - 2) + lk, lk, lk, tl))
+    t = 3 - x - y
+    tot = cx + cy + b
+    drops = [W.log_drop]
+    Hx = np.arange(lo[x], hi[x] + 1)
+    Hy = np.arange(lo[y], hi[y] + 1)
+    Ht = np.arange(lo[t], hi[t] + 1, dtype=float)
+    rows, cols = W.arr.shape
+    Nn = Hx[:, None] + Hy[None, :] - W.n_lo
+    Jj = np.broadcast_to(Hx[:, None] - W.j_lo, Nn.shape)
+    ok = (Nn >= 0) & (Nn < rows) & (Jj >= 0) & (Jj < cols)
+    Wg = np.zeros(Nn.shape)
+    Wg[ok] = W.arr[Nn[ok], Jj[ok]]
+    # W's cells outside the (h_x, h_y) box, measured
+    used = np.zeros(W.arr.shape, dtype=bool)
+    used[Nn[ok], Jj[ok]] = True
+    _add_drop(drops, float(W.arr[~used].sum()), W.scale, W.rel, W.arr.size)
+    # h_t | K outside [lo_t, hi_t]: per row N of W (K = tot - N), weighted by the row's mass
+    Ns = W.n_lo + np.arange(rows)
+    Kf = (tot - Ns).astype(float)
+    tails = [log_binom_sf(np.full(Kf.shape, Ht[-1] + 1.0), Kf, 1.0 / (k - 2))]
+    if Ht[0] > 0:
+        tails.append(log_binom_cdf(np.full(Kf.shape, Ht[0] - 1.0), Kf, 1.0 / (k - 2)))
+    lt = np.logaddexp.reduce(np.array(tails), axis=0) + math.log(2.0)
+    rs = W.arr.sum(axis=1)
+    with np.errstate(divide="ignore"):
+        val = np.log(rs) + lt + math.log1p(W.rel) + math.log1p((cols + 4) * _U)
+    val = val[np.isfinite(val)]
+    if val.size:
+        drops.append(float(logsumexp(val)) + W.scale + 1e-12)
+    K2 = tot - Hx[:, None] - Hy[None, :]
+    Kv = np.arange(int(K2.min()), int(K2.max()) + 1, dtype=float)
+    KK, TT = np.meshgrid(Kv, Ht, indexing="ij")
+    okb = (TT <= KK) & (KK >= 0)
+    lb = np.where(
+        okb,
+        log_binom_pmf(np.where(okb, TT, 0.0), np.maximum(KK, 0.0), -math.log(k - 2), math.log((k - 3) / (k - 2))),
+        -np.inf,
+    )
+    with np.errstate(divide="ignore"):
+        lg = np.log(Wg)[:, :, None] + lb[(K2 - int(Kv[0])).astype(np.int64)]
+    mx = float(np.max(lg)) if np.any(np.isfinite(lg)) else 0.0
+    keep = lg - mx > _FLUSH
+    fl = lg[~keep & np.isfinite(lg)]
+    if fl.size:
+        drops.append(float(logsumexp(fl)) + W.scale + math.log1p(_REL) + math.log1p(W.rel))
+    with np.errstate(under="ignore"):
+        arr = np.where(keep, np.exp(np.where(keep, lg - mx, 0.0)), 0.0)
+    perm = np.argsort([x, y, t])
+    arr = np.ascontiguousarray(arr.transpose(perm))
+    rel = W.rel + _REL + 8.0 * _U
+    return Law(tuple(lo), arr, mx + W.scale, float(logsumexp(drops)), rel)
+
+
 def others_law3(k: int, eps0: float, a0: int, a1: int, m: int, b: int, log_tol: float) -> Law:
     """Law over ``(h0, h1, h2)`` of ``a0`` users at 0, ``a1`` at 1, ``m`` at 2 and ``b`` uniform users.
 
@@ -422,7 +496,7 @@ def others_law3(k: int, eps0: float, a0: int, a1: int, m: int, b: int, log_tol: 
     rows = _rows(k, eps0)
     counts = {0: a0, 1: a1, 2: m}
     total = a0 + a1 + m + b
-    z = math.sqrt(2.0 * max(0.0, -log_tol)) + 1.5
+    z = math.sqrt(2.0 * max(0.0, -log_tol)) + 0.5
     lo, hi = [], []
     for a in range(3):
         means = [counts[x] * rows[x][a] for x in (0, 1, 2)] + [b / k]
@@ -430,19 +504,32 @@ def others_law3(k: int, eps0: float, a0: int, a1: int, m: int, b: int, log_tol: 
         w_lo, w_hi = _window(means, vars_, total, z)
         lo.append(w_lo)
         hi.append(w_hi)
-    v = max((2, 0, 1), key=lambda x: counts[x])
-    rest = [x for x in (0, 1, 2) if x != v and counts[x] > 0]
-    lo_p, hi_p = [], []
-    for a in range(3):
-        r = rows[v][a]
-        w_lo, w_hi = _window(
-            [counts[v] * r, b / k], [counts[v] * r * (1 - r), b / k * (1 - 1 / k)], counts[v] + b, z
-        )
-        lo_p.append(w_lo)
-        hi_p.append(min(w_hi, hi[a]))
-    L = _pivot3(k, eps0, v, counts[v], b, tuple(lo_p), tuple(hi_p), log_tol)
-    for x in rest:
-        L = _add_users(L, counts[x], rows[x], log_tol - math.log(4.0))
+    order = sorted((2, 0, 1), key=lambda x: -counts[x])  # largest first (ties: 2, 0, 1)
+    v, x2, x3 = order
+
+    def own_box(classes, extra_b):
+        lo_p, hi_p = [], []
+        for a in range(3):
+            ms = [counts[c] * rows[c][a] for c in classes] + [extra_b / k]
+            vs = [counts[c] * rows[c][a] * (1 - rows[c][a]) for c in classes] + [extra_b / k * (1 - 1 / k)]
+            w_lo, w_hi = _window(ms, vs, sum(counts[c] for c in classes) + extra_b, z)
+            lo_p.append(w_lo)
+            hi_p.append(max(min(w_hi, hi[a]), w_lo))
+        return tuple(lo_p), tuple(hi_p)
+
+    # (i) pivot class with the uniform users in closed form, the other two one at a time;
+    # (ii) the two largest classes in closed form, the third and the uniform users one at a time
+    cost_pivot = counts[x2] + counts[x3]
+    cost_pair = counts[x3] + 1
+    if counts[x2] > 0 and cost_pair < cost_pivot:
+        lo_p, hi_p = own_box((v, x2), b)
+        L = _pair3(k, eps0, v, x2, counts[v], counts[x2], b, lo_p, hi_p, log_tol)
+        L = _add_users(L, counts[x3], rows[x3], log_tol - math.log(4.0))
+    else:
+        lo_p, hi_p = own_box((v,), b)
+        L = _pivot3(k, eps0, v, counts[v], b, lo_p, hi_p, log_tol)
+        for c in (x2, x3):
+            L = _add_users(L, counts[c], rows[c], log_tol - math.log(4.0))
     return _slice_to(L, tuple(lo), tuple(hi))
 
 
@@ -500,37 +587,46 @@ class _Blocks:
         self.lo, self.up, self.pmass, self.scale, self.log_err, self.low = lo, up, pmass, scale, log_err, low
 
 
-def blocks3(L: Law, k: int, eps0: float, eps: float) -> _Blocks:
+def blocks3(L: Law, k: int, eps0: float, eps: float, want_low: bool = True) -> _Blocks:
     """Per-block bounds from the 3-D law ``L`` of the other users (the target added here).
 
-    ``up[d]``: ``sum_h2 (P~ (1 + rho) - E Q~ (1 - rho) + rounding)_+`` per block (``P~``, ``Q~``
-    from :func:`_coefs`); ``pmass``: ``sum_h2 P~ (1 + rho) + rounding`` (an upper bound on the
-    block's probability, the same under every configuration); ``low``: the log lower bounds of
-    the two divergences of this law's dataset (every block): ``sum (P~ (1 - rho) - E Q~ (1 + rho)
-    - rounding)_+ - E e^log_drop`` (the :class:`~shuffle_accounting.shuffled_krr._krr_grid.Hockey`
-    lower bound). The error term is ``L``'s dropped mass.
+    ``P~ = sum_y pi_P(y) L(x - e_y)`` and ``Q~`` likewise (the target's rows; four non-negative
+    products and three sums: relative error at most ``4 * 2u``). ``up[d]``: ``sum_h2 (P~ (1 + m) -
+    E Q~ (1 - m))_+`` per block with ``m = rho + 16 * 2u`` (``rho`` the law's relative error; the
+    extra ``16 * 2u`` dominates the rounding of the sums, the two products and the difference, so
+    each computed cell is at least ``P (1 + rho) - E Q (1 - rho) + 4 * 2u (P + E Q)``, the
+    :class:`~shuffle_accounting.shuffled_krr._krr_grid.Hockey` term); ``pmass[d]``: ``sum_h2 P~
+    (1 + m)`` (the block's probability, the same under every configuration); ``low``: the log lower
+    bounds of the two divergences of this law's dataset over every block, ``sum (P~ (1 - m) - E Q~
+    (1 + m))_+ - E e^log_drop`` (the :class:`~shuffle_accounting.shuffled_krr._krr_grid.Hockey`
+    lower bound; ``-inf`` unless ``want_low``). The error term is ``L``'s dropped mass.
     """
     E = math.exp(eps)
     pa, pb = _target_rows(k, eps0, 3)
-    rho = L.rel
+    m = L.rel + 16.0 * _U
     W2 = L.arr.shape[2] + 1
     grow = 1.0 + (W2 + 8) * _U
-    ups, lows = [], []
     size = (L.arr.shape[0] + 1) * (L.arr.shape[1] + 1) * W2
-    for x, y in ((pa, pb), (pb, pa)):
-        out = _combine(L.arr, _coefs(x, y, E, rho, True))
+    P = _combine(L.arr, list(pa))
+    Q = _combine(L.arr, list(pb))
+    ups, lows, pm = [], [], []
+    for X, Y in ((P, Q), (Q, P)):
+        out = X * (1.0 + m)
+        pm.append(out.sum(axis=2) * grow)
+        out -= Y * (E * (1.0 - m))
         np.maximum(out, 0.0, out=out)
         ups.append(out.sum(axis=2) * grow)
-        out = _combine(L.arr, _coefs(x, y, E, rho, False))
-        np.maximum(out, 0.0, out=out)
-        low = float(out.sum()) * (1.0 - (size + 8) * _U)
         ll = -math.inf
-        if low > 0.0:
-            ll = math.log(low) + L.scale - 1e-13
-            corr = eps + L.log_drop
-            ll = ll + math.log(-math.expm1(corr - ll)) if corr < ll else -math.inf
+        if want_low:
+            out = X * (1.0 - m)
+            out -= Y * (E * (1.0 + m))
+            np.maximum(out, 0.0, out=out)
+            low = float(out.sum()) * (1.0 - (size + 8) * _U)
+            if low > 0.0:
+                ll = math.log(low) + L.scale - 1e-13
+                corr = eps + L.log_drop
+                ll = ll + math.log(-math.expm1(corr - ll)) if corr < ll else -math.inf
         lows.append(ll)
-    pm = [_combine(L.arr, [x * (1.0 + rho + 16.0 * _U) for x in y]).sum(axis=2) * grow for y in (pa, pb)]
     return _Blocks((L.lo[0], L.lo[1]), ups, pm, L.scale, L.log_drop, tuple(lows))
 
 
@@ -554,7 +650,7 @@ def cr_blocks(
     B_hi = B_lo + lpB.size - 1
     j_max = max(bs) + B_hi
     rows2 = {0: (p, q, (k - 2) * q), 1: (q, p, (k - 2) * q), "u": (1.0 / k, 1.0 / k, (k - 2) / k)}
-    z = math.sqrt(2.0 * max(0.0, -log_tol)) + 1.5
+    z = math.sqrt(2.0 * max(0.0, -log_tol)) + 0.5
     hi = []
     for a in range(2):
         means = [a0 * rows2[0][a], a1 * rows2[1][a], j_max / k]
@@ -646,7 +742,7 @@ def reduced_bounds(
     crs = None
     for b in bs:
         L = others_law3(k, eps0, a0, a1, m, b, log_tol)
-        bl = blocks3(L, k, eps0, eps)
+        bl = blocks3(L, k, eps0, eps, want_low=b == 0)
         n_body = None if m == 0 else 1 + a0 + a1 + b
         res = []
         for d in (0, 1):
@@ -694,7 +790,7 @@ class Engine:
     def __init__(self, k: int, eps0: float, n: int, log_level: float, max_cells: int = 6) -> None:
         self.k, self.eps0, self.n = k, eps0, n
         self.log_level = log_level
-        self.log_tol = log_level - 18.0
+        self.log_tol = log_level - 16.0
         lp, lq, _, _ = _probs(k, eps0)
         self.log_g = math.log(k) + lq
         self.log_1mg = lp + math.log(-math.expm1(-eps0))
