@@ -89,7 +89,11 @@ def test_certificate_dominates_every_dataset_and_exhibits_one(k, n, eps0):
         # the exhibited value is a concrete dataset's exact delta (the witness), below the brute max
         d = 0 if r.witness[0] >= r.witness[1] else 1
         ex = _exact(k, eps0, r.witness, eps)[0]
-        assert ex * (1 - 1e-6) - 1e-9 * (1.0 + math.exp(eps)) <= math.exp(r.exhibited_log_delta) <= ex * (1 + 1e-9)
+        assert (
+            ex * (1 - 1e-6) - 1e-9 * (1.0 + math.exp(eps))
+            <= math.exp(r.exhibited_log_delta)
+            <= ex * (1 + 1e-9)
+        )
         assert ex <= brute * (1 + 1e-12)
         del d
         assert r.ok and r.log_delta <= r.exhibited_log_delta + math.log1p(1e-4) + 1e-12

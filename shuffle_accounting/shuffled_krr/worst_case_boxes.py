@@ -138,6 +138,8 @@ _REL = G.REL_PMF
 _TINY = 2.3e-308
 #: Relative error added per user added one at a time (4 products, 3 sums, weights, rescale).
 _STEP = 10.0 * _U
+#: Cells of ``B`` of a box's first evaluation (refined to ``max_cells`` before it is split).
+COARSE_CELLS = 3
 #: Entries below ``e^-700`` of an array's maximum are moved into the dropped mass.
 _FLUSH = -700.0
 
@@ -411,6 +413,33 @@ def _slice_to(L: Law, lo: tuple[int, ...], hi: tuple[int, ...]) -> Law:
     return Law(tuple(new_lo), arr, L.scale, float(logsumexp(drops)), L.rel, L.products)
 
 
+def _pair_grids(k: int, eps0: float, cx: int, cy: int, b: int, log_tol: float) -> list:
+    """The windowed trinomials of :func:`_pair3` (``x``-class, ``y``-class, uniform users)."""
+    lp, lq, _, _ = _probs(k, eps0)
+    l_other = math.log(k - 2) + lq
+    tl = log_tol - math.log(8.0)
+    out = [G.class_grid(cx, l_other, lp, lq, tl), G.class_grid(cy, l_other, lq, lp, tl)]
+    if b > 0:
+        lk = -math.log(k)
+        out.append(G.class_grid(b, math.log(k - 2) + lk, lk, lk, tl))
+    return out
+
+
+def _conv_work(shapes: list[tuple[int, int]]) -> float:
+    """Multiply-adds of convolving 2-D arrays of these shapes, smallest first (``convolve2d_direct``)."""
+    shapes = sorted(shapes, key=lambda s_: s_[0] * s_[1])
+    work = 0.0
+    cur = shapes[0]
+    for sh in shapes[1:]:
+        x, y = (cur, sh) if cur[0] * cur[1] >= sh[0] * sh[1] else (sh, cur)
+        width = x[1] + y[1] - 1
+        flat = float(x[0] * width) * float(y[0] * width)
+        direct = float(x[0] * x[1]) * float(y[0] * y[1])
+        work += flat if (flat <= 4.0 * direct or y[0] * y[1] > 4096) else direct
+        cur = (cur[0] + sh[0] - 1, cur[1] + sh[1] - 1)
+    return work
+
+
 def _pair3(k: int, eps0: float, x: int, y: int, cx: int, cy: int, b: int, lo, hi, log_tol: float) -> Law:
     """Law over ``(h0, h1, h2)`` of ``cx > 0`` users at ``x``, ``cy > 0`` at ``y`` and ``b`` uniform users.
 
@@ -425,13 +454,11 @@ def _pair3(k: int, eps0: float, x: int, y: int, cx: int, cy: int, b: int, lo, hi
     law's own dropped mass, its cells outside the box (measured) and per ``K`` the doubled upper
     binomial tails of ``h_t`` outside ``[lo_t, hi_t]`` weighted by the row's mass.
     """
-    lp, lq, _, _ = _probs(k, eps0)
-    l_other = math.log(k - 2) + lq
-    tl = log_tol - math.log(8.0)
-    W = G.conv2d(G.class_grid(cx, l_other, lp, lq, tl), G.class_grid(cy, l_other, lq, lp, tl))
-    if b > 0:
-        lk = -math.log(k)
-        W = G.conv2d(W, G.class_grid(b, math.log(k - 2) + lk, lk, lk, tl))
+    grids = _pair_grids(k, eps0, cx, cy, b, log_tol)
+    grids.sort(key=lambda g: g.arr.size)
+    W = grids[0]
+    for g in grids[1:]:
+        W = G.conv2d(W, g)
     t = 3 - x - y
     tot = cx + cy + b
     drops = [W.log_drop]
@@ -467,7 +494,9 @@ def _pair3(k: int, eps0: float, x: int, y: int, cx: int, cy: int, b: int, lo, hi
     okb = (TT <= KK) & (KK >= 0)
     lb = np.where(
         okb,
-        log_binom_pmf(np.where(okb, TT, 0.0), np.maximum(KK, 0.0), -math.log(k - 2), math.log((k - 3) / (k - 2))),
+        log_binom_pmf(
+            np.where(okb, TT, 0.0), np.maximum(KK, 0.0), -math.log(k - 2), math.log((k - 3) / (k - 2))
+        ),
         -np.inf,
     )
     with np.errstate(divide="ignore"):
@@ -519,9 +548,15 @@ def others_law3(k: int, eps0: float, a0: int, a1: int, m: int, b: int, log_tol: 
 
     # (i) pivot class with the uniform users in closed form, the other two one at a time;
     # (ii) the two largest classes in closed form, the third and the uniform users one at a time
-    cost_pivot = counts[x2] + counts[x3]
-    cost_pair = counts[x3] + 1
-    if counts[x2] > 0 and cost_pair < cost_pivot:
+    # cost model (measured on this machine, order of magnitude): one user added = 6 passes over
+    # the final box; a direct 2-D convolution multiply-add = 1 pass-cell
+    cells = float(np.prod([hi[a] - lo[a] + 1 for a in range(3)]))
+    cost_pivot = (counts[x2] + counts[x3]) * 6.0 * cells
+    cost_pair = math.inf
+    if counts[x2] > 0:
+        shapes = [g.arr.shape for g in _pair_grids(k, eps0, counts[v], counts[x2], b, log_tol)]
+        cost_pair = counts[x3] * 6.0 * cells + _conv_work(shapes)
+    if cost_pair < cost_pivot:
         lo_p, hi_p = own_box((v, x2), b)
         L = _pair3(k, eps0, v, x2, counts[v], counts[x2], b, lo_p, hi_p, log_tol)
         L = _add_users(L, counts[x3], rows[x3], log_tol - math.log(4.0))
@@ -725,6 +760,17 @@ def _log_sum_min(parts: list, mask_body, n_body_lo: int | None, d: int) -> float
     return float(logsumexp(vals)) + 4e-13 + (vals.size + 8) * _U
 
 
+def _tail_log_mass(bl: _Blocks, n_body: int | None, d: int) -> float:
+    """Log of the summed block probabilities (``pmass[d]``) of the blocks outside the body (``(0, 0)`` excluded)."""
+    if n_body is None:
+        return -math.inf
+    a = bl.pmass[d]
+    H = (bl.lo[0] + np.arange(a.shape[0]))[:, None] + (bl.lo[1] + np.arange(a.shape[1]))[None, :]
+    sel = a[(H < n_body) & (H > 0)]
+    tot = float(sel.sum())
+    return math.log(tot) + bl.scale + 1e-12 if tot > 0 else -math.inf
+
+
 def reduced_bounds(
     k: int, eps0: float, a0: int, a1: int, m: int, bs: list[int], eps: float, log_tol: float
 ) -> dict:
@@ -748,7 +794,10 @@ def reduced_bounds(
         for d in (0, 1):
             base = _log_sum_min([(bl, True), (bl, False)], None, n_body, d)
             val = float(np.logaddexp(base, bl.log_err))
-            if m > 0 and val > log_tol + 3.0:  # the coin reveal can only help; compute it lazily
+            # the coin reveal only helps on the blocks outside the body: skip it where their
+            # probability is negligible (below e^log_tol or 1e-6 of the bound)
+            tail = _tail_log_mass(bl, n_body, d)
+            if m > 0 and val > log_tol + 3.0 and tail > max(log_tol, val - 13.8):
                 if crs is None:
                     crs = cr_blocks(k, eps0, a0, a1, m, bs, eps, log_tol)
                 cr = crs[b]
@@ -804,21 +853,24 @@ class Engine:
         m_lo = self.n - 1 - top
         return m_lo, self.n - 1 - a0 - a1 - m_lo
 
-    def default_cells(self, f: int) -> tuple[int, ...]:
+    def default_cells(self, f: int, count: int | None = None) -> tuple[int, ...]:
+        """Left ends of ``count`` (default ``max_cells``) equal cells of ``B``'s window."""
+        count = self.max_cells if count is None else count
         lo, lpb, _ = G.binom_window(f, self.log_g, self.log_1mg, self.log_tol - math.log(4.0))
         hi = lo + lpb.size - 1
-        if hi - lo + 1 <= self.max_cells:
+        if hi - lo + 1 <= count:
             return tuple(range(lo, hi + 1))
-        return tuple(sorted({int(round(x)) for x in np.linspace(lo, hi + 1, self.max_cells + 1)[:-1]}))
+        return tuple(sorted({int(round(x)) for x in np.linspace(lo, hi + 1, count + 1)[:-1]}))
 
     def reduced(self, a0: int, a1: int, m: int, bs: tuple[int, ...], eps: float) -> dict:
-        key = (a0, a1, m, bs, eps)
-        r = self._cache.get(key)
-        if r is None:
-            self.evaluations += len(bs)
-            r = reduced_bounds(self.k, self.eps0, a0, a1, m, list(bs), eps, self.log_tol)
-            self._cache[key] = r
-        return r
+        """:func:`reduced_bounds` for each ``b`` in ``bs`` (cached per ``b``)."""
+        missing = [b for b in bs if (a0, a1, m, b, eps) not in self._cache]
+        if missing:
+            self.evaluations += len(missing)
+            r = reduced_bounds(self.k, self.eps0, a0, a1, m, missing, eps, self.log_tol)
+            for b in missing:
+                self._cache[(a0, a1, m, b, eps)] = r[b]
+        return {b: self._cache[(a0, a1, m, b, eps)] for b in bs}
 
     def box_bound(
         self, a0: int, b0: int, a1: int, b1: int, eps: float, cells=None
@@ -886,23 +938,28 @@ class Search:
             for g in _split(c, n):
                 self._push(g)
 
-    def _push(self, bx) -> None:
-        val, cells, low = self.eng.box_bound(bx[0], bx[1], bx[2], bx[3], self.eps)
+    def _push(self, bx, fine: bool = False) -> None:
+        """Evaluate a box (first with :data:`COARSE_CELLS` cells of ``B``; ``fine``: ``max_cells``)."""
+        eng = self.eng
+        _, f = eng.geometry(*bx)
+        cells = None if f == 0 else eng.default_cells(f, None if fine else min(COARSE_CELLS, eng.max_cells))
+        val, cells, low = eng.box_bound(bx[0], bx[1], bx[2], bx[3], self.eps, cells)
         if low is not None:
             for d in (0, 1):
                 if low[d] > self.best:
                     self.best = low[d]
                     self.best_leaf = (bx[0], bx[2], d)
-        heapq.heappush(self.heap, (-val, bx, Box(bx[0], bx[1], bx[2], bx[3], cells, val)))
+        coarse = f > 0 and not fine and len(cells) < len(eng.default_cells(f))
+        heapq.heappush(self.heap, (-val, bx, Box(bx[0], bx[1], bx[2], bx[3], cells, val), coarse))
 
     def move_eps(self, eps: float) -> None:
         """Continue at a larger ``eps``: the open boxes are re-evaluated, the closed ones kept."""
         self.eps = eps
-        old = [h[1] for h in self.heap]
+        old = [(h[1], not h[3]) for h in self.heap]
         self.heap = []
         self.best, self.best_leaf = -math.inf, None
-        for bx in old:
-            self._push(bx)
+        for bx, fine in old:
+            self._push(bx, fine)
 
     def boxes(self) -> list[Box]:
         return self.closed + [h[2] for h in self.heap]
@@ -913,7 +970,7 @@ class Search:
     def run(self, log_T: float, max_evals: int, deadline: float) -> bool:
         n = self.eng.n
         while self.heap:
-            val, bx, b = self.heap[0]
+            val, bx, b, coarse = self.heap[0]
             if -val <= log_T:
                 self.closed.extend(h[2] for h in self.heap)
                 self.heap = []
@@ -925,6 +982,9 @@ class Search:
                 self.reason = "budget"
                 return False
             heapq.heappop(self.heap)
+            if coarse:  # refine the cells of B before splitting
+                self._push(bx, True)
+                continue
             for c in _split(bx, n):
                 self._push(c)
         self.reason = ""
@@ -953,7 +1013,7 @@ def _leaf_epsilon(
     if not _leaf_low(eng, c0, c1, d, lo) > log_delta:
         return lo
     for _ in range(60):
-        if hi - lo <= 1e-10 * max(hi, 1e-300):
+        if hi - lo <= 1e-9 * max(hi, 1e-300):
             break
         mid = 0.5 * (lo + hi)
         if _leaf_low(eng, c0, c1, d, mid) > log_delta:
