@@ -839,7 +839,7 @@ class Engine:
     def __init__(self, k: int, eps0: float, n: int, log_level: float, max_cells: int = 6) -> None:
         self.k, self.eps0, self.n = k, eps0, n
         self.log_level = log_level
-        self.log_tol = log_level - 16.0
+        self.log_tol = log_level - 12.0
         lp, lq, _, _ = _probs(k, eps0)
         self.log_g = math.log(k) + lq
         self.log_1mg = lp + math.log(-math.expm1(-eps0))
