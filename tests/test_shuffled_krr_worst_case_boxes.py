@@ -150,3 +150,14 @@ def test_budget_still_certifies():
     c = W.certify_multi(4, 1.0, 40, eps=0.5, tol=1e-6, max_seconds=0.0)
     assert W.verify(c)
     assert c.log_delta <= float(certified_log_delta(0.5, 4, 1.0, 40)) + 1e-12
+
+
+@pytest.mark.parametrize(
+    "k,eps0,n,query",
+    [(4, 0.5, 40, dict(delta=1e-3)), (7, 0.05, 40, dict(eps=0.025)), (30, 3.0, 9, dict(delta=1e-9))],
+)
+def test_verify_recomputes_the_same_bounds(k, eps0, n, query):
+    """Regression: each cell of B is computed on its own, so verify (other groupings of cells, other
+    eps for boxes closed before the last eps step) recomputes bounds at most the certified value."""
+    c = W.certify_multi(k, eps0, n, tol=1e-3, max_seconds=20, **query)
+    assert W.verify(c)

@@ -455,10 +455,17 @@ def _pair3(k: int, eps0: float, x: int, y: int, cx: int, cy: int, b: int, lo, hi
     binomial tails of ``h_t`` outside ``[lo_t, hi_t]`` weighted by the row's mass.
     """
     grids = _pair_grids(k, eps0, cx, cy, b, log_tol)
-    grids.sort(key=lambda g: g.arr.size)
-    W = grids[0]
-    for g in grids[1:]:
-        W = G.conv2d(W, g)
+    lp, lq, _, _ = _probs(k, eps0)
+    l_other, lk = math.log(k - 2) + lq, -math.log(k)
+    moves = [(cy, (l_other, lq, lp)), (b, (math.log(k - 2) + lk, lk, lk))]
+    # the x-class as the base, the others by direct 2-D convolution or one user at a time
+    # (``_krr_grid.add_classes``: whichever is cheaper, same error model)
+    rest = [(mv, g) for mv, g in zip(moves, grids[1:]) if mv[0] > 0]
+    W = G.add_classes(grids[0], [mv for mv, _ in rest], [g for _, g in rest], log_tol - math.log(8.0))
+    if W is None:  # pragma: no cover - over both budgets of add_classes (not reached at n <= 2000)
+        W = grids[0]
+        for _, g in rest:
+            W = G.conv2d(W, g)
     t = 3 - x - y
     tot = cx + cy + b
     drops = [W.log_drop]
@@ -554,8 +561,9 @@ def others_law3(k: int, eps0: float, a0: int, a1: int, m: int, b: int, log_tol: 
     cost_pivot = (counts[x2] + counts[x3]) * 6.0 * cells
     cost_pair = math.inf
     if counts[x2] > 0:
-        shapes = [g.arr.shape for g in _pair_grids(k, eps0, counts[v], counts[x2], b, log_tol)]
-        cost_pair = counts[x3] * 6.0 * cells + _conv_work(shapes)
+        gr = _pair_grids(k, eps0, counts[v], counts[x2], b, log_tol)
+        seq = (counts[x2] + b) * 3.0 * (gr[0].arr.shape[0] + 20.0) * (gr[0].arr.shape[1] + 20.0)
+        cost_pair = counts[x3] * 6.0 * cells + min(_conv_work([g.arr.shape for g in gr]), seq)
     if cost_pair < cost_pivot:
         lo_p, hi_p = own_box((v, x2), b)
         L = _pair3(k, eps0, v, x2, counts[v], counts[x2], b, lo_p, hi_p, log_tol)
@@ -665,6 +673,42 @@ def blocks3(L: Law, k: int, eps0: float, eps: float, want_low: bool = True) -> _
     return _Blocks((L.lo[0], L.lo[1]), ups, pm, L.scale, L.log_drop, tuple(lows))
 
 
+def _class2(k: int, eps0: float, c: int, hi0: int, hi1: int, log_tol: float) -> Law:
+    """Law of ``(h0, h1)`` of ``c`` users at 0 on ``[0, hi0] x [0, hi1]`` (closed form).
+
+    ``h0 ~ Bin(c, p)`` and, given ``h0``, ``h1 ~ Bin(c - h0, pbar / (1 - p))`` (Loader log-pmfs,
+    relative error counted ``2e-10``). Dropped: ``P(h0 > hi0)`` and, per ``h0``, ``P(h1 > hi1 |
+    h0)`` (upper-bounding tails doubled, weighted), and entries flushed below ``e^-700``.
+    """
+    lp, lq, p, q = _probs(k, eps0)
+    H0 = np.arange(hi0 + 1, dtype=float)
+    H1 = np.arange(hi1 + 1, dtype=float)
+    l1mp = math.log(k - 1) + lq  # log(1 - p)
+    r = q / ((k - 1) * q)  # pbar / (1 - p) = 1 / (k - 1)
+    lr, l1r = -math.log(k - 1), math.log((k - 2) / (k - 1))
+    drops = []
+    if hi0 < c:
+        drops.append(float(log_binom_sf(hi0 + 1.0, float(c), p)) + math.log(2.0))
+    l0 = np.where(H0 <= c, log_binom_pmf(np.minimum(H0, c), float(c), lp, l1mp), -np.inf)
+    rest = c - H0
+    t1 = np.where(rest > hi1, log_binom_sf(np.full(H0.shape, hi1 + 1.0), np.maximum(rest, 0.0), r), -np.inf)
+    v = (l0 + t1 + math.log(2.0) + math.log1p(_REL))[np.isfinite(l0 + t1)]
+    if v.size:
+        drops.append(float(logsumexp(v)))
+    RR, YY = np.meshgrid(rest, H1, indexing="ij")
+    ok = (YY <= RR) & (RR >= 0)
+    l1 = np.where(ok, log_binom_pmf(np.where(ok, YY, 0.0), np.maximum(RR, 0.0), lr, l1r), -np.inf)
+    lg = l0[:, None] + l1
+    mx = float(np.max(lg))
+    keep = lg - mx > _FLUSH
+    fl = lg[~keep & np.isfinite(lg)]
+    if fl.size:
+        drops.append(float(logsumexp(fl)) + math.log1p(_REL))
+    with np.errstate(under="ignore"):
+        arr = np.where(keep, np.exp(np.where(keep, lg - mx, 0.0)), 0.0)
+    return Law((0, 0), arr, mx, float(logsumexp(drops)) if drops else -math.inf, 2.0 * _REL + 8.0 * _U)
+
+
 def cr_blocks(
     k: int, eps0: float, a0: int, a1: int, m: int, bs: list[int], eps: float, log_tol: float
 ) -> dict:
@@ -695,9 +739,7 @@ def cr_blocks(
             j_max / k * (1 - 1 / k),
         ]
         hi.append(_window(means, vars_, a0 + a1 + j_max, z)[1])
-    T = Law((0, 0), np.zeros((hi[0] + 1, hi[1] + 1)), 0.0, -math.inf, 0.0)
-    T.arr[0, 0] = 1.0
-    T = _add_users_fixed(T, a0, rows2[0], (0, 0), 0)
+    T = _class2(k, eps0, a0, hi[0], hi[1], log_tol)
     T = _add_users_fixed(T, a1, rows2[1], (0, 0), 0)
     pa, pb = _target_rows(k, eps0, 2)
     acc = {b: [np.zeros((hi[0] + 2, hi[1] + 2)), np.zeros((hi[0] + 2, hi[1] + 2))] for b in bs}
@@ -864,12 +906,11 @@ class Engine:
 
     def reduced(self, a0: int, a1: int, m: int, bs: tuple[int, ...], eps: float) -> dict:
         """:func:`reduced_bounds` for each ``b`` in ``bs`` (cached per ``b``)."""
-        missing = [b for b in bs if (a0, a1, m, b, eps) not in self._cache]
-        if missing:
-            self.evaluations += len(missing)
-            r = reduced_bounds(self.k, self.eps0, a0, a1, m, missing, eps, self.log_tol)
-            for b in missing:
-                self._cache[(a0, a1, m, b, eps)] = r[b]
+        for b in bs:  # one b at a time: the value of a cell does not depend on the others computed
+            key = (a0, a1, m, b, eps)
+            if key not in self._cache:
+                self.evaluations += 1
+                self._cache[key] = reduced_bounds(self.k, self.eps0, a0, a1, m, [b], eps, self.log_tol)[b]
         return {b: self._cache[(a0, a1, m, b, eps)] for b in bs}
 
     def box_bound(
@@ -881,7 +922,14 @@ class Engine:
             r = self.reduced(a0, a1, m_lo, (0,), eps)[0]
             return max(r[0], r[1]), (), (r[2], r[3])
         lo, lpb, ltail = G.binom_window(f, self.log_g, self.log_1mg, self.log_tol - math.log(4.0))
-        cells = tuple(cells) if cells is not None else self.default_cells(f)
+        hi = lo + lpb.size - 1
+        # the cells must start at the window's start and lie in it (a recorded list is sanitised)
+        cells = tuple(
+            sorted(
+                {int(c) for c in (cells if cells is not None else self.default_cells(f)) if lo <= c <= hi}
+                | {lo}
+            )
+        )
         r = self.reduced(a0, a1, m_lo, cells, eps)
         res = []
         for d in (0, 1):
