@@ -816,12 +816,14 @@ def rex_blocks(
     E = math.exp(eps)
     u = a0 + a1 + b
     rows2 = {1: (q, p, (k - 2) * q), "u": (1.0 / k, 1.0 / k, (k - 2) / k)}
-    T = _class2(k, eps0, a0, u, u, log_tol)
+    # every move is up, so the blocks of the box only need the cells below its upper corner
+    g0, g1 = min(max(box[1], 0), u), min(max(box[3], 0), u)
+    T = _class2(k, eps0, a0, g0, g1, log_tol)
     T = _add_users_fixed(T, a1, rows2[1], (0, 0), 0)
     T = _add_users_fixed(T, b, rows2["u"], (0, 0), 0)
     pa, pb = _target_rows(k, eps0, 2)
-    VP = _combine(T.arr, list(pa))[: u + 1, : u + 1]
-    VQ = _combine(T.arr, list(pb))[: u + 1, : u + 1]
+    VP = _combine(T.arr, list(pa))[: g0 + 1, : g1 + 1]
+    VQ = _combine(T.arr, list(pb))[: g0 + 1, : g1 + 1]
     rel = T.rel + 4.0 * _U
     l2q = math.log(2.0) + lq
     s_lo, lps, tail_s = G.binom_window(m, l2q, math.log1p(-2.0 * q), log_tol - math.log(8.0))
