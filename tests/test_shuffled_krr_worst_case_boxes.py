@@ -67,6 +67,21 @@ def test_leaf_bound_dominates_every_dataset(k, n, eps0s):
 
 
 @pytest.mark.parametrize("k,n,eps0", [(4, 6, 1.0), (5, 5, 4.0)])
+def test_leaf_bound_with_the_coin_reveal_dominates_every_dataset(k, n, eps0):
+    """The optional coin reveal (CR, off by default) is sound too, and never looser than without it."""
+    for eps in (0.3 * eps0, 0.9 * eps0):
+        for c0 in range(n):
+            for c1 in range(n - c0):
+                m = n - 1 - c0 - c1
+                with_cr = B.reduced_bounds(k, eps0, c0, c1, m, [0], eps, -60.0, use_cr=True)[0]
+                without = B.reduced_bounds(k, eps0, c0, c1, m, [0], eps, -60.0)[0]
+                assert with_cr[0] <= without[0] + 1e-12 and with_cr[1] <= without[1] + 1e-12
+                for cfg in _configs(k, m):
+                    d = _exact(k, eps0, (c0, c1) + cfg, eps)
+                    assert d[0] <= math.exp(with_cr[0]) and d[1] <= math.exp(with_cr[1])
+
+
+@pytest.mark.parametrize("k,n,eps0", [(4, 6, 1.0), (5, 5, 4.0)])
 def test_box_bounds_dominate_every_dataset_in_the_box(k, n, eps0):
     eng = B.Engine(k, eps0, n, -60.0, max_cells=2)
     data = list(_all_datasets(k, n))

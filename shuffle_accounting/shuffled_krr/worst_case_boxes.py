@@ -39,7 +39,8 @@ does not depend on ``M`` nor on ``P`` / ``Q``, so by data processing, on every b
 (B3) *Per-block bounds (the leaf bound).* ``H(P_D || Q_D) = sum_blocks share(block)``, and for
 any view ``V`` of which the block is a function, ``share(block) <= sum_{v: block(v) = block}
 (P_V(v) - E Q_V(v))_+`` (``P(h) - E Q(h)`` is the sum of ``P_V - E Q_V`` over the ``v`` that map
-to ``h``). Four bounds per block, the smallest used:
+to ``h``). Per block the smallest of these bounds is used (CR only with ``use_cr``: once REX
+was in, it never improved a measured certificate):
 
 * *body* (blocks with ``N <= m``, and every block when ``m = 0``: then ``D = D_c``): the share of
   ``D_c`` (B2), from the exact 3-D law of ``(h0, h1, h2)`` of ``D_c`` (the values ``3..k-1`` are
@@ -62,20 +63,21 @@ to ``h``). Four bounds per block, the smallest used:
   2-count of the ``m`` remaining reports: with ``s = m - M`` (users of ``R`` reporting 0 or 1,
   ``Bin(m, 2 pbar)``, independent of the others), ``h2' ~ Bin(m - s, p / (1 - 2 pbar)) +
   Bin(s, 1/(k - 2))`` (:func:`rex_blocks`). This is the bound that keeps the leaves with many
-  users at 0 tight (at ``n = 100``, ``k = 4``, ``eps0 = 2``, leaf ``(73, 0)``: 1.03 x its exact
-  value, where CR alone gave 2.1 x);
+  users at 0 tight (at ``n = 100``, ``k = 4``, ``eps0 = 2``, ``delta = 1e-9``, leaf ``(73, 0)``:
+  1.03 x its exact value, where CR gave 2.1 x);
 * the block's probability ``P(block)`` (``share <= P(block)``), the same for every configuration
   (B2).
 
 Summing the minimum over blocks gives ``F(c0, c1) >= H(P_D || Q_D)`` for *every* configuration;
-likewise for ``H(Q || P)`` (the roles of the target rows swapped; the third bound is ``Q(block)``).
+likewise for ``H(Q || P)`` (the roles of the target rows swapped; the probability bound is ``Q(block)``).
 ``F(0, 0)`` is the exact value of "all others at 2". Tested against brute force over every
 dataset (tests/test_shuffled_krr_worst_case_boxes.py).
 
 (B4) *Uniform users.* The same holds with ``b`` extra users reporting uniformly on all ``k``
 values (the *reduced problem* of a box): they report 0, 1 w.p. ``1/k`` and in ``R`` uniformly, so
 they join the users of (B2) whose ``R``-reports are uniform; the body is then the blocks with
-``N <= m``, i.e. ``h0 + h1 >= 1 + c0 + c1 + b``, and CR has ``b + B`` uniform users.
+``N <= m``, i.e. ``h0 + h1 >= 1 + c0 + c1 + b``, REX counts them among the uniform ``R``-reports
+and CR has ``b + B`` uniform users.
 
 (B5) *Boxes.* A box is ``a0 <= c0 <= b0``, ``a1 <= c1 <= b1`` (with ``c0 + c1 <= n - 1``). Every
 dataset in it has at least ``a0`` users at 0, ``a1`` at 1 and ``m_lo = n - 1 - min(b0 + b1, n - 1)``
@@ -133,6 +135,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 import time
@@ -785,6 +788,29 @@ def cr_blocks(
     return res
 
 
+@functools.lru_cache(maxsize=256)
+def _rex_table(k: int, eps0: float, m: int, s_lo: int, s_hi: int) -> np.ndarray:
+    """``L_s(j) = (Bin(m - s, p / (1 - 2 pbar)) * Bin(s, 1/(k - 2)))(j)``, rows ``s_lo..s_hi``, ``j = 0..m``.
+
+    Loader log-pmfs (relative error counted ``1e-10`` each) and a direct convolution of
+    non-negative terms (``(m + 2) u``): :func:`rex_blocks` counts ``2e-10 + (m + 4) 2u``. Read-only.
+    """
+    lp, lq, _, q = _probs(k, eps0)
+    l_r, l_1r = lp - math.log1p(-2.0 * q), math.log(k - 3) + lq - math.log1p(-2.0 * q)
+    S = np.arange(s_lo, s_hi + 1, dtype=float)[:, None]
+    J = np.arange(m + 1, dtype=float)[None, :]
+    okx = J <= m - S
+    bx = np.where(okx, np.exp(log_binom_pmf(np.where(okx, J, 0.0), np.maximum(m - S, 0.0), l_r, l_1r)), 0.0)
+    bx = np.where((m - S == 0) & (J == 0), 1.0, bx)
+    oky = J <= S
+    l2, l2c = -math.log(k - 2), math.log((k - 3) / (k - 2))
+    by = np.where(oky, np.exp(log_binom_pmf(np.where(oky, J, 0.0), np.maximum(S, 0.0), l2, l2c)), 0.0)
+    by = np.where((S == 0) & (J == 0), 1.0, by)
+    out = np.array([np.convolve(bx[i], by[i])[: m + 1] for i in range(S.shape[0])])
+    out.setflags(write=False)
+    return out
+
+
 def rex_blocks(
     k: int,
     eps0: float,
@@ -812,7 +838,7 @@ def rex_blocks(
     (all moves are up), so the error term is the ``s`` outside their window, the laws' dropped
     mass and the underflowed products.
     """
-    lp, lq, p, q = _probs(k, eps0)
+    _, lq, p, q = _probs(k, eps0)
     E = math.exp(eps)
     u = a0 + a1 + b
     rows2 = {1: (q, p, (k - 2) * q), "u": (1.0 / k, 1.0 / k, (k - 2) / k)}
@@ -831,20 +857,7 @@ def rex_blocks(
     lo0, hi0, lo1, hi1 = max(box[0], 0), min(box[1], u), max(box[2], 0), min(box[3], u)
     if s_lo > u or lo0 > hi0 or lo1 > hi1:
         return _Blocks((0, 0), [np.full((1, 1), np.nan)] * 2, None, 0.0, -math.inf)
-    # L_s(j) on j = 0..m, one row per s in [s_lo, s_hi]
-    l_r, l_1r = lp - math.log1p(-2.0 * q), math.log(k - 3) + lq - math.log1p(-2.0 * q)
-    Lrows = []
-    for s_ in range(s_lo, s_hi + 1):
-        x = np.arange(m - s_ + 1, dtype=float)
-        bx = np.exp(log_binom_pmf(x, float(m - s_), l_r, l_1r)) if m - s_ > 0 else np.ones(1)
-        y = np.arange(s_ + 1, dtype=float)
-        by = (
-            np.exp(log_binom_pmf(y, float(s_), -math.log(k - 2), math.log((k - 3) / (k - 2))))
-            if s_ > 0
-            else np.ones(1)
-        )
-        Lrows.append(np.convolve(bx, by)[: m + 1])
-    L = np.array(Lrows)
+    L = _rex_table(k, eps0, m, s_lo, s_hi)
     rho_L = 2.0 * _REL + (m + 4) * _U
     # V_s by the fair-split recursion (two products and a sum per step), kept on [0, u]^2
     cur_P, cur_Q = VP, VQ
@@ -930,46 +943,53 @@ def _tail_log_mass(bl: _Blocks, n_body: int | None, d: int) -> float:
 
 
 def reduced_bounds(
-    k: int, eps0: float, a0: int, a1: int, m: int, bs: list[int], eps: float, log_tol: float
+    k: int,
+    eps0: float,
+    a0: int,
+    a1: int,
+    m: int,
+    bs: list[int],
+    eps: float,
+    log_tol: float,
+    use_cr: bool = False,
 ) -> dict:
     """Log upper bounds ``(forward, reverse)`` of the reduced problem for each ``b`` in ``bs``.
 
     Reduced problem (module docstring (B2)-(B4)): the target, ``a0`` users at 0, ``a1`` at 1,
     ``m`` users at values of ``R`` (any configuration) and ``b`` uniform users. Per block of
     ``(h0, h1)``: the body value of the configuration "all ``m`` at 2" (blocks with ``N <= m``, or
-    every block when ``m = 0``), the coin reveal (CR) and the block's probability, the smallest
-    one; plus the dropped masses of the methods used. Returns ``{b: (up_fwd, up_rev, low_fwd,
-    low_rev)}`` (``low``: the exact divergences of the dataset "``a0`` at 0, ``a1`` at 1, ``m`` at
-    2, ``b`` uniform" from below; meaningful as a dataset only for ``b = 0``).
+    every block when ``m = 0``), the excess reveal (REX, the other blocks), the block's
+    probability and, with ``use_cr``, the coin reveal (CR), the smallest one; plus the dropped
+    masses of the methods used. REX and CR are computed only where the blocks outside the body
+    carry a probability above ``e^log_tol`` and ``1e-6`` of the bound (they only help there;
+    CR never improved a measured certificate once REX was in, so it is off by default). Returns
+    ``{b: (up_fwd, up_rev, low_fwd, low_rev)}`` (``low``: the exact divergences of the dataset
+    "``a0`` at 0, ``a1`` at 1, ``m`` at 2, ``b`` uniform" from below; a dataset only for ``b = 0``).
     """
     out = {}
-    crs = None
     for b in bs:
         L = others_law3(k, eps0, a0, a1, m, b, log_tol)
         bl = blocks3(L, k, eps0, eps, want_low=b == 0)
         n_body = None if m == 0 else 1 + a0 + a1 + b
-        rex = None
+        extra: list | None = None
         res = []
         for d in (0, 1):
             base = _log_sum_min([(bl, True), (bl, False)], None, n_body, d)
             val = float(np.logaddexp(base, bl.log_err))
-            # the coin reveal only helps on the blocks outside the body: skip it where their
-            # probability is negligible (below e^log_tol or 1e-6 of the bound)
             tail = _tail_log_mass(bl, n_body, d)
             if m > 0 and val > log_tol + 3.0 and tail > max(log_tol, val - 13.8):
-                if crs is None:
-                    crs = cr_blocks(k, eps0, a0, a1, m, bs, eps, log_tol)
-                cr = crs[b]
-                if rex is None:
+                if extra is None:
                     box = (
                         bl.lo[0],
                         bl.lo[0] + bl.up[0].shape[0] - 1,
                         bl.lo[1],
                         bl.lo[1] + bl.up[0].shape[1] - 1,
                     )
-                    rex = rex_blocks(k, eps0, a0, a1, m, b, eps, box, log_tol)
-                v2 = _log_sum_min([(bl, True), (bl, False), (cr, True), (rex, True)], None, n_body, d)
-                v2 = float(logsumexp([v2, bl.log_err, cr.log_err, rex.log_err]))
+                    extra = [rex_blocks(k, eps0, a0, a1, m, b, eps, box, log_tol)]
+                    if use_cr:
+                        extra.append(cr_blocks(k, eps0, a0, a1, m, [b], eps, log_tol)[b])
+                v2 = _log_sum_min([(bl, True), (bl, False)] + [(x, True) for x in extra], None, n_body, d)
+                v2 = float(logsumexp([v2, bl.log_err] + [x.log_err for x in extra]))
                 val = min(val, v2)
             res.append(min(val, 0.0))
         out[b] = (res[0], res[1], bl.low[0], bl.low[1])
