@@ -322,7 +322,9 @@ class ShuffledKRR:
         :mod:`~shuffle_accounting.shuffled_krr.worst_case` for ``k = 2``,
         :mod:`~shuffle_accounting.shuffled_krr.worst_case_k` for ``k = 3``,
         :mod:`~shuffle_accounting.shuffled_krr.worst_case_multi` for ``k >= 4``: the largest class
-        exact, the rest blanketed) or ``"auto"`` (the smaller of both where
+        exact, the rest blanketed, then, where that misses its tolerance, boxes of datasets,
+        :mod:`~shuffle_accounting.shuffled_krr.worst_case_boxes`; ``"auto"`` uses the first part
+        only) or ``"auto"`` (the smaller of both where
         :func:`auto_uses_worst_case` and the blanket's log delta is at least
         :data:`AUTO_WORST_CASE_MIN_LOG_DELTA`, else the blanket). Every choice is certified.
 

@@ -77,7 +77,10 @@ relative; cell weights of ``B`` are inflated by ``1e-9``.
 Scope and tightness: ``4 <= k``. The certified value lies between the exact value of the dataset
 "all others at one value" and the blanket; the gap is that of ``U(a*)`` with ``a* = (n - 1) / k``
 (measured in benchmarks/README.md). Nothing here proves that the concentrated dataset is the worst
-one; the certificate covers every dataset through (M1)-(M2).
+one; the certificate covers every dataset through (M1)-(M2). Where this misses ``tol``,
+:func:`certify_multi` runs the branch and bound over boxes of datasets of
+:mod:`~shuffle_accounting.shuffled_krr.worst_case_boxes` (a collapse of the users outside the
+target's two values, proved there) and keeps the smaller certificate.
 
 Example:
     >>> cert = certify_multi(4, 1.0, 20, eps=0.5)
