@@ -176,3 +176,28 @@ def test_verify_recomputes_the_same_bounds(k, eps0, n, query):
     eps for boxes closed before the last eps step) recomputes bounds at most the certified value."""
     c = W.certify_multi(k, eps0, n, tol=1e-3, max_seconds=20, **query)
     assert W.verify(c)
+
+
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        (dict(k=3, eps0=1.0, n=10, eps=0.1), "k"),
+        (dict(k=4.5, eps0=1.0, n=10, eps=0.1), "k"),
+        (dict(k=4, eps0=0.0, n=10, eps=0.1), "eps0"),
+        (dict(k=4, eps0=50.0, n=10, eps=0.1), "eps0"),
+        (dict(k=4, eps0=math.nan, n=10, eps=0.1), "eps0"),
+        (dict(k=4, eps0=1.0, n=1, eps=0.1), "n"),
+        (dict(k=4, eps0=1.0, n=10, eps=-0.1), "eps"),
+        (dict(k=4, eps0=1.0, n=10, log_delta=0.0), "log_delta"),
+        (dict(k=4, eps0=1.0, n=10, log_delta=math.inf), "log_delta"),
+        (dict(k=4, eps0=1.0, n=10, eps=0.1, tol=0.0), "tol"),
+        (dict(k=4, eps0=1.0, n=10, eps=0.1, max_evals=0), "max_evals"),
+        (dict(k=4, eps0=1.0, n=10, eps=0.1, max_seconds=-1.0), "max_seconds"),
+        (dict(k=4, eps0=1.0, n=10, eps=0.1, max_cells=0), "max_cells"),
+        (dict(k=4, eps0=1.0, n=10), "eps"),
+        (dict(k=4, eps0=1.0, n=10, eps=0.1, log_delta=-5.0), "eps"),
+    ],
+)
+def test_certify_boxes_bad_inputs(kwargs, name):
+    with pytest.raises(ParameterError, match=name):
+        B.certify_boxes(**kwargs)

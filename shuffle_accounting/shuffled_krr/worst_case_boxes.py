@@ -145,7 +145,23 @@ import numpy as np
 
 from .._binomial import log_binom_cdf, log_binom_pmf, log_binom_sf, logsumexp
 from .._logmath import UNIT_ROUNDOFF
+from .._validation import ParameterError, check_int, check_real
 from . import _krr_grid as G
+
+__all__ = [
+    "Box",
+    "BoxSearch",
+    "Engine",
+    "Search",
+    "certify_boxes",
+    "covers",
+    "exact_leaf_log_delta",
+    "reduced_bounds",
+    "others_law3",
+    "blocks3",
+    "rex_blocks",
+    "cr_blocks",
+]
 
 _U = 2.0 * UNIT_ROUNDOFF
 #: Relative error counted for each Loader log-pmf (as in ``_krr_grid``).
@@ -1248,15 +1264,60 @@ def certify_boxes(
     max_cells: int = 6,
     e_hint: float | None = None,
 ) -> BoxSearch:
-    """The branch and bound over boxes of ``(c0, c1)`` (module docstring (B6)); inputs validated by the caller.
+    """The branch and bound over boxes of ``(c0, c1)`` (module docstring (B5)-(B6)).
 
     ``eps`` given: certify ``delta(eps)`` within a relative ``tol`` of the best leaf (the cover's
     largest bound is the certified value, also when the budget runs out). ``log_delta`` given:
-    find the smallest ``eps`` (steps of ``tol / 2`` relative above the exhibited epsilon) where
-    the cover certifies ``log_delta``; ``ok=False`` when the budget runs out first. ``e_hint``:
-    the exhibited epsilon of the seeds "all others at 2 / at 0" when the caller knows it (saves
-    their bisections).
+    find an ``eps`` (``tol / 2`` relative above the exhibited epsilon, moved up where a leaf's
+    bound stays above) where the cover certifies ``log_delta``; ``ok=False`` when the budget runs
+    out first. The witness is the best leaf met ("``c0`` at 0, ``c1`` at 1, the rest at 2",
+    exact); :func:`~shuffle_accounting.shuffled_krr.worst_case_multi.certify_multi` is the
+    product entry point (it also tries the type bounds and keeps the smaller certificate).
+
+    Args:
+        k: Number of categories, integer ``>= 4``.
+        eps0: Local privacy parameter, ``VALID_EPS0[0] <= eps0 <= VALID_EPS0[1]`` of
+            :mod:`~shuffle_accounting.shuffled_krr.worst_case_multi` (``1e-4 .. 40``).
+        n: Number of users, integer ``>= 2``.
+        eps: ``eps >= 0`` (keyword only), to certify ``delta(eps)``.
+        log_delta: ``log delta < 0`` (keyword only), to certify ``epsilon(delta)``.
+        tol: Target relative gap, ``0 < tol <= 1`` (keyword only).
+        max_evals: Budget of evaluations (cells of ``B``), integer ``>= 1`` (keyword only).
+        max_seconds: Time budget of the search loop, ``>= 0`` (keyword only).
+        max_cells: Cells of ``B`` per box after refinement, integer ``>= 1`` (keyword only).
+        e_hint: The exhibited epsilon of the seeds "all others at 2 / at 0" when the caller knows
+            it (saves their bisections; keyword only).
+
+    Returns:
+        A :class:`BoxSearch` (its ``boxes`` cover the half-triangle; ``log_delta`` their largest
+        bound at ``eps``).
+
+    Raises:
+        ParameterError: On invalid inputs (naming the parameter), or if both or neither of
+            ``eps`` and ``log_delta`` are given.
+
+    Example:
+        >>> r = certify_boxes(5, 2.0, 15, log_delta=math.log(1e-3), tol=1e-3)
+        >>> bool(r.ok and r.epsilon_lower <= r.eps <= r.epsilon_lower * (1 + 1e-3))
+        True
     """
+    k = check_int("k", k, minimum=4)
+    eps0 = check_real("eps0", eps0, low=1e-4, high=40.0)
+    n = check_int("n", n, minimum=2)
+    if (eps is None) == (log_delta is None):
+        raise ParameterError(
+            f"give exactly one of eps= and log_delta=, got eps={eps!r}, log_delta={log_delta!r}"
+        )
+    if eps is not None:
+        eps = check_real("eps", eps, low=0.0)
+    if log_delta is not None:
+        log_delta = check_real("log_delta", log_delta, high=0.0, high_open=True)
+    tol = check_real("tol", tol, low=0.0, low_open=True, high=1.0)
+    max_evals = check_int("max_evals", max_evals, minimum=1)
+    max_seconds = check_real("max_seconds", max_seconds, low=0.0)
+    max_cells = check_int("max_cells", max_cells, minimum=1)
+    if e_hint is not None:
+        e_hint = check_real("e_hint", e_hint, low=0.0)
     deadline = time.monotonic() + max_seconds
     seeds = [(0, 0, 0), (n - 1, 0, 0), (n - 1, 0, 1)]
     if eps is not None:
