@@ -286,7 +286,7 @@ def _pivot3(k, eps0, v, c, b, lo, hi, log_tol) -> Law:
     keep3 = lg - mx > _FLUSH
     fl = lg[~keep3 & np.isfinite(lg)]
     if fl.size:
-        drops.append(float(logsumexp(fl)) + no.scale + math.log1p(_REL))
+        drops.append(float(logsumexp(fl)) + no.scale + math.log1p(no.rel + 3.0 * _REL))
     with np.errstate(under="ignore"):
         arr = np.where(keep3, np.exp(np.where(keep3, lg - mx, 0.0)), 0.0)
     arr = np.moveaxis(arr, 0, v)
@@ -556,10 +556,12 @@ def _pair3(k: int, eps0: float, x: int, y: int, cx: int, cy: int, b: int, lo, hi
 def others_law3(k: int, eps0: float, a0: int, a1: int, m: int, b: int, log_tol: float) -> Law:
     """Law over ``(h0, h1, h2)`` of ``a0`` users at 0, ``a1`` at 1, ``m`` at 2 and ``b`` uniform users.
 
-    The largest of the three classes is the pivot (:func:`_pivot3`, with the uniform users); the
-    other two are added one user at a time (:func:`_add_users`). The box of each coordinate is
-    its mean ``+- z sd + 2`` (``z = sqrt(2 |log_tol|) + 1.5``); soundness does not depend on it
-    (every mass outside is measured or bounded and dropped).
+    Either (i) the largest class and the uniform users in closed form (:func:`_pivot3`) and the
+    other two classes one user at a time (:func:`_add_users`), or (ii) the two largest classes
+    and the uniform users in closed form (:func:`_pair3`) and the smallest class one user at a
+    time, whichever a rough cost model (users added x cells, 2-D convolution work) finds cheaper.
+    The box of each coordinate is its mean ``+- z sd + 2`` (``z = sqrt(2 |log_tol|) + 0.5``);
+    soundness does not depend on it (every mass outside is measured or bounded and dropped).
     """
     rows = _rows(k, eps0)
     counts = {0: a0, 1: a1, 2: m}
@@ -586,7 +588,7 @@ def others_law3(k: int, eps0: float, a0: int, a1: int, m: int, b: int, log_tol: 
         return tuple(lo_p), tuple(hi_p)
 
     # (i) pivot class with the uniform users in closed form, the other two one at a time;
-    # (ii) the two largest classes in closed form, the third and the uniform users one at a time
+    # (ii) the two largest classes and the uniform users in closed form, the third one at a time;
     # cost model (measured on this machine, order of magnitude): one user added = 6 passes over
     # the final box; a direct 2-D convolution multiply-add = 1 pass-cell
     cells = float(np.prod([hi[a] - lo[a] + 1 for a in range(3)]))
@@ -1104,6 +1106,9 @@ class Engine:
 
 
 def _split(bx: tuple[int, int, int, int], n: int) -> list[tuple[int, int, int, int]]:
+    """The two halves of a box ``(a0, b0, a1, b1)`` along its longer side, clipped to the
+    half-triangle (``c1 <= c0``, ``c0 + c1 <= n - 1``; a child without a dataset is dropped): their
+    union holds every dataset of the box."""
     a0, b0, a1, b1 = bx
     b0 = min(b0, n - 1 - a1)
     b1 = min(b1, b0, n - 1 - a0)
@@ -1373,7 +1378,7 @@ def certify_boxes(
         c0, c1 = srch.top_leaf
         lo_e, hi_e = e_t, eps0
         for _ in range(40):
-            if hi_e - lo_e <= 0.25 * tol * e_low:
+            if hi_e - lo_e <= 0.25 * tol * e_low or time.monotonic() > deadline:
                 break
             mid = 0.5 * (lo_e + hi_e)
             if eng.box_bound(c0, c0, c1, c1, mid)[0] <= log_delta:
