@@ -322,7 +322,9 @@ class ShuffledKRR:
         :mod:`~shuffle_accounting.shuffled_krr.worst_case` for ``k = 2``,
         :mod:`~shuffle_accounting.shuffled_krr.worst_case_k` for ``k = 3``,
         :mod:`~shuffle_accounting.shuffled_krr.worst_case_multi` for ``k >= 4``: the largest class
-        exact, the rest blanketed) or ``"auto"`` (the smaller of both where
+        exact, the rest blanketed, then, where that misses its tolerance, boxes of datasets,
+        :mod:`~shuffle_accounting.shuffled_krr.worst_case_boxes`; ``"auto"`` uses the first part
+        only) or ``"auto"`` (the smaller of both where
         :func:`auto_uses_worst_case` and the blanket's log delta is at least
         :data:`AUTO_WORST_CASE_MIN_LOG_DELTA`, else the blanket). Every choice is certified.
 
@@ -414,18 +416,23 @@ class ShuffledKRR:
             return "auto"
         return "blanket"
 
-    def _certify(self, **query):
-        """The worst-case certificate: k = 2 by :mod:`worst_case`, k = 3 by :mod:`worst_case_k`."""
+    def _certify(self, *, boxes: bool = True, **query):
+        """The worst-case certificate: k = 2 by :mod:`worst_case`, k = 3 by :mod:`worst_case_k`.
+
+        ``k >= 4``: :func:`~shuffle_accounting.shuffled_krr.worst_case_multi.certify_multi`, with
+        the box search of :mod:`~shuffle_accounting.shuffled_krr.worst_case_boxes` unless
+        ``boxes=False`` (``method="auto"``, called in loops, keeps the faster type bounds).
+        """
         if self.k == 2:
             return _wc.certify(self.eps0, self.n, **query)
-        if self.k >= 4:  # k >= 4: largest class exact, the rest blanketed (worst_case_multi)
-            return _wcm.certify_multi(self.k, self.eps0, self.n, **query)
+        if self.k >= 4:  # k >= 4: type bounds, then boxes over (c0, c1) where they miss tol
+            return _wcm.certify_multi(self.k, self.eps0, self.n, boxes=boxes, **query)
         return _wck.certify_k(self.k, self.eps0, self.n, **query)
 
     def _worst_case_log_delta(self, eps: float, *, strict: bool) -> tuple[float, float]:
         """``(certified, exhibited)`` log delta of the branch and bound (``(inf, -inf)`` if over budget)."""
         try:
-            cert = self._certify(eps=eps)
+            cert = self._certify(eps=eps, boxes=strict)
         except _wc.WorkBudgetExceeded:
             if strict:
                 raise
@@ -548,7 +555,7 @@ class ShuffledKRR:
         use = self._method(method)
         if use != "blanket":
             try:
-                cert = _checked(self._certify(delta=delta))
+                cert = _checked(self._certify(delta=delta, boxes=use == "worst-case"))
                 wc, shown = cert.epsilon, cert.epsilon_lower
             except _wc.WorkBudgetExceeded:
                 if use == "worst-case":

@@ -77,7 +77,10 @@ relative; cell weights of ``B`` are inflated by ``1e-9``.
 Scope and tightness: ``4 <= k``. The certified value lies between the exact value of the dataset
 "all others at one value" and the blanket; the gap is that of ``U(a*)`` with ``a* = (n - 1) / k``
 (measured in benchmarks/README.md). Nothing here proves that the concentrated dataset is the worst
-one; the certificate covers every dataset through (M1)-(M2).
+one; the certificate covers every dataset through (M1)-(M2). Where this misses ``tol``,
+:func:`certify_multi` runs the branch and bound over boxes of datasets of
+:mod:`~shuffle_accounting.shuffled_krr.worst_case_boxes` (a collapse of the users outside the
+target's two values, proved there) and keeps the smaller certificate.
 
 Example:
     >>> cert = certify_multi(4, 1.0, 20, eps=0.5)
@@ -513,6 +516,10 @@ class WorstCaseMultiCertificate:
         used_blanket: Whether the blanket bound is the certified value: it was smaller than the
             type bounds (then ``bounds`` records them for reference only), or already within
             ``tol`` of the exhibited value (then they were not computed and ``bounds`` is empty).
+        boxes: The cover of :mod:`~shuffle_accounting.shuffled_krr.worst_case_boxes` (a tuple of
+            its ``Box``) when that branch and bound gave the certified value, else ``()``.
+        box_exhibited: Whether the witness is a leaf of that search (``c0`` users at 0, ``c1`` at 1,
+            the rest at 2: its exact value is recomputed there) rather than "all others at one value".
     """
 
     k: int
@@ -531,6 +538,8 @@ class WorstCaseMultiCertificate:
     evaluations: int
     converged: bool
     used_blanket: bool
+    boxes: tuple = ()
+    box_exhibited: bool = False
 
     @property
     def gap(self) -> float:
@@ -551,10 +560,103 @@ def _blanket(eps: float, k: int, eps0: float, n: int) -> float:
     return float(_blanket_log_delta(eps, k, eps0, n))
 
 
+#: Largest ``n`` for which :func:`certify_multi` runs the box branch and bound
+#: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_boxes`) when the type bounds and the blanket
+#: miss ``tol`` (its 3-D laws grow like ``n^1.5``; measured in benchmarks/README.md).
+BOX_MAX_N = 2000
+
+
 def certify_multi(
+    k,
+    eps0,
+    n,
+    *,
+    eps=None,
+    delta=None,
+    tol: float | None = None,
+    max_cells: int = 400,
+    boxes: bool = True,
+    max_seconds: float = 60.0,
+) -> WorstCaseMultiCertificate:
+    """Certify the worst case of shuffled k-RR for ``k >= 4``: the type bounds and the box search.
+
+    First the type bounds (module docstring (M1)-(M4)) and the blanket; where their value misses
+    ``tol`` (and ``boxes``, ``n <= BOX_MAX_N``, ``eps0`` and the query in the validated zone), the
+    branch and bound of :mod:`~shuffle_accounting.shuffled_krr.worst_case_boxes` runs with the
+    budget ``max_seconds`` and its certificate is returned when it is smaller (both are
+    certified; the smaller one is kept). Its witness (``c0`` users at 0, ``c1`` at 1, the rest at
+    2, exact) replaces the "all at one value" witness when it is worse.
+
+    Args:
+        k: Number of categories, integer ``>= 4``.
+        eps0: Local privacy parameter, finite, ``0 < eps0 <= 700``.
+        n: Number of users, integer ``>= 2``.
+        eps: ``eps >= 0``, to certify ``delta(eps)`` (keyword only).
+        delta: ``0 < delta < 1``, to certify ``epsilon(delta)`` (keyword only).
+        tol: Target relative gap (keyword only; default ``1e-3``).
+        max_cells: Work budget of the type bounds (keyword only).
+        boxes: Whether to run the box search where the type bounds miss ``tol`` (keyword only).
+        max_seconds: Time budget of the box search (keyword only; a certified answer is returned
+            in every case).
+
+    Returns:
+        A :class:`WorstCaseMultiCertificate`.
+
+    Raises:
+        ParameterError: On invalid inputs (naming the parameter), ``k < 4``, or if both or
+            neither of ``eps`` and ``delta`` are given.
+
+    Example:
+        >>> c = certify_multi(4, 1.0, 20, eps=0.5)
+        >>> bool(c.gap <= 1e-3 and c.exhibited_log_delta <= c.log_delta), len(c.boxes) > 0, verify(c)
+        (True, True, True)
+    """
+    from . import worst_case_boxes as _wcb
+
+    c = _certify_types(k, eps0, n, eps=eps, delta=delta, tol=tol, max_cells=max_cells)
+    tol_ = 1e-3 if tol is None else float(tol)
+    max_seconds = check_real("max_seconds", max_seconds, low=0.0)
+    if not boxes or c.gap <= tol_ or c.n > BOX_MAX_N or not VALID_EPS0[0] <= c.eps0 <= VALID_EPS0[1]:
+        return c
+    if c.query == "delta":
+        if not _Problem(c.k, c.eps0, c.n, -60.0).valid(c.eps):
+            return c
+        r = _wcb.certify_boxes(c.k, c.eps0, c.n, eps=c.eps, tol=tol_ / 2.0, max_seconds=max_seconds)
+        if not r.boxes or r.log_delta >= c.log_delta:
+            return c
+        better = r.exhibited_log_delta > c.exhibited_log_delta
+        ex = max(r.exhibited_log_delta, c.exhibited_log_delta)
+        gap = certificate_gap("delta", r.log_delta, ex, c.eps, 0.0)
+        return WorstCaseMultiCertificate(
+            c.k, c.eps0, c.n, "delta", c.eps, math.exp(r.log_delta), r.log_delta, c.eps, 0.0,
+            r.witness if better else c.worst_others, ex, (), r.log_level, c.evaluations + r.evaluations,
+            bool(gap <= tol_), False, r.boxes, better,
+        )  # fmt: skip
+    r = _wcb.certify_boxes(
+        c.k,
+        c.eps0,
+        c.n,
+        log_delta=math.log(c.delta),
+        tol=tol_,
+        max_seconds=max_seconds,
+        e_hint=c.epsilon_lower,
+    )
+    if not r.ok or r.eps >= c.epsilon or not _Problem(c.k, c.eps0, c.n, -60.0).valid(r.eps):
+        return c
+    better = r.epsilon_lower > c.epsilon_lower
+    e_low = max(r.epsilon_lower, c.epsilon_lower)
+    ex = r.exhibited_log_delta if better else c.exhibited_log_delta
+    return WorstCaseMultiCertificate(
+        c.k, c.eps0, c.n, "epsilon", r.eps, c.delta, r.log_delta, r.eps, e_low,
+        r.witness if better else c.worst_others, ex, (), r.log_level, c.evaluations + r.evaluations,
+        bool(e_low > 0 and r.eps <= e_low * (1.0 + tol_)), False, r.boxes, better,
+    )  # fmt: skip
+
+
+def _certify_types(
     k, eps0, n, *, eps=None, delta=None, tol: float | None = None, max_cells: int = 400
 ) -> WorstCaseMultiCertificate:
-    """Certify the worst case of shuffled k-RR for ``k >= 4`` (module docstring (M1)-(M4)).
+    """Certify the worst case of shuffled k-RR for ``k >= 4`` by the type bounds (module docstring (M1)-(M4)).
 
     Exactly one of ``eps`` (certify ``delta(eps)``) and ``delta`` (certify ``epsilon(delta)``) is
     given. The certified value is the largest of three type bounds ``U_v(a*)`` (every dataset has
@@ -715,6 +817,8 @@ def verify(cert: WorstCaseMultiCertificate) -> bool:
     if not isinstance(cert, WorstCaseMultiCertificate):
         raise ParameterError(f"cert must be a WorstCaseMultiCertificate, got {type(cert).__name__}")
     k, n = cert.k, cert.n
+    if cert.boxes:
+        return _verify_boxes(cert)
     pr = _Problem(k, cert.eps0, n, cert.log_level)
     if cert.used_blanket:
         top = _blanket(cert.eps, k, cert.eps0, n)
@@ -760,6 +864,49 @@ def verify(cert: WorstCaseMultiCertificate) -> bool:
         return False
     ex = r[1][1] if v == 1 else r[0][1]
     if ex < cert.exhibited_log_delta:
+        return False
+    if cert.query == "delta":
+        return bool(cert.exhibited_log_delta <= cert.log_delta)
+    return bool(cert.epsilon_lower <= cert.eps)
+
+
+def _verify_boxes(cert: WorstCaseMultiCertificate) -> bool:
+    """:func:`verify` for a certificate of the box search: the cover, every bound, the witness."""
+    from . import worst_case_boxes as _wcb
+
+    boxes = cert.boxes
+    if not _wcb.covers(cert.n, boxes):
+        return False
+    eng = _wcb.Engine(cert.k, cert.eps0, cert.n, cert.log_level)
+    for b in boxes:
+        val, _, _ = eng.box_bound(b.a0, b.b0, b.a1, b.b1, cert.eps, b.cells if b.cells else None)
+        if (
+            val > cert.log_delta
+        ):  # recomputed at the certificate's eps (recorded bounds may be at a smaller eps)
+            return False
+    if cert.query == "epsilon" and cert.log_delta > math.log(cert.delta):
+        return False
+    e_ex = cert.eps if cert.query == "delta" else cert.epsilon_lower
+    o = cert.worst_others
+    if len(o) != cert.k or sum(o) != cert.n - 1:
+        return False
+    if cert.box_exhibited:
+        if any(o[3:]):
+            return False
+        d = 0 if o[0] >= o[1] else 1
+        c0, c1 = (o[0], o[1]) if d == 0 else (o[1], o[0])
+        ex = _wcb.exact_leaf_log_delta(eng, c0, c1, d, e_ex)
+    else:
+        if sorted(o)[:-1] != [0] * (cert.k - 1):
+            return False
+        v = o.index(cert.n - 1)
+        r = G.single_class_log_hockey(
+            cert.k, cert.eps0, cert.n, 2 if v >= 2 else 0, e_ex, cert.log_level - _DROP_MARGIN
+        )
+        if r is None:
+            return False
+        ex = r[1][1] if v == 1 else r[0][1]
+    if ex < cert.exhibited_log_delta - 1e-8:  # recomputed lower bound (its truncation may differ by ~1e-9)
         return False
     if cert.query == "delta":
         return bool(cert.exhibited_log_delta <= cert.log_delta)
