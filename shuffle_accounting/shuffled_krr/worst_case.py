@@ -165,6 +165,7 @@ import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -195,6 +196,8 @@ __all__ = [
     "MAX_CONV_WORK",
     "DEFAULT_TOL",
     "BOUND_MEMO_SIZE",
+    "BoundMemoInfo",
+    "bound_memo_info",
     "clear_bound_memo",
 ]
 
@@ -275,13 +278,16 @@ class _BoundMemo:
     def __init__(self) -> None:
         self._d: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+        self.hits = self.misses = 0
 
     def get(self, key: tuple) -> np.ndarray | None:
         with self._lock:
             v = self._d.get(key)
             if v is not None:
                 self._d.move_to_end(key)
+                self.hits += 1
                 return v.copy()
+            self.misses += 1
         return None
 
     def put(self, key: tuple, value: np.ndarray) -> None:
@@ -294,12 +300,44 @@ class _BoundMemo:
     def clear(self) -> None:
         with self._lock:
             self._d.clear()
+            self.hits = self.misses = 0
 
     def __len__(self) -> int:
         return len(self._d)
 
 
 _MEMO = _BoundMemo()
+
+
+class BoundMemoInfo(NamedTuple):
+    """State of the memo of single-eps bounds (:func:`bound_memo_info`)."""
+
+    #: Lookups answered from the memo since it was last cleared.
+    hits: int
+    #: Lookups that found nothing (the bound was then computed and stored).
+    misses: int
+    #: Entries held now (at most :data:`BOUND_MEMO_SIZE`).
+    size: int
+
+
+def bound_memo_info() -> BoundMemoInfo:
+    """Hits, misses and size of the memo of single-eps bounds shared by :func:`certify`'s searches.
+
+    Returns:
+        A :class:`BoundMemoInfo`.
+
+    Example:
+        >>> clear_bound_memo()
+        >>> c = certify(2.0, 1000, delta=1e-6)
+        >>> info = bound_memo_info()
+        >>> info.size > 0, info.misses >= info.size
+        (True, True)
+        >>> _ = certify(2.0, 1000, eps=c.epsilon)  # the round trip's delta query
+        >>> bound_memo_info().hits > info.hits
+        True
+    """
+    with _MEMO._lock:
+        return BoundMemoInfo(_MEMO.hits, _MEMO.misses, len(_MEMO._d))
 
 
 def clear_bound_memo() -> None:
