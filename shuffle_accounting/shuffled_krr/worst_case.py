@@ -69,7 +69,8 @@ Computation and rounding (all outward):
   entries below ``e^-700`` of the mode are flushed and bounded by ``e^-700`` each. The total is a
   *dropped mass* ``d`` carried with each distribution. Windows widen until ``d`` is below
   ``e^-25`` of the level of interest (a current delta), so the truncation only affects the bound
-  at relative ``1e-11``; it is always added. The window starts at the two Chernoff edges
+  at a relative few ``1e-11`` (one ``e^-25`` per law of a sum; measured ``5e-11`` at a leaf whose
+  value is the level); it is always added. The window starts at the two Chernoff edges
   (``N KL(k/N || pi) = log 2 - log_tol``, solved by Newton steps: ``tight`` in
   :func:`~shuffle_accounting._binomial.binom_window_range`), about 17 % narrower than a
   ``mean +- z sd`` rule; whatever the start, the Chernoff bound is checked at the window taken.
