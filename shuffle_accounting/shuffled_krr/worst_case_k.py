@@ -203,6 +203,11 @@ DEFAULT_TOL_SMALL_N: int = 1000
 #: about a minute of one core. The hardest measured point of the issue-11 range, n = 1e4,
 #: eps0 = 1, delta = 1e-9, converges at gap 8.4e-5 after 9.9e9 cells (5e9 stopped it at 1.08e-4).
 DEFAULT_MAX_CELLS: float = 1.2e10
+#: Partial hiding ((K2), :meth:`BoxProblem.hidden`): where the fixed users cannot all be hidden,
+#: the two smaller classes keep ``max(_HIDE_MIN, _HIDE_SDS sd)`` users hidden between them
+#: (``sd`` that of the uniform count ``B`` when both are revealed), about half the sweep's work.
+_HIDE_MIN = 64
+_HIDE_SDS = 4.5
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,8 +218,12 @@ DEFAULT_MAX_CELLS: float = 1.2e10
 class BoxProblem:
     """Constants and caches for one ``(eps0, n)`` and one truncation level."""
 
-    def __init__(self, eps0: float, n: int, log_level: float) -> None:
+    def __init__(self, eps0: float, n: int, log_level: float, *, hide_cap: int | None = None) -> None:
         self.eps0, self.n = eps0, n
+        #: Largest number of users of the two smaller fixed classes kept hidden where they cannot
+        #: all be (``None``: :meth:`hidden`'s default); also caps full hiding when set (tests).
+        self.hide_cap = hide_cap
+        self._hidden_cache: dict[tuple[int, int, int], tuple[int, int, int]] = {}
         self.lp, self.lq = G.k3_rows(eps0)  # log p, log pbar
         self.log_g = math.log(3.0) + self.lq  # log gamma
         self.log_1mg = self.lp + math.log(-math.expm1(-eps0))  # log(1 - gamma) = log(p - pbar)
@@ -258,6 +267,47 @@ class BoxProblem:
             got = (res[0], res[1], revealed)
             self._fixed_cache[key] = got
             self.work += float(res[1].arr.size) * (1 + sum(L) - max(L) - revealed)
+        return got
+
+    def hidden(self, L: tuple[int, int, int]) -> tuple[int, int, int]:
+        """The fixed users kept hidden, ``L' <= L`` (cached): all of ``L`` when they fit, else part.
+
+        Where :func:`~._krr_grid.fixed_law_k3` cannot hide every fixed user (three large
+        classes), the pivot class (the largest) stays hidden with ``h`` users of the two other
+        classes, ``h = max(_HIDE_MIN, _HIDE_SDS sd)`` (``sd`` the standard deviation of the
+        uniform count when those classes are revealed; split evenly, a class's unused share going
+        to the other), halved until the law fits; the other ``|L - L'|`` fixed users have their
+        coins revealed, which (K2) allows: ``U(L, m) <= U(L', m + |L - L'|)``. Revealing both
+        classes entirely (``h = 0``, the rule before) leaves a bound that depends on the pivot
+        class alone, above the worst corner at ``n = 1e4`` (module docstring, "Partial hiding").
+        With :attr:`hide_cap` set, at most that many users of the two smaller classes are hidden.
+        """
+        got = self._hidden_cache.get(L)
+        if got is not None:
+            return got
+        v = max((2, 0, 1), key=lambda x: L[x])
+        d, o = G.PIVOT_COORDS[v]
+        rest = L[d] + L[o]
+        cap = self.hide_cap
+        if (cap is None or rest <= cap) and self.fits(L):
+            got = L
+        else:
+            g = math.exp(self.log_g)
+            m_all = self.n - 1 - L[v]
+            h = max(_HIDE_MIN, math.ceil(_HIDE_SDS * math.sqrt(m_all * g * (1.0 - g))))
+            if cap is not None:
+                h = min(h, cap)
+            h = min(h, rest)
+            while True:
+                hd = min(L[d], h - min(L[o], h // 2))
+                ho = min(L[o], h - hd)
+                got_l = [0, 0, 0]
+                got_l[v], got_l[d], got_l[o] = L[v], hd, ho
+                got = (got_l[0], got_l[1], got_l[2])
+                if h == 0 or self.fits(got):
+                    break
+                h //= 2  # pragma: no cover - the default h is far below the sequential budget
+        self._hidden_cache[L] = got
         return got
 
     def fits(self, L: tuple[int, int, int]) -> bool:
@@ -333,7 +383,7 @@ class BoxProblem:
 
     def is_exact(self, box: tuple[int, int, int, int]) -> bool:
         L, m = self.corner(box)
-        return m == 0 and self.fixed(L)[2] == 0
+        return m == 0 and self.hidden(L) == L and self.fixed(L)[2] == 0
 
     def bound(self, box: tuple[int, int, int, int], eps: float) -> tuple[float, float]:
         """``(log U, log lower)``: the box bound (K2)-(K4); the lower value only for an exact leaf."""
@@ -345,6 +395,9 @@ class BoxProblem:
         got = self._value_cache.get(key)
         if got is not None:
             return got
+        H = self.hidden(L)
+        if H != L:  # part of the two smaller classes revealed (K2): they join the free users
+            L, m = H, m + sum(L) - sum(H)
         reveal = False
         if m == 0:
             h = self._leaf_cache.get(L)
