@@ -46,6 +46,31 @@ also revealed shows ``U(L, m) <= U(L', m + |L - L'|)`` for ``L' <= L``: revealin
 allowed, and it is used where a class of fixed users is too large to convolve (below). For a
 single dataset (``m = 0``, nothing revealed) ``U = g_L(0) = h_c`` exactly: an *exact leaf*.
 
+(K2') *Partial hiding* (:meth:`BoxProblem.hidden`). The proof of (K2) never uses that the
+free users' values vary over the box, only that every revealed user's coin is uniform with
+probability ``gamma`` independently of everything else and that its non-uniform report is a
+function of the dataset. So for any ``L' <= L`` (componentwise), revealing the coins of the
+``m`` free users *and* of ``|L - L'|`` fixed ones gives, step by step: (i) the view (coins,
+revealed non-uniform reports, histogram) contains the histogram, so ``h_c <= H_E`` of the view
+(post-processing); (ii) the coins and revealed reports do not involve the target and have the
+same law under ``D`` and ``D'``, so ``H_E`` of the view is their expectation of the conditional
+``H_E``; (iii) given ``B`` uniform coins among the ``m' = m + |L - L'|`` revealed users, ``h`` is
+the target's report + ``F_{L'}`` + ``Mult(B, 1/3)`` + a known shift, and ``H_E`` is shift
+invariant; ``B ~ Bin(m', gamma)``. Hence ``h_c <= U(L', m')`` for every ``c`` in the box. Where
+every fixed user cannot be hidden (three classes of thousands of users: the one-at-a-time work
+``users x cells`` exceeds :data:`~._krr_grid.MAX_SEQUENTIAL_WORK`), the pivot class (the
+largest) stays hidden with ``h = max(64, 4.5 sd)`` users of the two smaller classes (``sd`` the
+standard deviation of ``B`` with both revealed; about half the work of the sweep over ``B``),
+and the rest is revealed. Revealing both smaller classes entirely (the rule before) left a bound
+that depends on the pivot class alone, above the worst corner at ``n = 1e4``, so the search
+could not split below it. Measured at ``n = 1e4``, ``eps0 = 0.5``, ``delta = 1e-12``, at ``eps``
+``1e-4`` above the corner's epsilon (where ``log h`` of the corner "all others at x2" is
+``-27.63102`` at its epsilon and a cover must reach ``log delta = -27.63102``): the dataset
+``(2499, 3749, 3751)`` with both smaller classes revealed ``-27.63070`` (every dataset with a
+pivot class of 3751 users has that bound); with 4 / 16 / 64 / 256 users of each smaller class
+hidden ``-27.6348`` / ``-27.6471`` / ``-27.6962`` / ``-27.8928`` for about 1.0 / 1.0 / 1.3 /
+2.1 times the work of one evaluation; the default (68 of each) ``-27.7003``.
+
 (K3) *Monotone in B.* ``g_L(b + 1)`` is ``g_L(b)`` after adding one more independent uniform
 report to both laws, a Markov kernel applied to both: by the data-processing inequality of
 ``H_E``, ``g_L`` is non-increasing. For cells ``s_0 < s_1 < ... < s_J`` covering the window
@@ -66,7 +91,7 @@ value with ``pbar``, so the count ``N_o`` of their reports different from ``v`` 
 other values: a closed-form 2-D law in coordinates ``(N, j)`` (reports different from ``v``;
 reports of the *designated* other value). The other two fixed classes are added by direct
 convolution of their windowed trinomials or one user at a time, whichever is cheaper; if both
-are over budget their coins are revealed ((K2): sound, looser). Then ``g_L(b)`` for every cell
+are over budget, most of their coins are revealed ((K2'): sound, looser). Then ``g_L(b)`` for every cell
 end ``b`` comes from one pass that adds uniform users one at a time
 (:func:`~shuffle_accounting.shuffled_krr._krr_grid.sweep_users`: each user moves ``(N, j)`` by
 ``(0, 0)``, ``(1, 1)`` or ``(1, 0)`` with probability ``1/3`` each). The target's report
@@ -100,7 +125,7 @@ term growing with its free users.
 Branch and bound. Boxes sit in a priority queue by their bound; the worst is split at the midpoint
 of its longer side; single datasets computed exactly are leaves (bound ``h_c`` rounded up,
 exhibited value ``h_c`` rounded down). A single dataset whose fixed classes are too large to
-convolve (three classes of thousands of users) stays a (sound, inexact) box. For
+convolve (three classes of thousands of users) stays a (sound, inexact) box ((K2')). For
 ``delta(eps)`` the search stops when the largest bound is within ``(1 + tol)`` of the best
 exhibited leaf; for ``epsilon(delta)`` it keeps ``eps_up = (1 + tol) eps_low`` and splits until
 every box's bound at some ``eps' <= eps_up`` is ``<= delta`` (``h_c`` is non-increasing in
@@ -115,10 +140,11 @@ mass is always added.
 
 Tolerance and budget (:func:`default_tol`, :func:`certify_k`). The default tolerance is ``1e-5``
 up to 1000 users and grows in proportion to ``n`` to the target gap ``1e-4``, reached at
-``n = 1e4``: one bound evaluation costs about ``n^1.5`` cell operations, and boxes of datasets
-with three large classes keep two classes' coins revealed ((K2)), which leaves their bounds
-about ``2e-5`` in epsilon above the worst case at ``n = 1e4`` (measured; benchmarks/README.md),
-so a smaller gap is out of reach there. A delta query's gap ``t`` in delta is a gap of only about
+``n = 1e4``: one bound evaluation costs about ``n^1.5`` cell operations (at ``n = 1e4``, 2-3 s),
+and a smaller tolerance needs more of them than a minute allows. (Before partial hiding (K2'),
+boxes of datasets with three large classes had two classes' coins revealed, which left their
+bounds about ``2e-5`` in epsilon above the worst case at ``n = 1e4``, ``delta = 1e-6``, and
+above it at ``delta = 1e-12``; measured, benchmarks/README.md.) A delta query's gap ``t`` in delta is a gap of only about
 ``t / (2 log(1/delta))`` in epsilon; beyond 1000 users the default delta query therefore also
 stops once its certified delta at ``eps`` is at most the witness's exhibited delta at
 ``eps / (1 + default_tol(n))`` (the same gap as the epsilon query's, measured along eps; the
@@ -220,6 +246,8 @@ class BoxProblem:
 
     def __init__(self, eps0: float, n: int, log_level: float, *, hide_cap: int | None = None) -> None:
         self.eps0, self.n = eps0, n
+        if hide_cap is not None:
+            hide_cap = check_int("hide_cap", hide_cap, minimum=0)
         #: Largest number of users of the two smaller fixed classes kept hidden where they cannot
         #: all be (``None``: :meth:`hidden`'s default); also caps full hiding when set (tests).
         self.hide_cap = hide_cap
