@@ -337,3 +337,26 @@ def test_bad_hide_cap_raises_naming_the_parameter():
     for bad in (-1, 1.5, True):
         with pytest.raises(ParameterError, match="hide_cap"):
             K.BoxProblem(1.0, 10, -20.0, hide_cap=bad)
+
+
+def test_fits_shortcut_agrees_with_the_built_check():
+    """``fits`` answers without building where the sequential work surely fits; same answers."""
+    from shuffle_accounting.shuffled_krr import _krr_grid as G
+
+    rng = np.random.default_rng(3)
+    for n in (1000, 10**4):
+        pr = K.BoxProblem(1.0, n, -30.0)
+        pts = [
+            (0, 0, n - 1),
+            (0, 5, n - 6),
+            (n // 3, n // 3, n - 1 - 2 * (n // 3)),
+            (n // 4, n // 2, n - 1 - 3 * (n // 4)),
+        ]
+        for _ in range(6):
+            a = int(rng.integers(n))
+            b = int(rng.integers(n - a))
+            pts.append((a, b, n - 1 - a - b))
+        for L in pts:
+            built = G.fixed_law_k3(1.0, L, pr.log_tol - math.log(4.0), check_only=True) is not None
+            assert pr.fits(L) == built, L
+    assert not K.BoxProblem(1.0, 10**4, -30.0).fits((3333, 3333, 3333))

@@ -343,7 +343,16 @@ class BoxProblem:
         got = self._fits_cache.get(L)
         if got is None:
             t = self.log_tol - math.log(4.0)
-            got = G.fixed_law_k3(self.eps0, L, t, check_only=True) is not None
+            # nothing built where the sequential work estimate of add_classes (users x cells of a
+            # grid at most (c_v + 1)^2 grown by 2 z sqrt(users / 4) + 4 per side) is surely within
+            # its budget: add_classes then always accepts (direct or sequential)
+            rest = sum(L) - max(L)
+            z = max(8.0, math.sqrt(2.0 * max(0.0, -(t - math.log(8.0)))) + 2.0)
+            side = max(L) + 1.0 + 2.0 * z * math.sqrt(0.25 * rest) + 4.0
+            if rest * side * side <= 0.5 * G.MAX_SEQUENTIAL_WORK:
+                got = True
+            else:
+                got = G.fixed_law_k3(self.eps0, L, t, check_only=True) is not None
             self._fits_cache[L] = got
         return got
 
