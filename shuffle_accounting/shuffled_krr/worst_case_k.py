@@ -226,8 +226,9 @@ DEFAULT_TOL_TARGET: float = 1e-4
 #: Largest ``n`` at which the default tolerance is :data:`DEFAULT_TOL_SMALL`.
 DEFAULT_TOL_SMALL_N: int = 1000
 #: Default work budget of :func:`certify_k`, in grid cells touched (:attr:`BoxProblem.work`):
-#: about a minute of one core. The hardest measured point of the issue-11 range, n = 1e4,
-#: eps0 = 1, delta = 1e-9, converges at gap 8.4e-5 after 9.9e9 cells (5e9 stopped it at 1.08e-4).
+#: about a minute of one core. With partial hiding ((K2')) the hardest measured points of the
+#: issue-11 range, n = 1e4, eps0 = 0.5 / 1, delta = 1e-12, converge at gap 8.5e-5 / 9.5e-5 after
+#: 7.0e9 / 7.1e9 cells (before it, 1.2e10 cells stopped them at 1.1e-4 / 1.3e-4).
 DEFAULT_MAX_CELLS: float = 1.2e10
 #: Partial hiding ((K2), :meth:`BoxProblem.hidden`): where the fixed users cannot all be hidden,
 #: the two smaller classes keep ``max(_HIDE_MIN, _HIDE_SDS sd)`` users hidden between them
@@ -864,14 +865,15 @@ def default_tol(n: int) -> float:
     ``1e-5`` up to :data:`DEFAULT_TOL_SMALL_N` users, then growing in proportion to ``n`` up to
     the issue's target gap :data:`DEFAULT_TOL_TARGET` (``1e-4``), reached at ``10 x``
     :data:`DEFAULT_TOL_SMALL_N` users and kept beyond. Why: a bound evaluation costs about
-    ``n^1.5`` (grids of ``~n`` cells, ``~9 sd ~ sqrt(n)`` uniform users swept one at a time), and
-    datasets with three large classes (beyond a few thousand users each) cannot have every
-    fixed user hidden, so their boxes keep the coins of two classes revealed ((K2)) and their
-    bounds stay about ``4e-4`` in delta (``~2e-5`` in epsilon) above the worst case at
-    ``n = 1e4``, ``eps0 = 1``, ``delta = 1e-6`` (benchmarks/README.md): below ``~5e-5`` the
-    search cannot converge there. Measured at ``eps0 = 1``, ``delta = 1e-6`` (load ~2): ``1e-5``
-    converges at ``n = 3000`` in 11 s and ``n = 5000`` in 19 s; at ``n = 1e4``, ``5e-5`` in 38 s,
-    ``1e-4`` in ~6 s, ``3e-5`` not in 150 s.
+    ``n^1.5`` (grids of ``~n`` cells, ``~9 sd ~ sqrt(n)`` uniform users swept one at a time; 2-3 s
+    at ``n = 1e4``), and a smaller gap needs more of them than the default budget (about a
+    minute) allows at ``delta <= 1e-9``. Measured at ``eps0 = 1``, ``delta = 1e-6`` (load ~2),
+    before partial hiding ((K2') of the module docstring; datasets with three large classes then
+    had two classes' coins revealed, their bounds ``~2e-5`` in epsilon above the worst case at
+    ``n = 1e4``): ``1e-5`` converges at ``n = 3000`` in 11 s and ``n = 5000`` in 19 s; at
+    ``n = 1e4``, ``5e-5`` in 38 s, ``1e-4`` in ~6 s, ``3e-5`` not in 150 s. With partial hiding
+    every measured point at ``n = 1e4`` down to ``delta = 1e-12`` converges at ``1e-4`` within the
+    default budget (benchmarks/README.md).
 
     Args:
         n: Number of users (``>= 1``).
