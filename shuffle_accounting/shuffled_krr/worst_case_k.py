@@ -91,8 +91,8 @@ value with ``pbar``, so the count ``N_o`` of their reports different from ``v`` 
 other values: a closed-form 2-D law in coordinates ``(N, j)`` (reports different from ``v``;
 reports of the *designated* other value). The other two fixed classes are added by direct
 convolution of their windowed trinomials or one user at a time, whichever is cheaper; if both
-are over budget, most of their coins are revealed ((K2'): sound, looser). Then ``g_L(b)`` for every cell
-end ``b`` comes from one pass that adds uniform users one at a time
+are over budget, most of their coins are revealed ((K2'): sound, looser). Then ``g_L(b)`` for
+every cell end ``b`` comes from one pass that adds uniform users one at a time
 (:func:`~shuffle_accounting.shuffled_krr._krr_grid.sweep_users`: each user moves ``(N, j)`` by
 ``(0, 0)``, ``(1, 1)`` or ``(1, 0)`` with probability ``1/3`` each). The target's report
 shifts the law by ``(0, 0)``, ``(1, 1)`` or ``(1, 0)``, and ``H_E`` is summed cell by cell
@@ -144,17 +144,17 @@ up to 1000 users and grows in proportion to ``n`` to the target gap ``1e-4``, re
 and a smaller tolerance needs more of them than a minute allows. (Before partial hiding (K2'),
 boxes of datasets with three large classes had two classes' coins revealed, which left their
 bounds about ``2e-5`` in epsilon above the worst case at ``n = 1e4``, ``delta = 1e-6``, and
-above it at ``delta = 1e-12``; measured, benchmarks/README.md.) A delta query's gap ``t`` in delta is a gap of only about
-``t / (2 log(1/delta))`` in epsilon; beyond 1000 users the default delta query therefore also
-stops once its certified delta at ``eps`` is at most the witness's exhibited delta at
-``eps / (1 + default_tol(n))`` (the same gap as the epsilon query's, measured along eps; the
-exhibited value there is a lower bound on the worst case at that eps, so the certified curve
-lies within that factor in eps of the true worst-case curve). The search also stops when its
-budget is spent: ``max_evals`` bound evaluations or ``max_cells`` grid cells touched (a
-deterministic count, proportional to the time at every ``n``). *A stopped search is still
-sound:* (i) at every moment the open boxes and the finished ones partition the triangle
-(splitting replaces a box by two boxes that partition it; :func:`clip_box` drops only pairs
-outside the triangle), and each box's bound dominates every ``h_c`` in it ((K2)), so for
+above it at ``delta = 1e-12``; measured, benchmarks/README.md.) A delta query's gap ``t`` in
+delta is a gap of only about ``t / (2 log(1/delta))`` in epsilon; beyond 1000 users the default
+delta query therefore also stops once its certified delta at ``eps`` is at most the witness's
+exhibited delta at ``eps / (1 + default_tol(n))`` (the same gap as the epsilon query's,
+measured along eps; the exhibited value there is a lower bound on the worst case at that eps,
+so the certified curve lies within that factor in eps of the true worst-case curve). The search
+also stops when its budget is spent: ``max_evals`` bound evaluations or ``max_cells`` grid
+cells touched (a deterministic count, proportional to the time at every ``n``). *A stopped
+search is still sound:* (i) at every moment the open boxes and the finished ones partition the
+triangle (splitting replaces a box by two boxes that partition it; :func:`clip_box` drops only
+pairs outside the triangle), and each box's bound dominates every ``h_c`` in it ((K2)), so for
 ``delta(eps)`` the largest bound of the current cover is an upper bound; (ii) for
 ``epsilon(delta)`` the finished boxes are certified at eps values ``<= eps_up``, and each open
 box is evaluated at increasing eps until its own bound is ``<= delta``. Every ``h_c`` is
@@ -230,7 +230,7 @@ DEFAULT_TOL_SMALL_N: int = 1000
 #: issue-11 range, n = 1e4, eps0 = 0.5 / 1, delta = 1e-12, converge at gap 8.5e-5 / 9.5e-5 after
 #: 7.0e9 / 7.1e9 cells (before it, 1.2e10 cells stopped them at 1.1e-4 / 1.3e-4).
 DEFAULT_MAX_CELLS: float = 1.2e10
-#: Partial hiding ((K2), :meth:`BoxProblem.hidden`): where the fixed users cannot all be hidden,
+#: Partial hiding ((K2'), :meth:`BoxProblem.hidden`): where the fixed users cannot all be hidden,
 #: the two smaller classes keep ``max(_HIDE_MIN, _HIDE_SDS sd)`` users hidden between them
 #: (``sd`` that of the uniform count ``B`` when both are revealed), about half the sweep's work.
 _HIDE_MIN = 64
@@ -308,7 +308,7 @@ class BoxProblem:
         to the other), halved until the law fits; the other ``|L - L'|`` fixed users have their
         coins revealed, which (K2) allows: ``U(L, m) <= U(L', m + |L - L'|)``. Revealing both
         classes entirely (``h = 0``, the rule before) leaves a bound that depends on the pivot
-        class alone, above the worst corner at ``n = 1e4`` (module docstring, "Partial hiding").
+        class alone, above the worst corner at ``n = 1e4`` (module docstring, (K2')).
         With :attr:`hide_cap` set, at most that many users of the two smaller classes are hidden.
         """
         got = self._hidden_cache.get(L)
