@@ -237,3 +237,126 @@ def test_budget_exhaustion_returns_a_sound_certificate():
     d = K.certify_k(3, eps0, n, delta=1e-3, max_evals=3)
     assert d.epsilon >= K.certify_k(3, eps0, n, delta=1e-3).epsilon_lower and K.verify(d)
     assert np.isfinite(d.epsilon)
+
+
+# ---------------------------------------------------------------------------------------------
+# partial hiding ((K2), BoxProblem.hidden): part of the two smaller fixed classes revealed
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cap", [0, 1])
+@pytest.mark.parametrize("r,E", [(Fraction(3), Fraction(3, 2)), (Fraction(7, 2), Fraction(1))])
+@pytest.mark.parametrize("n", [4, 5])
+def test_partial_hiding_bound_dominates_every_dataset_in_every_box(n, r, E, cap):
+    """(K2) with ``L' = hidden(L)``: exact ``U(L', m')`` >= ``U(L, m)`` >= every ``h_c``; engine >= exact."""
+    p, pbar = r / (r + 2), 1 / (r + 2)
+    eps0, eps = math.log(float(r)), math.log(float(E))
+    h = {}
+    for c0 in range(n):
+        for c1 in range(n - c0):
+            h[c0, c1] = _hockey(_law(_values((c0, c1, n - 1 - c0 - c1)), 0, p, pbar), p, pbar, E)
+    pr = K.BoxProblem(eps0, n, -60.0, hide_cap=cap)
+    partial = 0
+    for a0 in range(n):
+        for b0 in range(a0, n):
+            for a1 in range(n - a0):
+                for b1 in range(a1, n):
+                    box = K.clip_box((a0, b0, a1, b1), n)
+                    if box != (a0, b0, a1, b1):
+                        continue
+                    L, m = pr.corner(box)
+                    H = pr.hidden(L)
+                    v = max((2, 0, 1), key=lambda x: L[x])  # the pivot (ties: 2, 0, 1)
+                    assert all(0 <= H[x] <= L[x] for x in range(3)) and H[v] == L[v]
+                    assert sum(L) - L[v] <= cap or sum(H) - H[v] <= cap
+                    m2 = m + sum(L) - sum(H)
+                    partial += H != L
+                    U, U2 = _exact_U(L, m, p, pbar, E), _exact_U(H, m2, p, pbar, E)
+                    inside = [
+                        h[c0, c1] for c0 in range(a0, b0 + 1) for c1 in range(a1, b1 + 1) if c0 + c1 <= n - 1
+                    ]
+                    assert U2 >= U >= max(inside)
+                    up, low = pr.bound(box, eps)
+                    if U2 > 0:
+                        assert up >= math.log(U2) - 1e-12
+                    if H != L:  # not an exact leaf, even for a single dataset
+                        assert low == -math.inf and not pr.is_exact(box)
+    assert partial > 0  # the cap really revealed some users
+
+
+@pytest.mark.parametrize("eps0,eps", [(1.0, 0.3), (2.0, 1.2)])
+def test_more_hidden_users_never_loosen_the_box_bound(eps0, eps):
+    n = 9
+    prs = [K.BoxProblem(eps0, n, -60.0, hide_cap=c) for c in (0, 1, 3, None)]
+    for box in [(0, 8, 0, 8), (2, 4, 2, 4), (3, 3, 3, 3), (1, 5, 2, 3), (2, 2, 3, 6), (4, 4, 4, 4)]:
+        ups = [pr.bound(box, eps)[0] for pr in prs]
+        assert all(b <= a + 1e-12 for a, b in zip(ups, ups[1:])), (box, ups)
+    # the datasets with every class populated: revealing both smaller classes is strictly looser
+    assert prs[0].bound((3, 3, 3, 3), eps)[0] > prs[-1].bound((3, 3, 3, 3), eps)[0] + 1e-3
+
+
+@pytest.mark.parametrize("n", [5, 7])
+@pytest.mark.parametrize("eps0,eps", [(1.0, 0.4), (2.0, 1.5)])
+def test_certificates_with_partial_hiding_bracket_the_brute_force(monkeypatch, n, eps0, eps):
+    """Forced partial hiding (at most one user of the two smaller classes hidden) stays sound."""
+
+    class Capped(K.BoxProblem):
+        def __init__(self, eps0, n, log_level, *, hide_cap=None):
+            super().__init__(eps0, n, log_level, hide_cap=1)
+
+    monkeypatch.setattr(K, "BoxProblem", Capped)
+    worst = brute_max_k3(eps, eps0, n)
+    c = K.certify_k(3, eps0, n, eps=eps, tol=1e-5)
+    assert c.log_delta >= worst - 1e-12 * abs(worst) and c.exhibited_log_delta <= worst + 1e-12 * abs(worst)
+    assert K.verify(c)
+    d = K.certify_k(3, eps0, n, delta=1e-3, tol=1e-5)
+    assert brute_max_k3(d.epsilon, eps0, n) <= math.log(1e-3) + 1e-12
+    if d.epsilon_lower > 0:
+        assert brute_max_k3(d.epsilon_lower, eps0, n) > math.log(1e-3)
+    assert K.verify(d)
+
+
+def test_partial_hiding_brings_three_class_datasets_below_the_corner():
+    """The n = 1e4 stall (delta = 1e-12), reproduced at n = 1000 by capping the hidden users: with
+    both smaller classes revealed the bound of a three-class dataset depends on its pivot class
+    alone and stays above the corner's exhibited value; with 64 of them hidden it is far below
+    it. At n = 1e4 the default keeps 136 of them hidden where they cannot all be."""
+    n, eps0, log_delta = 1000, 0.5, math.log(1e-12)
+    pr = K.BoxProblem(eps0, n, log_delta)
+    e_low = pr.leaf_epsilon((0, 0, 0, 0), log_delta, upper=False)
+    corner = pr.bound((0, 0, 0, 0), e_low)[1]
+    assert corner > log_delta
+    box, eps = (249, 249, 374, 374), e_low * (1 + 1e-4)  # (c0, c1, c2) = (249, 374, 376)
+    ups = [K.BoxProblem(eps0, n, log_delta, hide_cap=c).bound(box, eps)[0] for c in (0, 64, None)]
+    assert ups[0] > corner > corner - 0.2 > ups[1] > ups[2]
+    big = K.BoxProblem(eps0, 10**4, log_delta)
+    assert big.hidden((2499, 3749, 3751)) == (68, 68, 3751) and big.hidden((0, 10, 9989)) == (0, 10, 9989)
+
+
+def test_bad_hide_cap_raises_naming_the_parameter():
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ParameterError, match="hide_cap"):
+            K.BoxProblem(1.0, 10, -20.0, hide_cap=bad)
+
+
+def test_fits_shortcut_agrees_with_the_built_check():
+    """``fits`` answers without building where the sequential work surely fits; same answers."""
+    from shuffle_accounting.shuffled_krr import _krr_grid as G
+
+    rng = np.random.default_rng(3)
+    for n in (1000, 10**4):
+        pr = K.BoxProblem(1.0, n, -30.0)
+        pts = [
+            (0, 0, n - 1),
+            (0, 5, n - 6),
+            (n // 3, n // 3, n - 1 - 2 * (n // 3)),
+            (n // 4, n // 2, n - 1 - 3 * (n // 4)),
+        ]
+        for _ in range(6):
+            a = int(rng.integers(n))
+            b = int(rng.integers(n - a))
+            pts.append((a, b, n - 1 - a - b))
+        for L in pts:
+            built = G.fixed_law_k3(1.0, L, pr.log_tol - math.log(4.0), check_only=True) is not None
+            assert pr.fits(L) == built, L
+    assert not K.BoxProblem(1.0, 10**4, -30.0).fits((3333, 3333, 3333))

@@ -46,6 +46,31 @@ also revealed shows ``U(L, m) <= U(L', m + |L - L'|)`` for ``L' <= L``: revealin
 allowed, and it is used where a class of fixed users is too large to convolve (below). For a
 single dataset (``m = 0``, nothing revealed) ``U = g_L(0) = h_c`` exactly: an *exact leaf*.
 
+(K2') *Partial hiding* (:meth:`BoxProblem.hidden`). The proof of (K2) never uses that the
+free users' values vary over the box, only that every revealed user's coin is uniform with
+probability ``gamma`` independently of everything else and that its non-uniform report is a
+function of the dataset. So for any ``L' <= L`` (componentwise), revealing the coins of the
+``m`` free users *and* of ``|L - L'|`` fixed ones gives, step by step: (i) the view (coins,
+revealed non-uniform reports, histogram) contains the histogram, so ``h_c <= H_E`` of the view
+(post-processing); (ii) the coins and revealed reports do not involve the target and have the
+same law under ``D`` and ``D'``, so ``H_E`` of the view is their expectation of the conditional
+``H_E``; (iii) given ``B`` uniform coins among the ``m' = m + |L - L'|`` revealed users, ``h`` is
+the target's report + ``F_{L'}`` + ``Mult(B, 1/3)`` + a known shift, and ``H_E`` is shift
+invariant; ``B ~ Bin(m', gamma)``. Hence ``h_c <= U(L', m')`` for every ``c`` in the box. Where
+every fixed user cannot be hidden (three classes of thousands of users: the one-at-a-time work
+``users x cells`` exceeds :data:`~._krr_grid.MAX_SEQUENTIAL_WORK`), the pivot class (the
+largest) stays hidden with ``h = max(64, 4.5 sd)`` users of the two smaller classes (``sd`` the
+standard deviation of ``B`` with both revealed; about half the work of the sweep over ``B``),
+and the rest is revealed. Revealing both smaller classes entirely (the rule before) left a bound
+that depends on the pivot class alone, above the worst corner at ``n = 1e4``, so the search
+could not split below it. Measured at ``n = 1e4``, ``eps0 = 0.5``, ``delta = 1e-12``, at ``eps``
+``1e-4`` above the corner's epsilon (where ``log h`` of the corner "all others at x2" is
+``-27.63102`` at its epsilon and a cover must reach ``log delta = -27.63102``): the dataset
+``(2499, 3749, 3751)`` with both smaller classes revealed ``-27.63070`` (every dataset with a
+pivot class of 3751 users has that bound); with 4 / 16 / 64 / 256 users of each smaller class
+hidden ``-27.6348`` / ``-27.6471`` / ``-27.6962`` / ``-27.8928`` for about 1.0 / 1.0 / 1.3 /
+2.1 times the work of one evaluation; the default (68 of each) ``-27.7003``.
+
 (K3) *Monotone in B.* ``g_L(b + 1)`` is ``g_L(b)`` after adding one more independent uniform
 report to both laws, a Markov kernel applied to both: by the data-processing inequality of
 ``H_E``, ``g_L`` is non-increasing. For cells ``s_0 < s_1 < ... < s_J`` covering the window
@@ -66,8 +91,8 @@ value with ``pbar``, so the count ``N_o`` of their reports different from ``v`` 
 other values: a closed-form 2-D law in coordinates ``(N, j)`` (reports different from ``v``;
 reports of the *designated* other value). The other two fixed classes are added by direct
 convolution of their windowed trinomials or one user at a time, whichever is cheaper; if both
-are over budget their coins are revealed ((K2): sound, looser). Then ``g_L(b)`` for every cell
-end ``b`` comes from one pass that adds uniform users one at a time
+are over budget, most of their coins are revealed ((K2'): sound, looser). Then ``g_L(b)`` for
+every cell end ``b`` comes from one pass that adds uniform users one at a time
 (:func:`~shuffle_accounting.shuffled_krr._krr_grid.sweep_users`: each user moves ``(N, j)`` by
 ``(0, 0)``, ``(1, 1)`` or ``(1, 0)`` with probability ``1/3`` each). The target's report
 shifts the law by ``(0, 0)``, ``(1, 1)`` or ``(1, 0)``, and ``H_E`` is summed cell by cell
@@ -100,7 +125,7 @@ term growing with its free users.
 Branch and bound. Boxes sit in a priority queue by their bound; the worst is split at the midpoint
 of its longer side; single datasets computed exactly are leaves (bound ``h_c`` rounded up,
 exhibited value ``h_c`` rounded down). A single dataset whose fixed classes are too large to
-convolve (three classes of thousands of users) stays a (sound, inexact) box. For
+convolve (three classes of thousands of users) stays a (sound, inexact) box ((K2')). For
 ``delta(eps)`` the search stops when the largest bound is within ``(1 + tol)`` of the best
 exhibited leaf; for ``epsilon(delta)`` it keeps ``eps_up = (1 + tol) eps_low`` and splits until
 every box's bound at some ``eps' <= eps_up`` is ``<= delta`` (``h_c`` is non-increasing in
@@ -115,20 +140,22 @@ mass is always added.
 
 Tolerance and budget (:func:`default_tol`, :func:`certify_k`). The default tolerance is ``1e-5``
 up to 1000 users and grows in proportion to ``n`` to the target gap ``1e-4``, reached at
-``n = 1e4``: one bound evaluation costs about ``n^1.5`` cell operations, and boxes of datasets
-with three large classes keep two classes' coins revealed ((K2)), which leaves their bounds
-about ``2e-5`` in epsilon above the worst case at ``n = 1e4`` (measured; benchmarks/README.md),
-so a smaller gap is out of reach there. A delta query's gap ``t`` in delta is a gap of only about
-``t / (2 log(1/delta))`` in epsilon; beyond 1000 users the default delta query therefore also
-stops once its certified delta at ``eps`` is at most the witness's exhibited delta at
-``eps / (1 + default_tol(n))`` (the same gap as the epsilon query's, measured along eps; the
-exhibited value there is a lower bound on the worst case at that eps, so the certified curve
-lies within that factor in eps of the true worst-case curve). The search also stops when its
-budget is spent: ``max_evals`` bound evaluations or ``max_cells`` grid cells touched (a
-deterministic count, proportional to the time at every ``n``). *A stopped search is still
-sound:* (i) at every moment the open boxes and the finished ones partition the triangle
-(splitting replaces a box by two boxes that partition it; :func:`clip_box` drops only pairs
-outside the triangle), and each box's bound dominates every ``h_c`` in it ((K2)), so for
+``n = 1e4``: one bound evaluation costs about ``n^1.5`` cell operations (at ``n = 1e4``, 2-3 s),
+and the default budget (about a minute) must also cover ``delta = 1e-12`` there. (Before
+partial hiding (K2'),
+boxes of datasets with three large classes had two classes' coins revealed, which left their
+bounds about ``2e-5`` in epsilon above the worst case at ``n = 1e4``, ``delta = 1e-6``, and
+above it at ``delta = 1e-12``; measured, benchmarks/README.md.) A delta query's gap ``t`` in
+delta is a gap of only about ``t / (2 log(1/delta))`` in epsilon; beyond 1000 users the default
+delta query therefore also stops once its certified delta at ``eps`` is at most the witness's
+exhibited delta at ``eps / (1 + default_tol(n))`` (the same gap as the epsilon query's,
+measured along eps; the exhibited value there is a lower bound on the worst case at that eps,
+so the certified curve lies within that factor in eps of the true worst-case curve). The search
+also stops when its budget is spent: ``max_evals`` bound evaluations or ``max_cells`` grid
+cells touched (a deterministic count, proportional to the time at every ``n``). *A stopped
+search is still sound:* (i) at every moment the open boxes and the finished ones partition the
+triangle (splitting replaces a box by two boxes that partition it; :func:`clip_box` drops only
+pairs outside the triangle), and each box's bound dominates every ``h_c`` in it ((K2)), so for
 ``delta(eps)`` the largest bound of the current cover is an upper bound; (ii) for
 ``epsilon(delta)`` the finished boxes are certified at eps values ``<= eps_up``, and each open
 box is evaluated at increasing eps until its own bound is ``<= delta``. Every ``h_c`` is
@@ -200,9 +227,15 @@ DEFAULT_TOL_TARGET: float = 1e-4
 #: Largest ``n`` at which the default tolerance is :data:`DEFAULT_TOL_SMALL`.
 DEFAULT_TOL_SMALL_N: int = 1000
 #: Default work budget of :func:`certify_k`, in grid cells touched (:attr:`BoxProblem.work`):
-#: about a minute of one core. The hardest measured point of the issue-11 range, n = 1e4,
-#: eps0 = 1, delta = 1e-9, converges at gap 8.4e-5 after 9.9e9 cells (5e9 stopped it at 1.08e-4).
+#: about a minute of one core. With partial hiding ((K2')) the hardest measured points of the
+#: issue-11 range, n = 1e4, eps0 = 0.5 / 1, delta = 1e-12, converge at gap 8.5e-5 / 9.5e-5 after
+#: 7.0e9 / 7.1e9 cells (before it, 1.2e10 cells stopped them at 1.1e-4 / 1.3e-4).
 DEFAULT_MAX_CELLS: float = 1.2e10
+#: Partial hiding ((K2'), :meth:`BoxProblem.hidden`): where the fixed users cannot all be hidden,
+#: the two smaller classes keep ``max(_HIDE_MIN, _HIDE_SDS sd)`` users hidden between them
+#: (``sd`` that of the uniform count ``B`` when both are revealed), about half the sweep's work.
+_HIDE_MIN = 64
+_HIDE_SDS = 4.5
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,8 +246,14 @@ DEFAULT_MAX_CELLS: float = 1.2e10
 class BoxProblem:
     """Constants and caches for one ``(eps0, n)`` and one truncation level."""
 
-    def __init__(self, eps0: float, n: int, log_level: float) -> None:
+    def __init__(self, eps0: float, n: int, log_level: float, *, hide_cap: int | None = None) -> None:
         self.eps0, self.n = eps0, n
+        if hide_cap is not None:
+            hide_cap = check_int("hide_cap", hide_cap, minimum=0)
+        #: Largest number of users of the two smaller fixed classes kept hidden where they cannot
+        #: all be (``None``: :meth:`hidden`'s default); also caps full hiding when set (tests).
+        self.hide_cap = hide_cap
+        self._hidden_cache: dict[tuple[int, int, int], tuple[int, int, int]] = {}
         self.lp, self.lq = G.k3_rows(eps0)  # log p, log pbar
         self.log_g = math.log(3.0) + self.lq  # log gamma
         self.log_1mg = self.lp + math.log(-math.expm1(-eps0))  # log(1 - gamma) = log(p - pbar)
@@ -260,12 +299,62 @@ class BoxProblem:
             self.work += float(res[1].arr.size) * (1 + sum(L) - max(L) - revealed)
         return got
 
+    def hidden(self, L: tuple[int, int, int]) -> tuple[int, int, int]:
+        """The fixed users kept hidden, ``L' <= L`` (cached): all of ``L`` when they fit, else part.
+
+        Where :func:`~._krr_grid.fixed_law_k3` cannot hide every fixed user (three large
+        classes), the pivot class (the largest) stays hidden with ``h`` users of the two other
+        classes, ``h = max(_HIDE_MIN, _HIDE_SDS sd)`` (``sd`` the standard deviation of the
+        uniform count when those classes are revealed; split evenly, a class's unused share going
+        to the other), halved until the law fits; the other ``|L - L'|`` fixed users have their
+        coins revealed, which (K2) allows: ``U(L, m) <= U(L', m + |L - L'|)``. Revealing both
+        classes entirely (``h = 0``, the rule before) leaves a bound that depends on the pivot
+        class alone, above the worst corner at ``n = 1e4`` (module docstring, (K2')).
+        With :attr:`hide_cap` set, at most that many users of the two smaller classes are hidden.
+        """
+        got = self._hidden_cache.get(L)
+        if got is not None:
+            return got
+        v = max((2, 0, 1), key=lambda x: L[x])
+        d, o = G.PIVOT_COORDS[v]
+        rest = L[d] + L[o]
+        cap = self.hide_cap
+        if (cap is None or rest <= cap) and self.fits(L):
+            got = L
+        else:
+            g = math.exp(self.log_g)
+            m_all = self.n - 1 - L[v]
+            h = max(_HIDE_MIN, math.ceil(_HIDE_SDS * math.sqrt(m_all * g * (1.0 - g))))
+            if cap is not None:
+                h = min(h, cap)
+            h = min(h, rest)
+            while True:
+                hd = min(L[d], h - min(L[o], h // 2))
+                ho = min(L[o], h - hd)
+                got_l = [0, 0, 0]
+                got_l[v], got_l[d], got_l[o] = L[v], hd, ho
+                got = (got_l[0], got_l[1], got_l[2])
+                if h == 0 or self.fits(got):
+                    break
+                h //= 2  # pragma: no cover - the default h is far below the sequential budget
+        self._hidden_cache[L] = got
+        return got
+
     def fits(self, L: tuple[int, int, int]) -> bool:
         """Whether every fixed user of ``L`` can be hidden (:func:`~._krr_grid.fixed_law_k3`'s budget)."""
         got = self._fits_cache.get(L)
         if got is None:
             t = self.log_tol - math.log(4.0)
-            got = G.fixed_law_k3(self.eps0, L, t, check_only=True) is not None
+            # nothing built where the sequential work estimate of add_classes (users x cells of a
+            # grid at most (c_v + 1)^2 grown by 2 z sqrt(users / 4) + 4 per side) is surely within
+            # its budget: add_classes then always accepts (direct or sequential)
+            rest = sum(L) - max(L)
+            z = max(8.0, math.sqrt(2.0 * max(0.0, -(t - math.log(8.0)))) + 2.0)
+            side = max(L) + 1.0 + 2.0 * z * math.sqrt(0.25 * rest) + 4.0
+            if rest * side * side <= 0.5 * G.MAX_SEQUENTIAL_WORK:
+                got = True
+            else:
+                got = G.fixed_law_k3(self.eps0, L, t, check_only=True) is not None
             self._fits_cache[L] = got
         return got
 
@@ -333,7 +422,7 @@ class BoxProblem:
 
     def is_exact(self, box: tuple[int, int, int, int]) -> bool:
         L, m = self.corner(box)
-        return m == 0 and self.fixed(L)[2] == 0
+        return m == 0 and self.hidden(L) == L and self.fixed(L)[2] == 0
 
     def bound(self, box: tuple[int, int, int, int], eps: float) -> tuple[float, float]:
         """``(log U, log lower)``: the box bound (K2)-(K4); the lower value only for an exact leaf."""
@@ -345,6 +434,9 @@ class BoxProblem:
         got = self._value_cache.get(key)
         if got is not None:
             return got
+        H = self.hidden(L)
+        if H != L:  # part of the two smaller classes revealed (K2): they join the free users
+            L, m = H, m + sum(L) - sum(H)
         reveal = False
         if m == 0:
             h = self._leaf_cache.get(L)
@@ -774,14 +866,17 @@ def default_tol(n: int) -> float:
     ``1e-5`` up to :data:`DEFAULT_TOL_SMALL_N` users, then growing in proportion to ``n`` up to
     the issue's target gap :data:`DEFAULT_TOL_TARGET` (``1e-4``), reached at ``10 x``
     :data:`DEFAULT_TOL_SMALL_N` users and kept beyond. Why: a bound evaluation costs about
-    ``n^1.5`` (grids of ``~n`` cells, ``~9 sd ~ sqrt(n)`` uniform users swept one at a time), and
-    datasets with three large classes (beyond a few thousand users each) cannot have every
-    fixed user hidden, so their boxes keep the coins of two classes revealed ((K2)) and their
-    bounds stay about ``4e-4`` in delta (``~2e-5`` in epsilon) above the worst case at
-    ``n = 1e4``, ``eps0 = 1``, ``delta = 1e-6`` (benchmarks/README.md): below ``~5e-5`` the
-    search cannot converge there. Measured at ``eps0 = 1``, ``delta = 1e-6`` (load ~2): ``1e-5``
-    converges at ``n = 3000`` in 11 s and ``n = 5000`` in 19 s; at ``n = 1e4``, ``5e-5`` in 38 s,
-    ``1e-4`` in ~6 s, ``3e-5`` not in 150 s.
+    ``n^1.5`` (grids of ``~n`` cells, ``~9 sd ~ sqrt(n)`` uniform users swept one at a time; 2-3 s
+    at ``n = 1e4``), and a smaller gap needs more of them, while the default budget (about a
+    minute) must also cover ``delta = 1e-12``. Measured at ``eps0 = 1``, ``delta = 1e-6`` (load ~2),
+    before partial hiding ((K2') of the module docstring; datasets with three large classes then
+    had two classes' coins revealed, their bounds ``~2e-5`` in epsilon above the worst case at
+    ``n = 1e4``): ``1e-5`` converges at ``n = 3000`` in 11 s and ``n = 5000`` in 19 s; at
+    ``n = 1e4``, ``5e-5`` in 38 s, ``1e-4`` in ~6 s, ``3e-5`` not in 150 s. With partial hiding
+    every measured point at ``n = 1e4`` down to ``delta = 1e-12`` converges at ``1e-4`` within the
+    default budget (benchmarks/README.md); at ``eps0 = 1``, ``3e-5`` converges at ``delta = 1e-6``
+    in 31 s of CPU (gap ``2.2e-5``, 8.5e9 cells) and ``5e-5`` at ``delta = 1e-12`` in 53 s
+    (1.15e10 cells, just within the default budget); the default was not re-tuned.
 
     Args:
         n: Number of users (``>= 1``).
