@@ -771,15 +771,17 @@ class HalfTails:
     width``. At the top column both come from the tails (:func:`_log_upper_excess`,
     ``log_binom_sf``, each rounded up by :data:`TAIL_REL`); below, by the exact recurrences
     ``P(X >= j) = P(X >= j + 1) + pmf(j)`` and ``E[(X - j)_+] = E[(X - j - 1)_+] + P(X >= j +
-    1)`` (sums of non-negative upper bounds are upper bounds; each pmf is Loader's, rounded up
-    by :data:`REL_PMF`; each ``logaddexp`` adds at most ``4u (1 + |x|)`` in logs, so a value
+    1)`` (sums of non-negative upper bounds are upper bounds; the pmfs are Loader's, rounded up
+    by :data:`REL_PMF`, at one column and from the exact ratio ``pmf(j) / pmf(j + 1) = (j + 1) /
+    (N - j)`` below it, its rounding bounded and added; each ``logaddexp`` adds at most ``4u (1 +
+    |x|)`` in logs, so a value
     ``c`` steps below the top carries at most ``(width + 4) 8u (1 + |x|)``, added at each
     query). For real ``t`` with ``j = ceil(t)``: ``(X - t)_+ = (X - j)_+ + (j - t) 1{X >= j}``
     (for integer ``X``: ``X <= j - 1 < t`` or ``X >= j``), so ``E[(X - t)_+] = E[(X - j)_+] +
     (j - t) P(X >= j)``.
     """
 
-    __slots__ = ("N0", "j_lo", "width", "lP", "lE")
+    __slots__ = ("N0", "j_lo", "width", "lP", "lE", "err")
 
     def __init__(self, N0: int, j_lo: np.ndarray, width: int) -> None:
         self.N0, self.width = N0, width
@@ -795,13 +797,30 @@ class HalfTails:
             lP[inside, width] = log_binom_sf(tf[inside], N[inside], 0.5) + math.log1p(TAIL_REL)
         lP[tf < 1, width] = 0.0
         lE[:, width] = _log_upper_excess(N, lh, lh, np.maximum(tf, 0.0))[0]
+        # pmfs: Loader's at the column j_lo + width - 1, then the exact ratio pmf(j) / pmf(j + 1)
+        # = (j + 1) / (N - j) in logs on the rows where that column is <= N (each step adds at
+        # most 4u (|log pmf| + 2 log(N + 1)) to the log; the total is added at each query);
+        # Loader's everywhere on the other rows (near N = j, a few)
+        rec = (self.j_lo + width - 1) <= N
+        pm = np.full(N.shape, -np.inf)
+        self.err = 0.0
         for c in range(width - 1, -1, -1):
             j = (self.j_lo + c).astype(float)
             ok = (j >= 0) & (j <= N)
-            pm = np.full(N.shape, -np.inf)
-            pm[ok] = log_binom_pmf(j[ok], N[ok], lh, lh) + math.log1p(REL_PMF)
+            if c == width - 1:
+                pm[ok] = log_binom_pmf(j[ok], N[ok], lh, lh) + math.log1p(REL_PMF)
+            else:
+                pm = np.where(rec, pm + np.log(j + 1.0) - np.log(np.maximum(N - j, 1.0)), pm)
+                lo_rows = ~rec & ok
+                if np.any(lo_rows):
+                    pm[lo_rows] = log_binom_pmf(j[lo_rows], N[lo_rows], lh, lh) + math.log1p(REL_PMF)
+                pm[~ok] = -np.inf
             lE[:, c] = np.logaddexp(lE[:, c + 1], lP[:, c + 1])
             lP[:, c] = np.logaddexp(lP[:, c + 1], pm)
+        fin = np.isfinite(pm)
+        big = float(np.max(np.abs(pm[fin]))) if np.any(fin) else 0.0
+        big = max(big, float(np.max(np.abs(lP[np.isfinite(lP)]), initial=0.0)))
+        self.err = width * 4.0 * _U * (big + 2.0 * math.log(float(N[-1]) + 2.0) + 1.0)
         self.lP, self.lE = lP, lE
 
     def excess_up(self, N: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -818,7 +837,7 @@ class HalfTails:
             with np.errstate(divide="ignore"):
                 v = np.logaddexp(self.lE[ii, cc], np.log(j[ok] - t[ok]) + self.lP[ii, cc])
             fin = np.isfinite(v)
-            v[fin] += (self.width + 4) * 8.0 * _U * (1.0 + np.abs(v[fin]))
+            v[fin] += (self.width + 4) * 8.0 * _U * (1.0 + np.abs(v[fin])) + self.err
             out[ok] = v
         return out, ok
 

@@ -698,6 +698,7 @@ def _half_tails(k: int, eps0: float, eps: float, laws: Sequence[G.Law1D]) -> G.H
     N = np.arange(lo, hi + 1, dtype=float)
     rmin = np.full(N.shape, np.inf)
     rmax = np.full(N.shape, -np.inf)
+    count = np.zeros(N.shape, dtype=np.int64)
     for law in laws:
         a = law.arr
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -706,9 +707,11 @@ def _half_tails(k: int, eps0: float, eps: float, laws: Sequence[G.Law1D]) -> G.H
         ok = np.isfinite(r) & (idx >= 0) & (idx < N.size) & (a[:-1] > 0)
         rmin[idx[ok]] = np.minimum(rmin[idx[ok]], r[ok])
         rmax[idx[ok]] = np.maximum(rmax[idx[ok]], r[ok])
+        count[idx[ok]] += 1
     have = np.isfinite(rmin)
-    rmin = np.where(have, rmin * 0.98, 1.0)
-    rmax = np.where(have, rmax * 1.02, 1.0)
+    both = count == len(laws)  # rows outside a law's window: the laws between may be far off
+    rmin = np.where(have, rmin * np.where(both, 0.98, 0.7), 1.0)
+    rmax = np.where(have, rmax * np.where(both, 1.02, 1.4), 1.0)
     j_lo = np.maximum(np.floor(N * (c1 + c2 * rmin)) - 1.0, 0.0)
     need = np.ceil(N * (c1 + c2 * rmax)) - j_lo + 1.0
     width = int(min(max(float(np.max(np.where(have, need, 1.0))), 1.0), 256.0))
