@@ -907,7 +907,8 @@ def spread_log_bounds(
     n_eval = min(MAX_PAIR_CELLS, 0.5 * (budget - used) / per)
     if not have_u1:  # the caller's check (spread_work) leaves room for the fewest cells
         n_eval = max(n_eval, MIN_PAIR_CELLS)
-    if pair2 is None and n_eval >= MIN_PAIR_CELLS:
+    # (with nobody to pair, UP reveals every coin: never tighter than U1)
+    if pair2 is None and n_eval >= MIN_PAIR_CELLS and (min(c0, c1) > 0 or not have_u1):
         cells = [0]
 
         def up_pairs(tt: float) -> np.ndarray:
