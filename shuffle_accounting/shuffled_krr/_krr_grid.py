@@ -803,7 +803,7 @@ class HalfTails:
         # Loader's everywhere on the other rows (near N = j, a few)
         rec = (self.j_lo + width - 1) <= N
         pm = np.full(N.shape, -np.inf)
-        self.err = 0.0
+        big = 0.0  # the largest |log pmf| met (the recurrence's rounding scales with it)
         for c in range(width - 1, -1, -1):
             j = (self.j_lo + c).astype(float)
             ok = (j >= 0) & (j <= N)
@@ -815,11 +815,11 @@ class HalfTails:
                 if np.any(lo_rows):
                     pm[lo_rows] = log_binom_pmf(j[lo_rows], N[lo_rows], lh, lh) + math.log1p(REL_PMF)
                 pm[~ok] = -np.inf
+            fin = np.isfinite(pm)
+            if np.any(fin):
+                big = max(big, float(np.max(np.abs(pm[fin]))))
             lE[:, c] = np.logaddexp(lE[:, c + 1], lP[:, c + 1])
             lP[:, c] = np.logaddexp(lP[:, c + 1], pm)
-        fin = np.isfinite(pm)
-        big = float(np.max(np.abs(pm[fin]))) if np.any(fin) else 0.0
-        big = max(big, float(np.max(np.abs(lP[np.isfinite(lP)]), initial=0.0)))
         self.err = width * 4.0 * _U * (big + 2.0 * math.log(float(N[-1]) + 2.0) + 1.0)
         self.lP, self.lE = lP, lE
 

@@ -736,6 +736,11 @@ def pairs_upper(
     m = min(c3[0], c3[1])
     la, l1a, lb, l1b, _, _ = pair_logs(k, eps0)
     (fs, ftop, fw, ftail), (bs, _, bw, btail) = _pair_setup(k, eps0, c3, t, n_eval)
+    # the cells' masses with the parameters' own rounding (as _binom_law)
+    _, _, _, _, lf, l1f = pair_logs(k, eps0)
+    lg, l1mg = _gamma(k, eps0)
+    fw = fw + m * 8.0 * _U * (2.0 + abs(lf) + abs(l1f))
+    bw = bw + (sum(c3) - 2 * m) * 8.0 * _U * (2.0 + abs(lg) + abs(l1mg))
     lu, l1u = math.log(2.0 / k), math.log((k - 2) / k)
     t_law = t - math.log(2.0 * bs.size + 2.0)  # the laws' dropped masses add along a sweep
 
