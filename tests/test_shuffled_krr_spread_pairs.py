@@ -312,3 +312,20 @@ def test_pair_bound_is_tight_at_n_1e4_against_the_two_dimensional_routes():
     up, _ = S.pairs_upper(10, 2.0, c3, [0.05], -85.0, 256)
     low = S.linear_lower(10, 2.0, c3, 1, 1, [0.05], -85.0)[0]
     assert low <= up[0] < low + 0.07  # measured 0.057 with 256 cells (the corner bounds)
+
+
+def test_normal_limit_ratios_choose_the_routes():
+    """The normal-limit distance ratios (route choice only): >= 1; UP ~ 1 with c0 = c1 and U1 ~
+    1.09 at k = 10, eps0 = 2 (benchmarks/README.md); with nobody at 1, UP reveals every coin and
+    U1 wins. spread_log_bounds skips U1 where UP is expected tighter and runs it where not."""
+    r_u1, r_up = S.normal_limit_ratios(10, 2.0, (10008, 9999, 79992))
+    assert 1.0 - 1e-12 <= r_up < 1.0 + 1e-3 and 1.08 < r_u1 < 1.10
+    r_u1, r_up = S.normal_limit_ratios(10, 2.0, (34145, 17070, 48784))
+    assert 1.0 < r_up < r_u1
+    r_u1, r_up = S.normal_limit_ratios(100, 4.0, (5000, 0, 4900))
+    assert 1.0 - 1e-12 <= r_u1 < r_up
+    _, _, info = S.spread_log_bounds(10, 2.0, tuple(_even(10, 3000)), [0.05], -85.0, 3e8)
+    assert not any(r.startswith("U1") for r in info["routes"]) and info["upper_from"] == ["UP"]
+    _, _, info = S.spread_log_bounds(100, 4.0, (5000, 0) + (50,) * 98, [0.2], -85.0, 3e8)
+    assert any(r.startswith("U1") for r in info["routes"])
+    assert not any(r.startswith("UP") for r in info["routes"])

@@ -146,6 +146,7 @@ __all__ = [
     "pairs_upper",
     "pairs_work",
     "MAX_PAIR_CELLS",
+    "normal_limit_ratios",
     "pair_logs",
     "count_stops",
     "count_cells",
@@ -815,6 +816,46 @@ def _u1_work(k: int, eps0: float, c3: tuple[int, int, int], n_eps: int, log_tol:
     return w + _reveal1d_work(k, eps0, c3[1], n1 - c3[1], 40, n_eps, log_tol)
 
 
+def normal_limit_ratios(k: int, eps0: float, c3: tuple[int, int, int]) -> tuple[float, float]:
+    """``(U1, UP)``: each route's normal-limit distance over the histogram's (``>= 1``; ``inf``
+    where a covariance is singular). Only used to choose routes, never in a bound.
+
+    ``D^2 = Delta^T Sigma^-1 Delta`` with ``Delta = (d, -d)`` (the target's shift of the mean of
+    ``(h0, h1)``) and ``Sigma`` the covariance of the others' ``(h0, h1)`` in the view: a user's
+    multinomial covariance ``diag(pi) - pi pi^T``; a revealed coin keeps ``gamma`` times a
+    uniform user's (law of total covariance, the revealed mean being known); a pair keeps
+    ``(1 - d^2)`` times the symmetric pair's (``Var h0 = (E S + Var S) / 4``, ``Cov(h0, h1) =
+    (Var S - E S) / 4``, ``S ~ Bern(a) + Bern(b)``). U1: the better of keeping 0 or 1.
+    """
+    c0, c1, cr = c3
+    lp = -math.log1p((k - 1) * math.exp(-eps0))
+    p, pb = math.exp(lp), math.exp(lp - eps0)
+    d, g = p - pb, k * pb
+
+    def cov(a: float, b: float) -> np.ndarray:
+        return np.array([[a * (1 - a), -a * b], [-a * b, b * (1 - b)]])
+
+    la, _, lb, _, _, _ = pair_logs(k, eps0)
+    a, b = math.exp(la), math.exp(lb)
+    es, vs = a + b, a * (1 - a) + b * (1 - b)
+    sym = np.array([[es + vs, vs - es], [vs - es, es + vs]]) / 4.0
+    uni = g * cov(1.0 / k, 1.0 / k)
+    m, e = min(c0, c1), abs(c0 - c1)
+    full = c0 * cov(p, pb) + c1 * cov(pb, p) + cr * cov(pb, pb)
+    views = {
+        "keep0": c0 * cov(p, pb) + (c1 + cr) * uni,
+        "keep1": c1 * cov(pb, p) + (c0 + cr) * uni,
+        "UP": m * (1.0 - d * d) * sym + (e + cr) * uni,
+    }
+    delta = np.array([d, -d])
+    try:
+        base = float(delta @ np.linalg.solve(full, delta))
+        r = {key: math.sqrt(float(delta @ np.linalg.solve(v, delta)) / base) for key, v in views.items()}
+    except (np.linalg.LinAlgError, ValueError, ZeroDivisionError):
+        return math.inf, math.inf
+    return min(r["keep0"], r["keep1"]), r["UP"]
+
+
 #: Fewest cells of ``(F, B')`` the pair reveal runs with.
 MIN_PAIR_CELLS = 4.0
 
@@ -847,7 +888,7 @@ def spread_log_bounds(
     """``(lower, upper, info)`` on ``log delta`` per eps for any dataset (module docstring).
 
     Runs L1 (always), U1 when it fits with room for the pair reveal UP's fewest cells (or costs
-    less than them), U2 when its estimated work fits what is left of ``budget``, else UP with up
+    less than them) unless UP is expected tighter (:func:`normal_limit_ratios`), U2 when its estimated work fits what is left of ``budget``, else UP with up
     to half of what is left (at most :data:`MAX_PAIR_CELLS` cells; always when neither U1 nor
     U2 ran: :func:`spread_work`, checked by the caller, counts the cheaper of U1 and UP), then
     more L1 directions and L2 as they fit; each end is the best of the routes run (per
@@ -877,7 +918,11 @@ def spread_log_bounds(
     upf = upr = np.zeros(len(eps))
     up_src = ["none"] * len(eps)
     t_u = t
-    have_u1 = used + u1w + MIN_PAIR_CELLS * per <= budget or u1w <= MIN_PAIR_CELLS * per
+    # U1 is skipped where UP is expected tighter (normal limit) and UP's fewest cells fit
+    r_u1, r_up = normal_limit_ratios(k, eps0, c3)
+    up_first = min(c0, c1) > 0 and r_up <= r_u1 and used + MIN_PAIR_CELLS * per <= budget
+    fits = used + u1w + MIN_PAIR_CELLS * per <= budget or u1w <= MIN_PAIR_CELLS * per
+    have_u1 = fits and not up_first
     if have_u1:
 
         def u1(tt: float) -> np.ndarray:
