@@ -3,7 +3,10 @@
 Run: ``.venv/bin/python benchmarks/bench_worst_case.py`` (``--full`` adds n = 1e6 and 1e7,
 ``--ns`` picks the sizes, ``--eps0s`` the local parameters, ``--smoke`` is the CI run,
 ``--timeout S`` runs each row in a child process stopped after ``S`` seconds, its row then
-reading "timeout"; ``--cpu`` adds the row's CPU time, which a loaded machine distorts less).
+reading "timeout"; ``--cpu`` adds the row's CPU time, which a loaded machine distorts less;
+``--call`` times the public call ``ShuffledKRR(2, eps0, n).epsilon(delta, method="worst-case")``
+instead, which adds the round trip's delta query at the answer, CPU and wall seconds, each row in
+a fresh child process: give ``--timeout``).
 One row per (n, eps0, delta): the certified epsilon of the branch and bound
 (:func:`shuffle_accounting.shuffled_krr.worst_case.certify`), the exhibited epsilon of its witness
 dataset, the gap ``certified / exhibited - 1`` (target: <= 1e-4), the bound evaluations and cover
@@ -50,6 +53,32 @@ def _row(n: int, eps0: float, delta: float):
     return c.epsilon, c.epsilon_lower, c.evaluations, len(c.cover), dt, cpu, b, db
 
 
+def _call_row(n: int, eps0: float, delta: float):
+    """The public call's epsilon, wall and CPU seconds (the issue-11 speed target's measure)."""
+    m = ShuffledKRR(2, eps0, n)
+    t, cpu = time.perf_counter(), time.process_time()
+    e = m.epsilon(delta, method="worst-case")
+    return e, time.perf_counter() - t, time.process_time() - cpu
+
+
+def _call_table(ns, eps0s, deltas, timeout: float, ref: float) -> None:
+    """``--call``: one row per (n, eps0, delta) of :func:`_call_row`, each in a child process."""
+    print(f"{'n':>8} {'eps0':>5} {'delta':>6} {'epsilon':>14} {'wall':>6} {'cpu':>6} {'ratio':>6}")
+    worst = 0.0
+    for n in ns:
+        for eps0 in eps0s:
+            for delta in deltas:
+                r = call_with_timeout(_call_row, (n, eps0, delta), timeout)
+                head = f"{n:>8.0e} {eps0:>5g} {delta:>6.0e}"
+                if isinstance(r, str):
+                    print(f"{head} {r}", flush=True)
+                    continue
+                e, wall, cpu = r
+                worst = max(worst, cpu)
+                print(f"{head} {e:>14.8g} {wall:>6.2f} {cpu:>6.2f} {wall / ref:>6.1f}", flush=True)
+    print(f"largest CPU time {worst:.2f} s (goal < 1 s at n = 1e6, delta = 1e-6)")
+
+
 def _run_row(n: int, eps0: float, delta: float, timeout: float):
     """:func:`_row`, in a child process stopped after ``timeout`` seconds when ``timeout > 0``."""
     return call_with_timeout(_row, (n, eps0, delta), timeout)
@@ -65,6 +94,9 @@ def main() -> None:
     ap.add_argument("--grid-n", type=float, default=1e4, help="n of the grid timing line (0: skip)")
     ap.add_argument("--timeout", type=float, default=0.0, help="seconds per row in a child process (0: none)")
     ap.add_argument("--cpu", action="store_true", help="add the CPU seconds of each certificate")
+    ap.add_argument(
+        "--call", action="store_true", help="time ShuffledKRR(2, eps0, n).epsilon(delta, method='worst-case')"
+    )
     args = ap.parse_args()
     ns = [2, 10, 100, 1000, 10**4, 10**5] + ([10**6, 10**7] if args.full else [])
     eps0s, deltas = [0.05, 0.5, 2.0, 10.0], [1e-12, 1e-6, 0.1]
@@ -78,6 +110,10 @@ def main() -> None:
     print(
         f"load average {os.getloadavg()[0]:.2f}; reference (blanket k=3 eps0=1 n=1e4 eps(1e-6)) {ref:.3f} s"
     )
+    if args.call:
+        _call_table(ns, eps0s, deltas, args.timeout, ref)
+        print(f"load average at the end {os.getloadavg()[0]:.2f}")
+        return
     print(
         f"{'n':>8} {'eps0':>5} {'delta':>6} {'certified':>12} {'exhibited':>12} {'gap':>8} "
         f"{'evals':>5} {'cover':>5} {'sec':>7} {'ratio':>6} {'blanket':>10} {'sec':>6}"

@@ -18,7 +18,8 @@ bounds (:mod:`~shuffle_accounting.shuffled_krr.lower`) use:
 * :func:`log_binom_chernoff` — the Chernoff tail bound ``exp(-N KL(k/N || pi))``, rounded up;
 * :func:`binom_window_range` — the concentration window ``mean +- z sd`` of a binomial, widened
   until a rigorous bound on the mass outside it is small enough (one loop for the k = 2 worst case
-  and the k = 3 grids; Chernoff or the exact tails above).
+  and the k = 3 grids; Chernoff or the exact tails above; ``tight=True`` starts from the Chernoff
+  edges themselves, by Newton steps on ``N KL(k/N || pi)``).
 
 Accounting code only: no randomness, no presentation imports.
 """
@@ -282,8 +283,31 @@ def log_binom_chernoff(k: int, N: int, log_pi: float, log_1mpi: float) -> float:
     return -N * kl * (1.0 - 4.0 * u2)
 
 
+def _chernoff_edge(N: int, log_pi: float, log_1mpi: float, target: float, sign: int) -> float:
+    """Real ``k`` on the side ``sign`` (``-1`` below, ``+1`` above) of the mean ``N pi`` where
+    ``N KL(k/N || pi) = target``, by Newton steps from the Gaussian edge (a guess only: callers
+    check the tail bound at the integer window they take; ``nan`` if the steps fail)."""
+    pi = math.exp(log_pi)
+    mean, sd = N * pi, math.sqrt(N * pi * (1.0 - pi))
+    k = mean + sign * math.sqrt(2.0 * target) * sd
+    for _ in range(12):
+        a = min(max(k / N, 1e-300), 1.0 - 1e-16)
+        kl = a * (math.log(a) - log_pi) + (1.0 - a) * (math.log1p(-a) - log_1mpi)
+        slope = math.log(a) - log_pi - math.log1p(-a) + log_1mpi  # d KL / d a
+        if slope == 0.0 or not math.isfinite(slope):
+            break
+        step = (N * kl - target) / slope
+        new = max(k - step, mean) if sign > 0 else min(k - step, mean)
+        if new > N or new < 0:  # past the support: halve the way to its end instead
+            new = 0.5 * (k + (N if sign > 0 else 0.0))
+        k, moved = new, abs(new - k)
+        if moved < 0.25:
+            break
+    return k if math.isfinite(k) else math.nan
+
+
 def binom_window_range(
-    N: int, log_pi: float, log_1mpi: float, log_tol: float, *, chernoff: bool = False
+    N: int, log_pi: float, log_1mpi: float, log_tol: float, *, chernoff: bool = False, tight: bool = False
 ) -> tuple[int, int, float]:
     """Concentration window ``[lo, hi]`` of ``Bin(N, pi)`` and a bound on the log mass outside it.
 
@@ -300,6 +324,12 @@ def binom_window_range(
         log_1mpi: ``log(1 - pi)``, ``>= log_pi``.
         log_tol: Target log bound on the outside mass.
         chernoff: Chernoff tails (keyword only) instead of the exact ones doubled.
+        tight: With ``chernoff`` (keyword only): start from the window whose two Chernoff tails are
+            each about ``log_tol - log 2`` (the edges where ``N KL(k/N || pi) = log 2 - log_tol``,
+            by Newton steps; the tails start just past them), widened by ``0.05 sd`` steps until the checked
+            bound holds; about 17 % narrower than the ``z`` rule at ``log_tol ~ -40``. The
+            returned bound is the same rigorous sum of Chernoff tails, checked at the returned
+            window, so the guarantee is unchanged.
 
     Returns:
         ``(lo, hi, log_outside)``: the window (inclusive) and the log upper bound on
@@ -313,6 +343,33 @@ def binom_window_range(
     """
     pi = math.exp(log_pi)
     mean, sd = N * pi, math.sqrt(N * pi * (1.0 - pi))
+    if tight and chernoff and log_tol < -math.log(2.0):
+        target = math.log(2.0) - log_tol
+        k_lo = _chernoff_edge(N, log_pi, log_1mpi, target, -1)
+        k_hi = _chernoff_edge(N, log_pi, log_1mpi, target, 1)
+        if k_lo < 1.0:  # no lower tail: the upper one may take the whole budget
+            k_hi = _chernoff_edge(N, log_pi, log_1mpi, -log_tol, 1)
+        elif k_hi > N - 1.0:
+            k_lo = _chernoff_edge(N, log_pi, log_1mpi, -log_tol, -1)
+        if math.isfinite(k_lo) and math.isfinite(k_hi):
+            # the tails checked are P(X <= lo - 1) and P(X >= hi + 1): edges just past the window
+            lo = max(0, min(int(math.floor(k_lo)) + 1, int(math.floor(mean))))
+            hi = min(N, max(int(math.ceil(k_hi)) - 1, int(math.ceil(mean))))
+            step = max(1, int(0.05 * sd))
+            while True:
+                tails = []
+                if lo > 0:
+                    tails.append(log_binom_chernoff(lo - 1, N, log_pi, log_1mpi))
+                if hi < N:
+                    tails.append(log_binom_chernoff(hi + 1, N, log_pi, log_1mpi))
+                if tails:  # the two tails' sum (max factored out, as in logsumexp)
+                    top = max(tails)
+                    ltail = top + math.log(sum(math.exp(t - top) for t in tails)) if top > -math.inf else top
+                else:
+                    ltail = -math.inf
+                if ltail <= log_tol or (lo == 0 and hi == N):
+                    return lo, hi, ltail
+                lo, hi = max(0, lo - step), min(N, hi + step)
     z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
     while True:
         lo = max(0, int(math.floor(mean - z * sd)) - 2)

@@ -69,7 +69,19 @@ Computation and rounding (all outward):
   entries below ``e^-700`` of the mode are flushed and bounded by ``e^-700`` each. The total is a
   *dropped mass* ``d`` carried with each distribution. Windows widen until ``d`` is below
   ``e^-25`` of the level of interest (a current delta), so the truncation only affects the bound
-  at relative ``1e-11``; it is always added.
+  at a relative few ``1e-11`` (one ``e^-25`` per law of a sum; measured ``5e-11`` at a leaf whose
+  value is the level); it is always added. The window starts at the two Chernoff edges
+  (``N KL(k/N || pi) = log 2 - log_tol``, solved by Newton steps: ``tight`` in
+  :func:`~shuffle_accounting._binomial.binom_window_range`), about 17 % narrower than a
+  ``mean +- z sd`` rule; whatever the start, the Chernoff bound is checked at the window taken.
+  The level of a search is *canonical*: its ``log delta`` rounded up to a multiple of ``1/8``
+  (:func:`_canonical_level`; the truncation stays below ``e^-24.875`` of the level of interest).
+* Bounds are pure functions of ``(eps0, n, level, c1, c2, eps)``: the searches of :func:`certify`
+  keep their single-eps bounds in a bounded memo shared across calls (:class:`_BoundMemo`), so
+  the round trip of ``ShuffledKRR.epsilon`` (the epsilon query at ``delta``, then the delta query
+  at its answer ``eps_up``, whose canonical level and planned cover are the same) computes each
+  bound once. A hit returns exactly the value the evaluation computes, so no certificate depends
+  on earlier calls (tested field for field); :func:`verify` never reads the memo.
 * Sums of independent laws are never convolved in full on the hot path: only the values
   ``Y~(t)`` and ``F~(t - 1)`` on a block of ``t`` around the threshold are computed, each a sum of
   non-negative products (``numpy.convolve`` in ``valid`` mode of one law with a slice of the
@@ -148,9 +160,13 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -180,6 +196,10 @@ __all__ = [
     "leaf_log_delta",
     "MAX_CONV_WORK",
     "DEFAULT_TOL",
+    "BOUND_MEMO_SIZE",
+    "BoundMemoInfo",
+    "bound_memo_info",
+    "clear_bound_memo",
 ]
 
 _U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52: the error budgets below are in units of 2u
@@ -217,11 +237,124 @@ MAX_CONV_WORK = 4e8
 #: :func:`chunked_dot`). The rounding bounds used here, ``(L - 1) u`` relative for a sum of ``L``
 #: non-negative terms, hold for any summation order, so the chunks change no error term.
 BLAS_CHUNK = 8192
+#: Single-eps bounds kept by the memo shared by the searches of :func:`certify` (least recently
+#: used dropped; see :class:`_BoundMemo`).
+BOUND_MEMO_SIZE: int = 8192
+#: Grid of the canonical truncation level (:func:`_canonical_level`), in nats.
+_LEVEL_STEP = 0.125
 
 
 # WorkBudgetExceeded (imported above, still in __all__): the branch and bound's budget error is the
 # library's one budget error (issue 13), defined once in ``_validation`` as a ParameterError *and* a
 # RuntimeError, so ``except RuntimeError`` (this module's former class) still catches it.
+
+
+def _canonical_level(log_level: float) -> float:
+    """``log_level`` rounded up to the grid :data:`_LEVEL_STEP` (and at most 0).
+
+    The truncation level only sizes the windows (dropped mass at most ``e^(level - 25)``, always
+    added), so rounding it up by less than ``1/8`` keeps the truncation below ``e^-24.875``
+    relative to the level of interest. The point is that the epsilon query at ``delta`` and the
+    delta query at the certified epsilon (the round trip of ``ShuffledKRR.epsilon``; their
+    levels are ``log delta`` and the witness's ``log delta(eps)``, within about ``1e-3`` of each
+    other at ``n = 1e6``) then build the same problem, so the second finds the first's bounds in
+    the memo (:class:`_BoundMemo`).
+    """
+    return min(math.ceil(log_level / _LEVEL_STEP) * _LEVEL_STEP, 0.0)
+
+
+class _BoundMemo:
+    """Bounded, thread-safe memo of single-eps bounds: ``key -> (2,) array`` (least recently used
+    dropped beyond :data:`BOUND_MEMO_SIZE` entries).
+
+    A key holds every input of one evaluation of :meth:`WorstCaseProblem.leaf_many` /
+    :meth:`WorstCaseProblem.interval_many` (``eps0``, ``n``, the truncation level, ``c1``,
+    ``c2``, ``eps`` and the module's tunables), and an evaluation is a deterministic function of
+    them (its windows, cells and sums depend on nothing else; a test checks that a certificate is
+    the same, field for field, with the memo full or empty). A hit therefore returns exactly
+    the value the evaluation would compute: certificates do not depend on earlier calls, only
+    their cost does. :func:`verify` never reads it (it recomputes every bound).
+    """
+
+    def __init__(self) -> None:
+        self._d: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, key: tuple) -> np.ndarray | None:
+        with self._lock:
+            v = self._d.get(key)
+            if v is not None:
+                self._d.move_to_end(key)
+                self.hits += 1
+                return v.copy()
+            self.misses += 1
+        return None
+
+    def put(self, key: tuple, value: np.ndarray) -> None:
+        with self._lock:
+            self._d[key] = np.array(value, dtype=float, copy=True)
+            self._d.move_to_end(key)
+            while len(self._d) > max(0, BOUND_MEMO_SIZE):
+                self._d.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._d.clear()
+            self.hits = self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+
+_MEMO = _BoundMemo()
+
+
+class BoundMemoInfo(NamedTuple):
+    """State of the memo of single-eps bounds (:func:`bound_memo_info`)."""
+
+    #: Lookups answered from the memo since it was last cleared.
+    hits: int
+    #: Lookups that found nothing (the bound was then computed and stored).
+    misses: int
+    #: Entries held now (at most :data:`BOUND_MEMO_SIZE`).
+    size: int
+
+
+def bound_memo_info() -> BoundMemoInfo:
+    """Hits, misses and size of the memo of single-eps bounds shared by :func:`certify`'s searches.
+
+    Returns:
+        A :class:`BoundMemoInfo`.
+
+    Example:
+        >>> clear_bound_memo()
+        >>> c = certify(2.0, 1000, delta=1e-6)
+        >>> info = bound_memo_info()
+        >>> info.size > 0, info.misses >= info.size
+        (True, True)
+        >>> _ = certify(2.0, 1000, eps=c.epsilon)  # the round trip's delta query
+        >>> bound_memo_info().hits > info.hits
+        True
+    """
+    with _MEMO._lock:
+        return BoundMemoInfo(_MEMO.hits, _MEMO.misses, len(_MEMO._d))
+
+
+def clear_bound_memo() -> None:
+    """Empty the memo of single-eps bounds shared by the searches of :func:`certify`.
+
+    Only the cost of later calls changes (a hit returns exactly what the evaluation computes;
+    see :data:`BOUND_MEMO_SIZE`), never a certified value.
+
+    Example:
+        >>> clear_bound_memo()
+        >>> c1 = certify(2.0, 1000, delta=1e-6)
+        >>> clear_bound_memo()
+        >>> c1 == certify(2.0, 1000, delta=1e-6)
+        True
+    """
+    _MEMO.clear()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -285,10 +418,13 @@ class _Dist:
 _POINT = _Dist(0, np.ones(1), 0.0, -math.inf, 0.0, (0.0, 0.0))
 
 
+@functools.lru_cache(maxsize=4096)
 def _binom_window(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> tuple[int, int, int, float]:
     """Window ``[lo, hi]`` of ``Bin(N, pi)`` (``pi <= 1/2``, ``N >= 1``), its mode ``k0`` and the log
-    of a Chernoff bound on the mass outside (:func:`~shuffle_accounting._binomial.binom_window_range`)."""
-    lo, hi, ltail = _binom_window_range(N, log_pi, log_1mpi, log_tol, chernoff=True)
+    of a Chernoff bound on the mass outside (:func:`~shuffle_accounting._binomial.binom_window_range`,
+    its ``tight`` start). Memoised: a pure function, asked twice per law (:meth:`WorstCaseProblem.prefetch`
+    for the mode, then :func:`binomial_dist`)."""
+    lo, hi, ltail = _binom_window_range(N, log_pi, log_1mpi, log_tol, chernoff=True, tight=True)
     k0 = min(max(int(math.floor((N + 1) * math.exp(log_pi))), lo), hi)
     return lo, hi, k0, ltail
 
@@ -706,8 +842,9 @@ def hockey_pair(x: _Dist, y: _Dist, eps: float, p: float, eps0: float) -> tuple[
 class WorstCaseProblem:
     """Shared constants and caches for one ``(eps0, n)`` and one truncation level."""
 
-    def __init__(self, eps0: float, n: int, log_level: float) -> None:
+    def __init__(self, eps0: float, n: int, log_level: float, *, memo: bool = False) -> None:
         self.eps0, self.n = eps0, n
+        self.memo = memo  # read and fill the shared memo of single-eps bounds (:class:`_BoundMemo`)
         self.log_p = -math.log1p(math.exp(-eps0))
         self.log_pbar = self.log_p - eps0
         self.p = math.exp(self.log_p)
@@ -759,10 +896,24 @@ class WorstCaseProblem:
             self._leaf_cache[c] = _Family(self._bin(c, False, t), self._bin(self.n - 1 - c, True, t), [None])
         return self._leaf_cache[c]
 
+    def _memo_key(self, c1: int, c2: int, eps: np.ndarray) -> tuple | None:
+        """Key of a single-eps evaluation in the shared memo (``None``: not memoised)."""
+        if not self.memo or eps.size != 1:
+            return None
+        tunables = (BLAS_CHUNK, _CELLS, _EXACT_CELLS, _DROP_MARGIN, _FLUSH, _DIRECT_WORK, _MANY_BLOCK)
+        return (self.eps0, self.n, self.log_level, c1, c2, float(eps[0]), tunables)
+
     def leaf_many(self, c: int, eps: np.ndarray) -> np.ndarray:
         """``(2, len(eps))``: ``(log upper, log lower)`` on ``h_c`` at every ``eps``."""
-        self.evaluations += 1
-        return _family_hockey(self.leaf_dist(c), np.asarray(eps, dtype=float), self.p, self.eps0)[:, 0, :]
+        self.evaluations += 1  # a memo hit counts too: the budget and the certificate stay the same
+        eps = np.asarray(eps, dtype=float)
+        key = self._memo_key(c, c, eps)
+        if key is not None and (hit := _MEMO.get(key)) is not None:
+            return hit.reshape(2, 1)
+        r = _family_hockey(self.leaf_dist(c), eps, self.p, self.eps0)[:, 0, :]
+        if key is not None:
+            _MEMO.put(key, r[:, 0])
+        return r
 
     def leaf(self, c: int, eps: float) -> tuple[float, float]:
         """``(log upper, log lower)`` on ``h_c(eps)``."""
@@ -833,8 +984,18 @@ class WorstCaseProblem:
         """``(2, len(eps))``: ``log U(c1, c2)`` at every ``eps`` and the lower value (leaves only)."""
         if c1 == c2:
             return self.leaf_many(c1, eps)
-        self.evaluations += 1
+        self.evaluations += 1  # a memo hit counts too (see leaf_many)
         eps = np.asarray(eps, dtype=float)
+        key = self._memo_key(c1, c2, eps)
+        if key is not None and (hit := _MEMO.get(key)) is not None:
+            return hit.reshape(2, 1)
+        out = self._interval_many(c1, c2, eps)
+        if key is not None:
+            _MEMO.put(key, out[:, 0])
+        return out
+
+    def _interval_many(self, c1: int, c2: int, eps: np.ndarray) -> np.ndarray:
+        """:meth:`interval_many` without the memo (``c1 < c2``)."""
         out = np.full((2, eps.size), -np.inf)
         if np.all(eps >= self.eps0):
             return out
@@ -1239,7 +1400,10 @@ def certify(
                 level = max(level, top)
                 break
             level = top
-        pr = WorstCaseProblem(eps0, n, level)
+        # the canonical level (rounded up to 1/8): the round trip's epsilon query at the same
+        # point builds the same problem, so its bounds come from the memo
+        level = _canonical_level(level)
+        pr = WorstCaseProblem(eps0, n, level, memo=True)
         # with the default tolerance above EPS_GAP_MIN_N users, the stop is the same gap measured
         # in epsilon (as for epsilon queries); a delta gap of DEFAULT_TOL is ~25 x finer there
         eps_tol = DEFAULT_TOL if (tol_given is None and n > EPS_GAP_MIN_N and eps > 0.0) else None
@@ -1264,7 +1428,7 @@ def certify(
         )
     delta = check_delta("delta", delta)
     tol = DEFAULT_TOL if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
-    pr = WorstCaseProblem(eps0, n, math.log(delta))
+    pr = WorstCaseProblem(eps0, n, _canonical_level(math.log(delta)), memo=True)
     cover, eps_up, eps_low, best_c, ex = _certify_epsilon(pr, math.log(delta), tol, max_evals)
     ld = max(c.log_bound for c in cover)
     return WorstCaseCertificate(
@@ -1303,9 +1467,10 @@ def certified_log_delta_grid(
     ``tol`` only decides the tightness. Grid points with ``eps >= eps0`` give ``-inf``
     (``delta = 0``: the mechanism is ``eps0``-DP).
 
-    The windows are sized for the smallest exhibited delta on the grid (clipped at ``e^-200``):
-    below that level the truncated mass, always added, dominates, so such points are certified
-    but not tight.
+    The windows are sized for the smallest exhibited delta on the grid (clipped at ``e^-200``;
+    a point whose seeds' lower values are lost in the truncation lowers the level to their upper
+    values, about the dropped mass, for up to five rounds): below that level the truncated mass,
+    always added, dominates, so such points are certified but not tight.
 
     Args:
         eps: 1-d array of ``eps >= 0`` (finite; any order, ascending is typical).
@@ -1343,11 +1508,15 @@ def certified_log_delta_grid(
     ev = e[live]
     seeds = _seeds(n)
     # truncation level: the smallest exhibited seed value on the grid (windows reach e^-25 below)
+    # (a point whose seeds' lower values are all lost in the truncation takes their upper value,
+    # about the dropped mass e^(level - 25), so the level goes down step by step until it resolves)
     level = -60.0
-    for _ in range(4):
+    for _ in range(5):
         pr = WorstCaseProblem(eps0, n, level)
-        low = np.max(np.array([pr.leaf_many(c, ev)[1] for c in seeds]), axis=0)
-        fin = low[np.isfinite(low)]
+        r = np.array([pr.leaf_many(c, ev) for c in seeds])  # (seeds, 2, points)
+        low, upv = np.max(r[:, 1], axis=0), np.max(r[:, 0], axis=0)
+        val = np.where(np.isfinite(low), low, upv)
+        fin = val[np.isfinite(val)]
         top = max(float(np.min(fin)) if fin.size else -200.0, -200.0)
         if top >= level - 1.0:
             break
