@@ -70,8 +70,8 @@ Upper bounds (revealing information; joint convexity of the hockey-stick diverge
   (the pair's law minus ``d^2`` at ``(0, 1)``, renormalised): draw a latent *fixed* flag ``W``
   with ``P(W) = d^2`` and the reports from ``delta_(0,1)`` or ``S``. Counting reports in
   ``{0, 1}`` (``s``) and ``h0`` (0s): ``S`` puts ``(1 - q)^2``, ``2 q (1 - q)``, ``q^2 - d^2 =
-  4 p pbar`` (over ``1 - d^2``) on ``s = 0, 1, 2``; given ``s = 1`` the report is 0 or 1 w.p.
-  ``(k - 2) pbar (p + pbar)`` each, given ``s = 2`` the split ``(2, 0), (1, 1), (0, 2)`` has
+  4 p pbar`` (over ``1 - d^2``) on ``s = 0, 1, 2``; given ``s = 1`` the report is 0 or 1 with
+  the same weight ``(k - 2) pbar (p + pbar)``, given ``s = 2`` the split ``(2, 0), (1, 1), (0, 2)`` has
   weights ``p pbar, p^2 + pbar^2 - d^2 = 2 p pbar, p pbar``: so ``h0 | s ~ Bin(s, 1/2)``.
   The polynomial ``(1 - q)^2 + 2 q (1 - q) x + (q^2 - d^2) x^2 = (1 - q + 2 p x)(1 - q + 2 pbar
   x)`` gives ``s ~ Bern(a) + Bern(b)``, ``a = 2 p / (1 + d)``, ``b = 2 pbar / (1 - d)``
