@@ -8,8 +8,9 @@ returns its upper end), its width and the wall time. First the exact windowed fa
 at the target's two values 0 and 1, ``_krr_grid.dataset_log_hockey_rest``; others at 0 and one
 v >= 2, ``_krr_grid.dataset_log_hockey_zero_v``), then datasets beyond every exact path, answered
 by the general bracket of ``_krr_spread`` (the "routes" column names which bound gave each end:
-L2 merged output, L1 linear statistic h0 - h1, U2 coins at values >= 2 revealed, U1 all but
-one class revealed; ``max_work`` is the default unless the row says otherwise). The load average
+L2 merged output, L1 linear statistic h0 - h1, U2 coins at values >= 2 revealed, UP users at 0
+and 1 paired and the other coins revealed, U1 all but one class revealed; ``max_work`` is the
+default unless the row says otherwise; ``--large-only``: only the rows at ``n >= 1e5``). The load average
 and a fixed reference computation (blanket ``epsilon(1e-6)`` at k = 3, eps0 = 1, n = 1e4, timed
 in the same run) are printed so times can be compared as ratios across machines and loads.
 """
@@ -20,6 +21,7 @@ import argparse
 import os
 import time
 
+from shuffle_accounting._validation import WorkBudgetExceeded
 from shuffle_accounting.shuffled_krr import ShuffledKRR, exact
 from shuffle_accounting.shuffled_krr import _krr_spread as spread
 from shuffle_accounting.shuffled_krr.exact import dataset_log_delta_bounds
@@ -38,6 +40,14 @@ def _even(k: int, n: int) -> list[int]:
     return out
 
 
+def _harmonic(k: int, n: int) -> list[int]:
+    """``n - 1`` other users with counts proportional to ``1 / (j + 1)`` (the remainder at 0)."""
+    w = [1.0 / (j + 1) for j in range(k)]
+    out = [int((n - 1) * x / sum(w)) for x in w]
+    out[0] += (n - 1) - sum(out)
+    return out
+
+
 def _held(others: list[int]) -> str:
     held = {v: c for v, c in enumerate(others) if c}
     if len(held) > 4:
@@ -49,6 +59,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI checks that the script runs)")
     ap.add_argument("--spread-only", action="store_true", help="only the general-bracket rows")
+    ap.add_argument("--large-only", action="store_true", help="only the general-bracket rows at n >= 1e5")
     args = ap.parse_args()
     families = [  # (k, eps0, eps, others, max_work)
         (4, 1.0, 0.1, [500, 499, 0, 0], None),
@@ -70,11 +81,19 @@ def main() -> None:
         (100, 4.0, 0.2, [5000, 0] + [50] * 98, None),
         (10, 2.0, 0.03, _even(10, 10**5), None),
         (10, 2.0, 0.01, _even(10, 10**6), None),
+        (4, 1.0, 0.01, _even(4, 10**5), None),
+        (4, 1.0, 0.003, _even(4, 10**6), None),
+        (20, 2.0, 0.02, _even(20, 10**5), None),
+        (20, 2.0, 0.005, _even(20, 10**6), None),
+        (10, 2.0, 0.03, _harmonic(10, 10**5), None),
+        (10, 2.0, 0.01, _harmonic(10, 10**6), None),
     ]
     if args.smoke:
         families = [(4, 1.0, 0.1, [150, 149, 0, 0], None)]
         general = [(5, 1.0, 0.1, [100, 0, 50, 49, 0], None)]
     cases = general if args.spread_only else families + general
+    if args.large_only:
+        cases = [c for c in general if sum(c[3]) + 1 >= 10**5]
     ref = _reference()
     print(
         f"load average {os.getloadavg()[0]:.2f}; reference (blanket k=3 eps0=1 n=1e4 eps(1e-6)) {ref:.3f} s"
@@ -84,15 +103,19 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for k, eps0, eps, others, max_work in cases:
+        mw = "default" if max_work is None else f"{max_work:.0e}"
         t = time.perf_counter()
-        lo, up = dataset_log_delta_bounds(eps, k, eps0, others, max_work=max_work)
+        try:
+            lo, up = dataset_log_delta_bounds(eps, k, eps0, others, max_work=max_work)
+        except WorkBudgetExceeded:
+            print(f"| {k} | {sum(others) + 1} | {_held(others)} | {eps0} | {eps} | {mw} | refused (work) |")
+            continue
         dt = time.perf_counter() - t
         routes = "exact family"
         if exact.family_bounds(eps, k, eps0, tuple(others)) is None:
             budget = exact.MAX_SPREAD_WORK if max_work is None else max_work
             _, _, info = spread.spread_log_bounds(k, eps0, tuple(others), [eps], -85.0, budget)
             routes = f"{info['lower_from'][0]} / {info['upper_from'][0]}"
-        mw = "default" if max_work is None else f"{max_work:.0e}"
         print(
             f"| {k} | {sum(others) + 1} | {_held(others)} | {eps0} | {eps} | {mw} | {lo:.10f} | {up:.10f} "
             f"| {up - lo:.1e} | {routes} | {dt:.2f} | {dt / ref:.2f} |"

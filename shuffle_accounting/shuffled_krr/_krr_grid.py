@@ -72,6 +72,9 @@ __all__ = [
     "add_classes_work",
     "hockey_bounds",
     "pivot0_terms",
+    "rest_terms",
+    "rest_coefs",
+    "HalfTails",
     "trim_mass",
     "trim_law",
     "iid_sum_law",
@@ -512,8 +515,8 @@ def single_class_log_hockey(k: int, eps0: float, n: int, v: int, eps: float, log
 
     * ``v >= 2``: ``P - E Q = M_N [(U / N)(p - pbar)(h0 - E h1) - (E - 1) pbar (w + U)]``, positive
       on a half-space in ``(h0, h1)``; given ``N`` and ``h1``, ``h0 ~ Bin(N - h1, 1/(k - 2))``
-      (``k = 3``: ``h1 = N - h0``, ``h0 ~ Bin(N, 1/2)``); both directions are equal (relabel
-      ``0 <-> 1``).
+      (``k = 3``: ``h1 = N - h0``, ``h0 ~ Bin(N, 1/2)``, the symmetric rest-pivot structure of
+      :func:`rest_terms` with ``V = U / 2``); both directions are equal (relabel ``0 <-> 1``).
     * ``v = 0``: ``P - E Q = M_N [(p - E pbar) w + (1 - E) pbar U - E (U / N)(p - pbar) h1]`` and
       ``Q - E P = M_N [(pbar - E p) w + (1 - E) pbar U + (U / N)(p - pbar) h1]``, with
       ``h1 ~ Bin(N, 1/(k - 1))`` given ``N``.
@@ -580,17 +583,8 @@ def single_class_log_hockey(k: int, eps0: float, n: int, v: int, eps: float, log
     ex = np.array(extra)
     if v >= 2:
         if k == 3:
-            # bracket = (U/N) d ((1 + E) h0 - E N) - (E - 1) pbar (w + U)
-            a_up, a_lo = U_hi / N * d, U_lo / N * d
-            b_up, b_lo = U_lo / N * d * E, U_hi / N * d * E
-            g_up = math.expm1(eps) * pbar * (w_lo + U_lo)
-            g_lo = math.expm1(eps) * pbar * (w_hi + U_hi)
-            t_up = _down((b_up * N + g_up) / (a_up + b_up))
-            t_lo = _up((b_lo * N + g_lo) / (a_lo + b_lo))
-            xu, _ = _log_upper_excess(N, -math.log(2.0), -math.log(2.0), t_up)
-            _, xl = _log_upper_excess(N, -math.log(2.0), -math.log(2.0), t_lo)
-            tu = np.log(a_up + b_up) + xu
-            tl = np.log(a_lo + b_lo) + xl
+            # the symmetric rest-pivot structure with V = P(N_o = N - 1) = U / 2 (rest_terms)
+            tu, tl = rest_terms(3, eps0, eps, N, (w_lo, w_hi), (U_lo / 2.0, U_hi / 2.0))
             r = fin(tu, tl, ex)
             return r, r
         h_lo, h_lp, h_tail = binom_window(
@@ -697,6 +691,155 @@ def pivot0_terms(
     xu_r, _ = _log_upper_excess(N, l1, l1c, S_up)
     _, xl_r = _log_upper_excess(N, l1, l1c, S_lo)
     return fu, fl, np.log(Cu) + xu_r, np.log(Cl) + xl_r
+
+
+def rest_coefs(
+    k: int, eps0: float, eps: float, N: np.ndarray, w: np.ndarray, V: np.ndarray, upper: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(log a, threshold)`` of :func:`rest_terms` for given ``w``, ``V`` (``V > 0``), moved outward.
+
+    ``a = 2 V (1 + E) d / N`` (``d = pbar expm1(eps0)``) and ``g / a = N [expm1(eps + eps0) +
+    expm1(eps) (k - 2) w / (2 V)] / ((1 + E) expm1(eps0))``; ``upper``: ``log a`` up by
+    ``32 * 2u`` and the threshold down by its rounding (:func:`_down` after a ``1 - 8 * 2u``
+    factor); else the other way.
+    """
+    lq = -math.log1p((k - 1) * math.exp(-eps0)) - eps0
+    E = math.exp(eps)
+    em0, eme, emm = math.expm1(eps0), math.expm1(eps), math.expm1(eps + eps0)
+    den = (1.0 + E) * em0
+    t = N * (emm + eme * (k - 2) * w / (2.0 * V)) / den
+    la = math.log(2.0 * den) + lq + np.log(V / N)  # log(2 (1 + E) d V / N)
+    if upper:
+        return la + 32.0 * _U, _down(t * (1.0 - 8.0 * _U))
+    return la - 32.0 * _U, _up(t * (1.0 + 8.0 * _U))
+
+
+def rest_terms(
+    k: int,
+    eps0: float,
+    eps: float,
+    N: np.ndarray,
+    w: tuple[np.ndarray, np.ndarray],
+    V: tuple[np.ndarray, np.ndarray],
+    tails: HalfTails | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-``N`` log terms ``(up, low)`` of the hockey sum for the *symmetric rest-pivot* structure.
+
+    Structure: the release is ``(h0, h1, h_R)`` with ``R = {2, ..., k - 1}`` merged (its split
+    ancillary); the others' number ``N_o`` of reports in ``{0, 1}`` has *any* law, and given
+    ``N_o`` their ``h0 ~ Bin(N_o, 1/2)``; the target reports ``(0, 1, R)`` w.p. ``(p, pbar, rho)``
+    (``P``) or ``(pbar, p, rho)`` (``Q``), ``rho = (k - 2) pbar``. With ``N = h0 + h1`` in the
+    release, ``w = P(N_o = N)``, ``V = P(N_o = N - 1)`` and ``M = Bin(N, 1/2)(h0)``:
+    ``Bin(N - 1, 1/2)(h0 - 1) = M 2 h0 / N`` and ``Bin(N - 1, 1/2)(h0) = M 2 (N - h0) / N``, so
+
+        P - E Q = M [V c(h0) - (E - 1) rho w],   c(h0) = (2 / N)((1 + E) d h0 - (E p - pbar) N),
+
+    ``d = p - pbar``, and summed over ``h0`` (``X ~ Bin(N, 1/2)``)
+
+        sum_h0 (P - E Q)_+ = E[(a X - g)_+] = a E[(X - g / a)_+],
+        a = 2 V (1 + E) d / N,   g = 2 V (E p - pbar) + (E - 1) rho w
+
+    (:func:`rest_coefs`). By the symmetry ``h0 <-> N - h0`` (relabel 0 <-> 1) ``sum (Q - E P)_+``
+    is the same. Bounds from ``[w_lo, w_hi]``, ``[V_lo, V_hi]``: where ``c(h0) <= 0`` the true
+    bracket is ``<= 0``, and where ``c(h0) > 0`` it is at most ``V_hi c - (E - 1) rho w_lo`` and
+    at least ``V_lo c - (E - 1) rho w_hi``; so ``up`` uses ``(V_hi, w_lo)`` and ``low``
+    ``(V_lo, w_hi)`` in the whole expression (the positive part of each is between the true
+    one's bounds at every ``h0``). The excess is two binomial tails (:func:`_log_upper_excess`,
+    relative error :data:`TAIL_REL` each) or, for ``up`` where it covers the threshold, a
+    :class:`HalfTails` table. ``N >= 1``, ``V_lo > 0``, ``0 <= eps < eps0``; ``w`` and ``V`` in
+    any common per-cell scale.
+    """
+    w_lo, w_hi = w
+    V_lo, V_hi = V
+    lh = -math.log(2.0)
+    la_up, t_up = rest_coefs(k, eps0, eps, N, w_lo, V_hi, True)
+    la_lo, t_lo = rest_coefs(k, eps0, eps, N, w_hi, V_lo, False)
+    if tails is None:
+        xu, _ = _log_upper_excess(N, lh, lh, t_up)
+        _, xl = _log_upper_excess(N, lh, lh, t_lo)
+        return la_up + xu, la_lo + xl
+    xu, ok = tails.excess_up(N, t_up)
+    if not np.all(ok):
+        xu[~ok] = _log_upper_excess(N[~ok], lh, lh, t_up[~ok])[0]
+    return la_up + xu, np.full(N.shape, -np.inf)
+
+
+class HalfTails:
+    """Upper bounds on ``log P(X >= j)`` and ``log E[(X - j)_+]``, ``X ~ Bin(N, 1/2)``, on a band of ``j``.
+
+    Rows ``N = N0, N0 + 1, ...`` (``N0 >= 1``), columns ``j = j_lo(N) + c``, ``0 <= c <=
+    width``. At the top column both come from the tails (:func:`_log_upper_excess`,
+    ``log_binom_sf``, each rounded up by :data:`TAIL_REL`); below, by the exact recurrences
+    ``P(X >= j) = P(X >= j + 1) + pmf(j)`` and ``E[(X - j)_+] = E[(X - j - 1)_+] + P(X >= j +
+    1)`` (sums of non-negative upper bounds are upper bounds; the pmfs are Loader's, rounded up
+    by :data:`REL_PMF`, at one column and from the exact ratio ``pmf(j) / pmf(j + 1) = (j + 1) /
+    (N - j)`` below it, its rounding bounded and added; each ``logaddexp`` adds at most ``4u (1 +
+    |x|)`` in logs, so a value
+    ``c`` steps below the top carries at most ``(width + 4) 8u (1 + |x|)``, added at each
+    query). For real ``t`` with ``j = ceil(t)``: ``(X - t)_+ = (X - j)_+ + (j - t) 1{X >= j}``
+    (for integer ``X``: ``X <= j - 1 < t`` or ``X >= j``), so ``E[(X - t)_+] = E[(X - j)_+] +
+    (j - t) P(X >= j)``.
+    """
+
+    __slots__ = ("N0", "j_lo", "width", "lP", "lE", "err")
+
+    def __init__(self, N0: int, j_lo: np.ndarray, width: int) -> None:
+        self.N0, self.width = N0, width
+        self.j_lo = j_lo.astype(np.int64)
+        N = np.arange(N0, N0 + j_lo.size, dtype=float)
+        lh = -math.log(2.0)
+        top = self.j_lo + width
+        lP = np.full((N.size, width + 1), -np.inf)
+        lE = np.full((N.size, width + 1), -np.inf)
+        tf = top.astype(float)
+        inside = (tf <= N) & (tf >= 1)
+        with np.errstate(divide="ignore"):
+            lP[inside, width] = log_binom_sf(tf[inside], N[inside], 0.5) + math.log1p(TAIL_REL)
+        lP[tf < 1, width] = 0.0
+        lE[:, width] = _log_upper_excess(N, lh, lh, np.maximum(tf, 0.0))[0]
+        # pmfs: Loader's at the column j_lo + width - 1, then the exact ratio pmf(j) / pmf(j + 1)
+        # = (j + 1) / (N - j) in logs on the rows where that column is <= N (each step adds at
+        # most 4u (|log pmf| + 2 log(N + 1)) to the log; the total is added at each query);
+        # Loader's everywhere on the other rows (near N = j, a few)
+        rec = (self.j_lo + width - 1) <= N
+        pm = np.full(N.shape, -np.inf)
+        big = 0.0  # the largest |log pmf| met (the recurrence's rounding scales with it)
+        for c in range(width - 1, -1, -1):
+            j = (self.j_lo + c).astype(float)
+            ok = (j >= 0) & (j <= N)
+            if c == width - 1:
+                pm[ok] = log_binom_pmf(j[ok], N[ok], lh, lh) + math.log1p(REL_PMF)
+            else:
+                pm = np.where(rec, pm + np.log(j + 1.0) - np.log(np.maximum(N - j, 1.0)), pm)
+                lo_rows = ~rec & ok
+                if np.any(lo_rows):
+                    pm[lo_rows] = log_binom_pmf(j[lo_rows], N[lo_rows], lh, lh) + math.log1p(REL_PMF)
+                pm[~ok] = -np.inf
+            fin = np.isfinite(pm)
+            if np.any(fin):
+                big = max(big, float(np.max(np.abs(pm[fin]))))
+            lE[:, c] = np.logaddexp(lE[:, c + 1], lP[:, c + 1])
+            lP[:, c] = np.logaddexp(lP[:, c + 1], pm)
+        self.err = width * 4.0 * _U * (big + 2.0 * math.log(float(N[-1]) + 2.0) + 1.0)
+        self.lP, self.lE = lP, lE
+
+    def excess_up(self, N: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(log upper E[(X - t)_+], covered)`` per cell; entries not covered are ``-inf``."""
+        i = N.astype(np.int64) - self.N0
+        j = np.ceil(t)
+        ok = (i >= 0) & (i < self.j_lo.size) & (t >= 0)
+        c = np.full(N.shape, -1, dtype=np.int64)
+        c[ok] = j[ok].astype(np.int64) - self.j_lo[i[ok]]
+        ok &= (c >= 0) & (c <= self.width)
+        out = np.full(N.shape, -np.inf)
+        if np.any(ok):
+            ii, cc = i[ok], c[ok]
+            with np.errstate(divide="ignore"):
+                v = np.logaddexp(self.lE[ii, cc], np.log(j[ok] - t[ok]) + self.lP[ii, cc])
+            fin = np.isfinite(v)
+            v[fin] += (self.width + 4) * 8.0 * _U * (1.0 + np.abs(v[fin])) + self.err
+            out[ok] = v
+        return out, ok
 
 
 #: Largest direct 2-D convolution work for one concrete ``k = 3`` dataset (a few seconds).

@@ -63,6 +63,50 @@ Upper bounds (revealing information; joint convexity of the hockey-stick diverge
   (:func:`pivot0_law_upper`): one dimension, two binomial tails per ``N``, so it runs at any
   ``n``. Looser than U2 (the revealed coins of the other class remove part of its variance).
 
+* **UP, pair the users at 0 with the users at 1, reveal the other coins.** Write ``d = p - pbar
+  = 1 - gamma``, ``q = p + pbar``, ``m = min(c_0, c_1)``, ``e = |c_0 - c_1|``. (i) *Pairs.* Match
+  ``m`` users at 0 with ``m`` users at 1. A pair reports ``(0, 1)`` with probability
+  ``p^2 >= d^2``, so its law is ``d^2 delta_(0,1) + (1 - d^2) S`` with ``S`` a probability law
+  (the pair's law minus ``d^2`` at ``(0, 1)``, renormalised): draw a latent *fixed* flag ``W``
+  with ``P(W) = d^2`` and the reports from ``delta_(0,1)`` or ``S``. Counting reports in
+  ``{0, 1}`` (``s``) and ``h0`` (0s): ``S`` puts ``(1 - q)^2``, ``2 q (1 - q)``, ``q^2 - d^2 =
+  4 p pbar`` (over ``1 - d^2``) on ``s = 0, 1, 2``; given ``s = 1`` the report is 0 or 1 with
+  the same weight ``(k - 2) pbar (p + pbar)``, given ``s = 2`` the split ``(2, 0), (1, 1), (0, 2)`` has
+  weights ``p pbar, p^2 + pbar^2 - d^2 = 2 p pbar, p pbar``: so ``h0 | s ~ Bin(s, 1/2)``.
+  The polynomial ``(1 - q)^2 + 2 q (1 - q) x + (q^2 - d^2) x^2 = (1 - q + 2 p x)(1 - q + 2 pbar
+  x)`` gives ``s ~ Bern(a) + Bern(b)``, ``a = 2 p / (1 + d)``, ``b = 2 pbar / (1 - d)``
+  (:func:`pair_logs`). A report in ``R`` is uniform on ``R`` given that it is in ``R`` (each
+  user's is). (ii) *Other coins.* The ``e`` unpaired users and the users at values ``>= 2`` draw
+  their coins as in U2 (truthful w.p. ``1 - gamma``, else uniform on all ``k`` values); a
+  uniform report is 0 or 1 w.p. ``1/k`` each and uniform on ``R`` given ``R``. (iii) *The
+  view*: the flags ``W``, the coins and the truthful users' reports. As in U2 (i)-(iii) it
+  contains the release (data processing), its revealed part does not involve the target, so
+  ``H <= E D(F, B')`` with ``F ~ Bin(m, d^2)`` the fixed pairs and ``B' ~ Bin(c_r + e, gamma)``
+  the uniform users (independent), ``D(F, B')`` the divergence of the histogram of ``m - F``
+  ``S``-pairs, ``B'`` uniform users and the target (the fixed pairs and truthful users are a
+  known shift: a bijection). (iv) In that histogram every report in ``R`` (the target's too) is
+  uniform on ``R`` given its number: the split of ``R`` is ancillary and sums out, leaving
+  ``(h0, h1, h_R)``, i.e. ``(N, h0)`` with ``N = h0 + h1``. The others' ``N_o ~ Bin(m - F, a) +
+  Bin(m - F, b) + Bin(B', 2/k)`` and given ``N_o`` their ``h0 ~ Bin(N_o, 1/2)`` (a sum of
+  independent ``Bin(s_i, 1/2)``); the target reports ``(0, 1, R)`` w.p. ``(p, pbar, (k - 2)
+  pbar)`` or ``(pbar, p, (k - 2) pbar)``. This is the *symmetric rest-pivot structure* of
+  :func:`_krr_grid.rest_terms`, whose hockey sum per ``N`` is a binomial tail (one dimension,
+  both directions equal). (v) *Monotone cells.* ``D`` is non-increasing in ``B'`` (U2 (v)) and
+  non-decreasing in ``F``: the law with ``F`` fixed pairs is that with ``F + 1`` after the
+  kernel "remove the known ``(1, 1)`` of one fixed pair, add an independent ``S``-pair",
+  applied alike under both hypotheses. So a cell ``[f_i, f_{i+1}) x [b_j, b_{j+1})`` is
+  bounded by ``D(f_{i+1} - 1, b_j)`` times its mass, and the mass outside the two windows by
+  1. Checked in exact rationals (tests/test_shuffled_krr_spread_pairs.py). *Tightness*: the
+  flags and the coins of the users at ``>= 2`` move the others' ``(N, h0)`` along ``h0 = N /
+  2`` (no information on ``h0 - h1``), so for ``c_0 = c_1`` the normal-limit distance of the
+  view is that of the histogram to 6e-5 relative (``k = 10``, ``eps0 = 2``); the coins of the
+  ``e`` unpaired users do carry ``h0 - h1`` information (``+8 %`` with counts proportional to
+  ``1 / (j + 1)``), and no decomposition "known shift plus this symmetric structure" avoids it:
+  for ``n`` reports in ``{0, 1}`` that are 0 w.p. ``theta > 1/2``, matching the first two
+  derivatives of the generating functions at 1 forces the shift's ``h0 - h1`` variance to be
+  at least ``n beta (1 - beta)``, ``beta = 2 theta - 1``. The cells' corner bounds add about
+  ``1e-2`` in log at ``n = 1e5 - 1e6`` with :data:`MAX_PAIR_CELLS` cells.
+
 Each bound is evaluated with the error model of :mod:`~shuffle_accounting.shuffled_krr._krr_grid`
 (windowed laws, dropped mass bounded and added to upper ends, relative errors pushed outward),
 and the final bracket is ``[max of the lower ends, min per direction of the upper ends]``.
@@ -72,9 +116,12 @@ into the dropped mass, so deltas far in the tail (below about ``e^-600``, e.g. `
 ``eps0`` at large ``n``) get a lower end of ``-inf`` and an upper end near ``e^-700``: sound,
 not informative (the exact families work in log space and have no such floor). The
 two-dimensional routes (L2, U2) run only within the caller's work budget, which at the default
-budget means up to a few thousand users in the classes at 0 and 1; beyond, U1 is the upper end
-(about 9 % larger normal-limit distance than the truth at ``k = 10``, ``eps0 = 2``: widths of
-about 2 in log at ``delta ~ e^-22``; ``benchmarks/README.md``).
+budget means up to a few thousand users in the classes at 0 and 1; beyond, UP is the upper end
+(widths of about 1e-2 in log at ``delta ~ e^-22 .. e^-31``, ``n = 1e5 - 1e6``, the others
+spread evenly) or, when it is smaller, U1 (its normal-limit distance is 9 % larger than the
+truth at ``k = 10``, ``eps0 = 2``: widths of about 2 in log). With ``c_0`` and ``c_1`` far
+apart both lose (UP by the unpaired users' coins): counts proportional to ``1 / (j + 1)`` at
+``k = 10``, ``n = 1e5``: width 2.8 (5.2 with U1); ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -95,6 +142,14 @@ __all__ = [
     "reveal2d_upper",
     "reveal1d_upper",
     "pivot0_law_upper",
+    "rest_law_upper",
+    "pairs_upper",
+    "pairs_work",
+    "MAX_PAIR_CELLS",
+    "normal_limit_ratios",
+    "pair_logs",
+    "count_stops",
+    "count_cells",
     "b_stops",
     "spread_log_bounds",
     "spread_work",
@@ -312,7 +367,18 @@ def linear_lower(
 
 
 def b_stops(m: int, k: int, eps0: float, t: float, max_stops: int):
-    """``(stops, log cell masses, log tail)`` for ``B ~ Bin(m, gamma)``.
+    """``(stops, log cell masses, log tail)`` for ``B ~ Bin(m, gamma)`` (:func:`count_stops`)."""
+    return count_stops(m, *_gamma(k, eps0), t, max_stops)
+
+
+def count_stops(m: int, lg: float, l1mg: float, t: float, max_stops: int):
+    """``(stops, log cell masses, log tail)`` for a count ``~ Bin(m, g)`` (:func:`count_cells`)."""
+    starts, _, masses, ltail = count_cells(m, lg, l1mg, t, max_stops)
+    return starts, masses, ltail
+
+
+def count_cells(m: int, lg: float, l1mg: float, t: float, max_stops: int):
+    """``(starts, tops, log cell masses, log tail)`` for a count ``~ Bin(m, g)``, ``g = e^lg``, ``1 - g = e^l1mg``.
 
     The window of :func:`_krr_grid.binom_window` (outside mass at most ``e^log tail``) is cut into
     cells ``[stop_i, stop_{i+1})`` (the last one ends at the window's top): every value when the
@@ -322,8 +388,7 @@ def b_stops(m: int, k: int, eps0: float, t: float, max_stops: int):
     ``REL_PMF`` and the summation.
     """
     if m == 0:
-        return np.array([0]), np.array([0.0]), _NEG
-    lg, l1mg = _gamma(k, eps0)
+        return np.array([0]), np.array([0]), np.array([0.0]), _NEG
     lo, lp, ltail = G.binom_window(m, lg, l1mg, t)
     width = lp.size
     if width <= max_stops:
@@ -343,7 +408,7 @@ def b_stops(m: int, k: int, eps0: float, t: float, max_stops: int):
     for s0, s1 in zip(starts, ends):
         seg = lp[s0:s1]
         masses.append(float(logsumexp(seg)) + math.log1p(G.REL_PMF) + (seg.size + 4) * 2.0 * _U)
-    return lo + starts, np.array(masses), ltail
+    return lo + starts, lo + ends - 1, np.array(masses), ltail
 
 
 def _mix(lw: np.ndarray, terms: np.ndarray, ltail: float) -> np.ndarray:
@@ -429,26 +494,20 @@ def reveal2d_upper(
 # ---------------------------------------------------------------------------------------------
 
 
-def pivot0_law_upper(
-    k: int, eps0: float, law: G.Law1D, n_top: int, eps: float, log_skip: float = _NEG
-) -> tuple[float, float]:
-    """``(log upper H(P || Q), log upper H(Q || P))`` for the pivot-0 structure with ``N_o ~ law``.
+def _law_cells(law: G.Law1D, n_top: int, log_ufac: float, log_skip: float):
+    """The cells ``N`` of a view built on ``N_o ~ law`` (``w = P(N_o = N)``, ``U = e^log_ufac
+    P(N_o = N - 1)``), shared by :func:`pivot0_law_upper` and :func:`rest_law_upper`.
 
-    Every other user's report different from 0 is uniform on the other ``k - 1`` values and
-    ``N_o`` (their number, at most ``n_top``) has the windowed law ``law``
-    (:class:`_krr_grid.Law1D`: values within relative ``rel`` up to the dropped mass); the
-    target holds 0 / 1. The cells ``N`` whose ``w = P(N_o = N)`` and ``U = (k - 1) P(N_o = N -
-    1)`` are both in the window get :func:`_krr_grid.pivot0_terms` (upper ends: ``w, U`` pushed
-    to the unfavourable ends of ``[1 - rho, 1 + rho]``, ``rho = rel + 16 * 2u``); the others (the
-    window's edges, entries flushed to 0) are bounded by their mass ``P(N_o = N) + P(N_o = N -
-    1)`` rounded up; the dropped mass is added once (each unit of ``N_o``'s mass feeds two cells
-    with weights summing to 1, and raises a term by at most its own size). ``N = 0``: only
-    ``(p - E pbar) w(0)`` in the forward direction. Cells whose mass bounds sum to at most
-    ``e^log_skip`` are not evaluated; that sum is added to both upper ends.
+    Returns ``(N, lw, lU, log_drop, rho)``: the cells ``N`` whose ``w`` and ``U`` are both in the
+    window (``w`` at ``N = n_top + 1`` is exactly 0), their log values in the law's scale, and the
+    log of a bound on everything else, to be added once to an upper end: the law's dropped mass,
+    the window's edge cells and the cells whose ``U`` flushed to 0 (each bounded by its mass
+    ``P(N_o = N) + P(N_o = N - 1)``: every unit of ``N_o``'s mass feeds two cells with weights
+    summing to at most 1 and raises a hockey term by at most its own size), rounded up, and the
+    cells whose mass caps ``w + U`` (``U`` counts ``P(N_o = N - 1)`` at least once:
+    ``e^log_ufac >= 1``) sum to at most ``e^log_skip`` (skipped: not evaluated). ``rho``:
+    relative error of ``w`` and ``U`` (``law.rel + 16 * 2u``).
     """
-    if eps >= eps0:
-        return _NEG, _NEG
-    lq = -math.log1p((k - 1) * math.exp(-eps0)) - eps0
     arr, lo = law.arr, law.lo
     hi = lo + arr.size - 1
     rho = law.rel + 16.0 * _U
@@ -457,7 +516,7 @@ def pivot0_law_upper(
     top = hi + 1 if hi == n_top else hi
     N = np.arange(lo + 1, top + 1, dtype=float)
     lw = np.concatenate([la[1:], [_NEG] * (top - hi)])
-    lU = math.log(k - 1) + la[: N.size]
+    lU = log_ufac + la[: N.size]
     wa = np.concatenate([arr[1:], [0.0] * (top - hi)])
     edge = 0.0
     if lo > 0:
@@ -469,9 +528,6 @@ def pivot0_law_upper(
     edge *= (1.0 + rho) * (1.0 + (arr.size + 4) * _U)
     drop = float(np.logaddexp(law.log_drop, math.log(edge) + law.scale if edge > 0 else _NEG))
     N, lw, lU = N[ok], lw[ok], lU[ok]
-    # negligible cells skip their tails: a cell's term (either direction) is at most its mass
-    # w + U / (k - 1) <= w + U; the smallest such caps summing to <= e^log_skip are replaced by
-    # their sum (rounded up), added to the upper ends like the dropped mass
     if math.isfinite(log_skip) and N.size > 1:
         with np.errstate(under="ignore"):
             cap = (np.exp(lw) + np.exp(lU)) * (1.0 + rho) * (1.0 + 4.0 * _U)
@@ -483,6 +539,35 @@ def pivot0_law_upper(
             drop = float(np.logaddexp(drop, math.log(float(cs[n_skip - 1])) + law.scale))
             keep = np.sort(order[n_skip:])
             N, lw, lU = N[keep], lw[keep], lU[keep]
+    return N, lw, lU, drop, rho
+
+
+def _law_fin(terms: np.ndarray, mx: np.ndarray, extra: list[float], scale: float, drop: float) -> float:
+    """``log(sum e^(terms + mx) + sum e^extra) + scale``, rounded up, plus ``e^drop``, capped at 0."""
+    allt = np.concatenate([terms + mx, np.array(extra)])
+    s = float(logsumexp(allt)) + scale + 4.0 * _U * (allt.size + 4) if allt.size else _NEG
+    return min(float(np.logaddexp(s, drop)), 0.0)
+
+
+def pivot0_law_upper(
+    k: int, eps0: float, law: G.Law1D, n_top: int, eps: float, log_skip: float = _NEG
+) -> tuple[float, float]:
+    """``(log upper H(P || Q), log upper H(Q || P))`` for the pivot-0 structure with ``N_o ~ law``.
+
+    Every other user's report different from 0 is uniform on the other ``k - 1`` values and
+    ``N_o`` (their number, at most ``n_top``) has the windowed law ``law``
+    (:class:`_krr_grid.Law1D`: values within relative ``rel`` up to the dropped mass); the
+    target holds 0 / 1. The cells ``N`` whose ``w = P(N_o = N)`` and ``U = (k - 1) P(N_o = N -
+    1)`` are both in the window get :func:`_krr_grid.pivot0_terms` (upper ends: ``w, U`` pushed
+    to the unfavourable ends of ``[1 - rho, 1 + rho]``, ``rho = rel + 16 * 2u``); the others
+    (:func:`_law_cells`: the window's edges, entries flushed to 0, the skipped cells whose mass
+    bounds sum to at most ``e^log_skip``) are bounded by their mass and added once with the
+    dropped mass. ``N = 0``: only ``(p - E pbar) w(0)`` in the forward direction.
+    """
+    if eps >= eps0:
+        return _NEG, _NEG
+    lq = -math.log1p((k - 1) * math.exp(-eps0)) - eps0
+    N, lw, lU, drop, rho = _law_cells(law, n_top, math.log(k - 1), log_skip)
     mx = np.maximum(lw, lU)
     with np.errstate(under="ignore"):
         w = np.exp(lw - mx)
@@ -491,15 +576,203 @@ def pivot0_law_upper(
         k, eps0, eps, N, (w * (1 - rho), w * (1 + rho)), (U * (1 - rho), U * (1 + rho))
     )
     extra = []
-    if lo == 0 and arr[0] > 0:
-        extra.append(float(la[0]) + lq + eps + math.log(math.expm1(eps0 - eps)) + math.log1p(rho))
+    if law.lo == 0 and law.arr[0] > 0:
+        la0 = math.log(float(law.arr[0]))
+        extra.append(la0 + lq + eps + math.log(math.expm1(eps0 - eps)) + math.log1p(rho))
+    return _law_fin(fu, mx, extra, law.scale, drop), _law_fin(ru, mx, [], law.scale, drop)
 
-    def fin(terms: np.ndarray, ex: list[float]) -> float:
-        allt = np.concatenate([terms + mx, np.array(ex)])
-        s = float(logsumexp(allt)) + law.scale + 4.0 * _U * (allt.size + 4) if allt.size else _NEG
-        return min(float(np.logaddexp(s, drop)), 0.0)
 
-    return fin(fu, extra), fin(ru, [])
+def rest_law_upper(
+    k: int,
+    eps0: float,
+    law: G.Law1D,
+    n_top: int,
+    eps: float,
+    log_skip: float = _NEG,
+    tails: G.HalfTails | None = None,
+) -> float:
+    """Log upper bound on ``H(P || Q) = H(Q || P)`` for the symmetric rest-pivot structure.
+
+    The structure of :func:`_krr_grid.rest_terms`: the others' number ``N_o`` of reports in
+    ``{0, 1}`` (at most ``n_top``) has the windowed law ``law`` and given it their ``h0`` is
+    ``Bin(N_o, 1/2)``; the values ``>= 2`` are merged (their split is ancillary). The cells
+    ``N`` of :func:`_law_cells` (``w = P(N_o = N)``, ``V = P(N_o = N - 1)``) get the upper terms
+    of :func:`_krr_grid.rest_terms` with ``w``, ``V`` in ``[1 - rho, 1 + rho]`` times their
+    computed values; the rest of the lattice is bounded by its mass (:func:`_law_cells`). The
+    cell ``N = 0`` (target and others all in ``R``) has ``P = Q``: term 0.
+    """
+    if eps >= eps0:
+        return _NEG
+    N, lw, lV, drop, rho = _law_cells(law, n_top, 0.0, log_skip)
+    mx = np.maximum(lw, lV)
+    with np.errstate(under="ignore"):
+        w = np.exp(lw - mx)
+        V = np.exp(lV - mx)
+    up, _ = G.rest_terms(
+        k, eps0, eps, N, (w * (1 - rho), w * (1 + rho)), (V * (1 - rho), V * (1 + rho)), tails
+    )
+    return _law_fin(up, mx, [], law.scale, drop)
+
+
+def pair_logs(k: int, eps0: float) -> tuple[float, float, float, float, float, float]:
+    """``(log a, log(1 - a), log b, log(1 - b), log d^2, log(1 - d^2))`` of the pair reveal (UP).
+
+    ``d = p - pbar = 1 - gamma``; a symmetric pair's count of reports in ``{0, 1}`` is
+    ``Bern(a) + Bern(b)``, ``a = 2 p / (1 + d)``, ``b = 2 pbar / (1 - d)``, ``1 - a = (k - 2)
+    pbar / (1 + d)``, ``1 - b = (k - 2) pbar / (1 - d)`` (module docstring, UP), and a pair is
+    fixed w.p. ``d^2``; ``1 - d^2 = gamma (2 - gamma)``.
+    """
+    lp = -math.log1p((k - 1) * math.exp(-eps0))
+    lq = lp - eps0
+    d = math.exp(lq) * math.expm1(eps0)
+    l1p, l1m = math.log1p(d), math.log1p(-d)
+    lr = math.log(k - 2) + lq
+    lg, _ = _gamma(k, eps0)
+    return (
+        math.log(2.0) + lp - l1p,
+        lr - l1p,
+        math.log(2.0) + lq - l1m,
+        lr - l1m,
+        2.0 * math.log(d),
+        lg + math.log1p(d),
+    )
+
+
+def _binom_law(c: int, lpi: float, l1mpi: float, t: float) -> G.Law1D:
+    """:func:`_krr_grid.law_from_binom` with the parameters' own rounding counted.
+
+    ``lpi``, ``l1mpi`` are sums of a few correctly rounded logs: each within ``8u (1 + |x|)`` of
+    the exact value, so every log-pmf ``x lpi + (c - x) l1mpi`` is within ``c * 8u * (2 + |lpi| +
+    |l1mpi|)`` of the exact one; that relative error is added to the law's ``rel``.
+    """
+    law = G.law_from_binom(c, lpi, l1mpi, t)
+    law.rel += math.expm1(c * 8.0 * _U * (2.0 + abs(lpi) + abs(l1mpi)))
+    return law
+
+
+def _pair_setup(k: int, eps0: float, c3: tuple[int, int, int], t: float, n_eval: float):
+    """Cells of ``F`` and ``B'`` for :func:`pairs_upper`: about ``n_eval`` cells in all, split in
+    proportion to how far each count moves the mean of ``N_o`` (``(a + b) sd(F)`` and ``(2 / k)
+    sd(B')``: the corner bounds lose in proportion to the cells' widths in that mean)."""
+    c0, c1, cr = c3
+    m, e = min(c0, c1), abs(c0 - c1)
+    la, _, lb, _, lf, l1f = pair_logs(k, eps0)
+    lg, l1mg = _gamma(k, eps0)
+    sf = (math.exp(la) + math.exp(lb)) * math.sqrt(m * math.exp(lf + l1f))
+    sb = 2.0 / k * math.sqrt((cr + e) * math.exp(lg + l1mg))
+    n_eval = max(n_eval, 4.0)
+    if sf <= 0.0 or sb <= 0.0:
+        nf = nb = int(n_eval)
+    else:
+        nf = int(min(max(math.sqrt(n_eval * sf / sb), 2.0), n_eval / 2.0))
+        nb = int(max(n_eval / nf, 2.0))
+    return count_cells(m, lf, l1f, t, nf), count_cells(cr + e, lg, l1mg, t, nb)
+
+
+#: Most cells of ``(F, B')`` :func:`spread_log_bounds` gives the pair reveal (a few seconds at
+#: ``n = 1e6``; its corner bounds lose about ``1e-2`` in log there, ``benchmarks/README.md``).
+MAX_PAIR_CELLS = 2048.0
+
+
+def pairs_work(k: int, eps0: float, c3: tuple[int, int, int], n_eps: int, t: float, n_eval: float) -> float:
+    """Estimated work of :func:`pairs_upper` with about ``n_eval`` cells (units of about a nanosecond)."""
+    c0, c1, cr = c3
+    m, e = min(c0, c1), abs(c0 - c1)
+    la, _, lb, _, _, _ = pair_logs(k, eps0)
+    a, b = math.exp(la), math.exp(lb)
+    var = m * (a * (1 - a) + b * (1 - b)) + (cr + e) * (2.0 / k) * (1 - 2.0 / k)
+    L = 2.0 * _z(t) * math.sqrt(var) + 10.0
+    return max(n_eval, 1.0) * (300.0 * n_eps + 150.0) * L
+
+
+def _half_tails(k: int, eps0: float, eps: float, laws: Sequence[G.Law1D]) -> G.HalfTails:
+    """A :class:`_krr_grid.HalfTails` table covering the thresholds of :func:`_krr_grid.rest_coefs`
+    for every law between the two given ones (only a cache: a threshold it misses is computed
+    from the tails directly). Its rows span the laws' windows; per row the ratio ``w / V`` of
+    the two laws (the smallest and the largest in likelihood-ratio order, module docstring) is
+    widened by 2 % and mapped to thresholds."""
+    E = math.exp(eps)
+    den = (1.0 + E) * math.expm1(eps0)
+    c1, c2 = math.expm1(eps + eps0) / den, math.expm1(eps) * (k - 2) / (2.0 * den)
+    lo = max(1, min(law.lo for law in laws) + 1)
+    hi = max(law.lo + law.arr.size for law in laws)
+    N = np.arange(lo, hi + 1, dtype=float)
+    rmin = np.full(N.shape, np.inf)
+    rmax = np.full(N.shape, -np.inf)
+    count = np.zeros(N.shape, dtype=np.int64)
+    for law in laws:
+        a = law.arr
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = a[1:] / a[:-1]
+        idx = np.arange(law.lo + 1, law.lo + a.size) - lo
+        ok = np.isfinite(r) & (idx >= 0) & (idx < N.size) & (a[:-1] > 0)
+        rmin[idx[ok]] = np.minimum(rmin[idx[ok]], r[ok])
+        rmax[idx[ok]] = np.maximum(rmax[idx[ok]], r[ok])
+        count[idx[ok]] += 1
+    have = np.isfinite(rmin)
+    both = count == len(laws)  # rows outside a law's window: the laws between may be far off
+    rmin = np.where(have, rmin * np.where(both, 0.98, 0.7), 1.0)
+    rmax = np.where(have, rmax * np.where(both, 1.02, 1.4), 1.0)
+    j_lo = np.maximum(np.floor(N * (c1 + c2 * rmin)) - 1.0, 0.0)
+    need = np.ceil(N * (c1 + c2 * rmax)) - j_lo + 1.0
+    width = int(min(max(float(np.max(np.where(have, need, 1.0))), 1.0), 256.0))
+    return G.HalfTails(lo, j_lo, width)
+
+
+def pairs_upper(
+    k: int, eps0: float, c3: tuple[int, int, int], eps: Sequence[float], t: float, n_eval: float
+) -> tuple[np.ndarray, int]:
+    """UP: ``(log upper on delta per eps, cells evaluated)`` by the pair reveal (module docstring).
+
+    ``m = min(c_0, c_1)`` pairs, ``F ~ Bin(m, d^2)`` fixed; ``B' ~ Bin(c_r + |c_0 - c_1|,
+    gamma)`` uniform users. Per cell of ``F`` (bounded by its top value: ``D`` is non-decreasing
+    in ``F``) and of ``B'`` (by its bottom value: non-increasing in ``B'``), about ``n_eval``
+    cells in all (:func:`_pair_setup`): ``N_o ~ Bin(m - F, a) + Bin(m - F, b) + Bin(B', 2/k)``
+    (direct convolutions of windowed laws; along ``B'`` the law of the previous stop is
+    convolved with ``Bin(B'_j - B'_{j-1}, 2/k)``, the sum of independent binomials with the same
+    ``p`` being binomial, and trimmed) and :func:`rest_law_upper` (binomial excesses from one
+    :func:`_half_tails` table per ``eps``); the cells' masses multiply (``F`` and ``B'`` are
+    independent) and the mass outside either window is bounded by 1. Both directions are equal.
+    """
+    m = min(c3[0], c3[1])
+    la, l1a, lb, l1b, _, _ = pair_logs(k, eps0)
+    (fs, ftop, fw, ftail), (bs, _, bw, btail) = _pair_setup(k, eps0, c3, t, n_eval)
+    # the cells' masses with the parameters' own rounding (as _binom_law)
+    _, _, _, _, lf, l1f = pair_logs(k, eps0)
+    lg, l1mg = _gamma(k, eps0)
+    fw = fw + m * 8.0 * _U * (2.0 + abs(lf) + abs(l1f))
+    bw = bw + (sum(c3) - 2 * m) * 8.0 * _U * (2.0 + abs(lg) + abs(l1mg))
+    lu, l1u = math.log(2.0 / k), math.log((k - 2) / k)
+    t_law = t - math.log(2.0 * bs.size + 2.0)  # the laws' dropped masses add along a sweep
+
+    def pair_law(f: int) -> G.Law1D:
+        M = m - f
+        return G.conv1d(_binom_law(M, la, l1a, t_law), _binom_law(M, lb, l1b, t_law))
+
+    def add_uniform(law: G.Law1D, b: int) -> G.Law1D:
+        return G.trim_law(G.conv1d(law, _binom_law(b, lu, l1u, t_law)), t_law) if b > 0 else law
+
+    # the extreme laws in likelihood-ratio order (fewest / most sym pairs and uniform users)
+    corners = [
+        add_uniform(pair_law(int(ftop[-1])), int(bs[0])),
+        add_uniform(pair_law(int(ftop[0])), int(bs[-1])),
+    ]
+    tables = [_half_tails(k, eps0, ep, corners) for ep in eps]
+    terms = np.empty((fs.size * bs.size, len(eps)))
+    lw = np.empty(fs.size * bs.size)
+    row = 0
+    for i, f in enumerate(ftop):
+        M = m - int(f)
+        law = pair_law(int(f))
+        prev = 0
+        for j, b in enumerate(bs):
+            law = add_uniform(law, int(b) - prev)
+            prev = int(b)
+            for q, ep in enumerate(eps):
+                terms[row, q] = rest_law_upper(k, eps0, law, 2 * M + int(b), ep, t, tables[q])
+            lw[row] = fw[i] + bw[j]
+            row += 1
+    return _mix(lw, terms, float(np.logaddexp(ftail, btail))), row
 
 
 def _reveal1d_work(k: int, eps0: float, cv: int, m: int, n_stops: int, n_eps: int, t: float) -> float:
@@ -537,14 +810,63 @@ def reveal1d_upper(k: int, eps0: float, cv: int, m: int, eps: Sequence[float], t
 # ---------------------------------------------------------------------------------------------
 
 
-def spread_work(k: int, eps0: float, counts: tuple[int, ...], n_eps: int, log_tol: float) -> float:
-    """Work estimate of the one-dimensional routes (L1 with ``(1, 1)``, U1 both ways): the least work."""
-    c3 = (counts[0], counts[1], sum(counts[2:]))
+def _u1_work(k: int, eps0: float, c3: tuple[int, int, int], n_eps: int, log_tol: float) -> float:
     n1 = sum(c3)
+    w = _reveal1d_work(k, eps0, c3[0], n1 - c3[0], 40, n_eps, log_tol)
+    return w + _reveal1d_work(k, eps0, c3[1], n1 - c3[1], 40, n_eps, log_tol)
+
+
+def normal_limit_ratios(k: int, eps0: float, c3: tuple[int, int, int]) -> tuple[float, float]:
+    """``(U1, UP)``: each route's normal-limit distance over the histogram's (``>= 1``; ``inf``
+    where a covariance is singular). Only used to choose routes, never in a bound.
+
+    ``D^2 = Delta^T Sigma^-1 Delta`` with ``Delta = (d, -d)`` (the target's shift of the mean of
+    ``(h0, h1)``) and ``Sigma`` the covariance of the others' ``(h0, h1)`` in the view: a user's
+    multinomial covariance ``diag(pi) - pi pi^T``; a revealed coin keeps ``gamma`` times a
+    uniform user's (law of total covariance, the revealed mean being known); a pair keeps
+    ``(1 - d^2)`` times the symmetric pair's (``Var h0 = (E S + Var S) / 4``, ``Cov(h0, h1) =
+    (Var S - E S) / 4``, ``S ~ Bern(a) + Bern(b)``). U1: the better of keeping 0 or 1.
+    """
+    c0, c1, cr = c3
+    lp = -math.log1p((k - 1) * math.exp(-eps0))
+    p, pb = math.exp(lp), math.exp(lp - eps0)
+    d, g = p - pb, k * pb
+
+    def cov(a: float, b: float) -> np.ndarray:
+        return np.array([[a * (1 - a), -a * b], [-a * b, b * (1 - b)]])
+
+    la, _, lb, _, _, _ = pair_logs(k, eps0)
+    a, b = math.exp(la), math.exp(lb)
+    es, vs = a + b, a * (1 - a) + b * (1 - b)
+    sym = np.array([[es + vs, vs - es], [vs - es, es + vs]]) / 4.0
+    uni = g * cov(1.0 / k, 1.0 / k)
+    m, e = min(c0, c1), abs(c0 - c1)
+    full = c0 * cov(p, pb) + c1 * cov(pb, p) + cr * cov(pb, pb)
+    views = {
+        "keep0": c0 * cov(p, pb) + (c1 + cr) * uni,
+        "keep1": c1 * cov(pb, p) + (c0 + cr) * uni,
+        "UP": m * (1.0 - d * d) * sym + (e + cr) * uni,
+    }
+    delta = np.array([d, -d])
+    try:
+        base = float(delta @ np.linalg.solve(full, delta))
+        r = {key: math.sqrt(float(delta @ np.linalg.solve(v, delta)) / base) for key, v in views.items()}
+    except (np.linalg.LinAlgError, ValueError, ZeroDivisionError):
+        return math.inf, math.inf
+    return min(r["keep0"], r["keep1"]), r["UP"]
+
+
+#: Fewest cells of ``(F, B')`` the pair reveal runs with.
+MIN_PAIR_CELLS = 4.0
+
+
+def spread_work(k: int, eps0: float, counts: tuple[int, ...], n_eps: int, log_tol: float) -> float:
+    """Work estimate of the least that :func:`spread_log_bounds` runs: L1 with ``(1, 1)`` and one
+    upper route, U1 both ways or UP with :data:`MIN_PAIR_CELLS` cells, whichever is cheaper."""
+    c3 = (counts[0], counts[1], sum(counts[2:]))
     w = _linear_work(k, eps0, c3, 1, 1, log_tol)
-    w += _reveal1d_work(k, eps0, c3[0], n1 - c3[0], 40, n_eps, log_tol)
-    w += _reveal1d_work(k, eps0, c3[1], n1 - c3[1], 40, n_eps, log_tol)
-    return w
+    up = pairs_work(k, eps0, c3, n_eps, log_tol, MIN_PAIR_CELLS)
+    return w + min(_u1_work(k, eps0, c3, n_eps, log_tol), up)
 
 
 def _deepen(run, t: float, tries: int = 4):
@@ -565,8 +887,12 @@ def spread_log_bounds(
 ) -> tuple[np.ndarray, np.ndarray, dict]:
     """``(lower, upper, info)`` on ``log delta`` per eps for any dataset (module docstring).
 
-    Runs L1 and U1 (always; their work is :func:`spread_work`, checked by the caller) and L2 and
-    U2 when their estimated work fits what is left of ``budget``. The truncation level starts at
+    Runs L1 (always), U1 when it fits with room for the pair reveal UP's fewest cells (or costs
+    less than them) unless UP is expected tighter (:func:`normal_limit_ratios`), U2 when its estimated work fits what is left of ``budget``, else UP with up
+    to half of what is left (at most :data:`MAX_PAIR_CELLS` cells; always when neither U1 nor
+    U2 ran: :func:`spread_work`, checked by the caller, counts the cheaper of U1 and UP), then
+    more L1 directions and L2 as they fit; each end is the best of the routes run (per
+    direction for the upper ends; a direction no upper route bounds stays at ``log 1 = 0``). The truncation level starts at
     ``log_tol`` and is lowered (re-run) where a value comes within ``e^10`` of it. ``info``
     names the routes run and which gave each end. ``k >= 3``; every ``eps < eps0``.
     """
@@ -575,7 +901,6 @@ def spread_log_bounds(
     c3 = (c0, c1, cr)
     n1 = c0 + c1 + cr
     eps = [float(e) for e in eps]
-    used = spread_work(k, eps0, counts, len(eps), log_tol)
     info: dict = {"routes": []}
     # lower ends: L1 (1, 1) first; its value sets the truncation level of everything else
     low, t = _deepen(lambda tt: linear_lower(k, eps0, c3, 1, 1, eps, tt), log_tol)
@@ -584,16 +909,32 @@ def spread_log_bounds(
     if np.all(np.isfinite(low)):
         t = min(t, float(np.min(low)) - 30.0)
 
-    # upper ends, per direction (keep 1: relabel 0 <-> 1, the directions swap)
-    def u1(tt: float) -> np.ndarray:
-        f0, r0 = reveal1d_upper(k, eps0, c0, n1 - c0, eps, tt, 40)
-        f1, r1 = reveal1d_upper(k, eps0, c1, n1 - c1, eps, tt, 40)
-        return np.stack([np.minimum(f0, r1), np.minimum(r0, f1)])
+    # upper ends, per direction (keep 1: relabel 0 <-> 1, the directions swap): U1 when it fits
+    # with room for the pair reveal's fewest cells (or when it is the cheaper of the two), then
+    # UP with up to half of what is left (at most MAX_PAIR_CELLS cells)
+    used = _linear_work(k, eps0, c3, 1, 1, log_tol)
+    u1w = _u1_work(k, eps0, c3, len(eps), log_tol)
+    per = pairs_work(k, eps0, c3, len(eps), log_tol, 1.0)
+    upf = upr = np.zeros(len(eps))
+    up_src = ["none"] * len(eps)
+    t_u = t
+    # U1 is skipped where UP is expected tighter (normal limit) and UP's fewest cells fit
+    r_u1, r_up = normal_limit_ratios(k, eps0, c3)
+    up_first = min(c0, c1) > 0 and r_up <= r_u1 and used + MIN_PAIR_CELLS * per <= budget
+    fits = used + u1w + MIN_PAIR_CELLS * per <= budget or u1w <= MIN_PAIR_CELLS * per
+    have_u1 = fits and not up_first
+    if have_u1:
 
-    pair, t_u = _deepen(u1, t)
-    info["routes"] += ["U1(keep 0)", "U1(keep 1)"]
-    upf, upr = pair
-    up_src = ["U1"] * len(eps)
+        def u1(tt: float) -> np.ndarray:
+            f0, r0 = reveal1d_upper(k, eps0, c0, n1 - c0, eps, tt, 40)
+            f1, r1 = reveal1d_upper(k, eps0, c1, n1 - c1, eps, tt, 40)
+            return np.stack([np.minimum(f0, r1), np.minimum(r0, f1)])
+
+        pair, t_u = _deepen(u1, t)
+        used += u1w
+        info["routes"] += ["U1(keep 0)", "U1(keep 1)"]
+        upf, upr = pair
+        up_src = ["U1"] * len(eps)
     # U2 with the finest cells of B that fit, keeping room for L2 when L2 fits half of what is left
     rem = budget - used
     l2 = merged_work(k, eps0, c3, len(eps), t)[1]
@@ -611,6 +952,26 @@ def spread_log_bounds(
             if max(f2[i], r2[i]) < max(upf[i], upr[i]):
                 up_src[i] = "U2"
         upf, upr = np.minimum(upf, f2), np.minimum(upr, r2)
+    # UP (pairs) where U2 did not fit (U2's view is a function of UP's, so U2 is at least as
+    # tight), with up to half of what is left, at most MAX_PAIR_CELLS cells of (F, B')
+    n_eval = min(MAX_PAIR_CELLS, 0.5 * (budget - used) / per)
+    if not have_u1:  # the caller's check (spread_work) leaves room for the fewest cells
+        n_eval = max(n_eval, MIN_PAIR_CELLS)
+    # (with nobody to pair, UP reveals every coin: never tighter than U1)
+    if pair2 is None and n_eval >= MIN_PAIR_CELLS and (min(c0, c1) > 0 or not have_u1):
+        cells = [0]
+
+        def up_pairs(tt: float) -> np.ndarray:
+            val, cells[0] = pairs_upper(k, eps0, c3, eps, tt, n_eval)
+            return val
+
+        val, t_p = _deepen(up_pairs, t_u, tries=2)
+        used += pairs_work(k, eps0, c3, len(eps), t_p, float(cells[0]))
+        info["routes"].append("UP(pairs of users at 0 and 1, other coins revealed)")
+        for i in range(len(eps)):
+            if not have_u1 or val[i] < max(upf[i], upr[i]):
+                up_src[i] = "UP"
+        upf, upr = np.minimum(upf, val), np.minimum(upr, val)
     # more lower ends with what is left of the budget
     for a, b in directions(k, eps0, c3)[1:]:
         w = _linear_work(k, eps0, c3, a, b, t)

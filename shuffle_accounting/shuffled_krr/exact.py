@@ -72,13 +72,16 @@ few thousand users) gets the *general certified bracket* of the internal module
 cheapest routes would exceed it). Lower end: the exact divergence of a post-processing of the
 histogram (the values ``>= 2`` merged into one symbol, a two-dimensional grid; or a linear
 statistic ``a h0 - b h1``, one dimension, any ``n``). Upper end: the adversary is also shown
-the coins (truth or uniform blanket) of the users at values ``>= 2`` (two-dimensional; or of
-every user but one class, one dimension), averaged over the number of blanket users. Measured
-(``k = 10``, ``eps0 = 2``, others spread evenly; ``benchmarks/README.md``): ``n = 1000`` about
-``6e-5`` wide in log at ``delta ~ 7e-3`` and ``0.07`` at ``delta ~ 2e-9`` (both ends
-two-dimensional, under 1 s); ``n = 1e4`` ``1e-3`` with ``max_work = 3e10`` (6 s), ``0.75`` with
-the default budget (one-dimensional upper end); ``n = 1e5`` and ``1e6`` about ``2.2-2.4`` at
-``delta ~ e^-22`` (1-3 s), wider for smaller deltas. Nothing valid is refused for its shape.
+the coins (truth or uniform blanket) of the users at values ``>= 2`` (two-dimensional), or,
+where that does not fit, users at 0 are paired with users at 1 and each pair's "both truthful"
+event and the other users' coins are shown (one dimension), or every coin but one class's (one
+dimension), averaged over the revealed counts. Measured (``k = 10``, ``eps0 = 2``, others
+spread evenly; ``benchmarks/README.md``): ``n = 1000`` about ``6e-5`` wide in log at
+``delta ~ 7e-3`` and ``0.07`` at ``delta ~ 2e-9`` (both ends two-dimensional, under 1 s);
+``n = 1e4`` ``1e-3`` with ``max_work = 3e10`` (6 s), ``0.013`` with the default budget (pairs);
+``n = 1e5`` and ``1e6`` about ``1e-2`` and ``5e-3`` at ``delta ~ e^-22 .. e^-25`` (a few
+seconds); with the counts at 0 and 1 far apart the pairs leave a wider bracket (``2.8`` at
+``n = 1e5`` with counts proportional to ``1 / (j + 1)``). Nothing valid is refused for its shape.
 
 Which value the point functions return: within the exact limits, the exact divergence; beyond
 them (every windowed path, ``k = 2`` included), the certified **upper** end of the bracket
@@ -562,14 +565,16 @@ def dataset_log_delta_bounds(
       :mod:`~shuffle_accounting.shuffled_krr._krr_spread` (proofs there). Its lower end is the
       exact divergence of a post-processing of the histogram (the values ``>= 2`` merged into
       one symbol, or a linear statistic ``a h0 - b h1``); its upper end reveals to the adversary
-      the coins (truth or uniform blanket) of the users at values ``>= 2`` (or of every user but
-      one class) and averages over the number ``B`` of blanket users. Measured widths (log
-      scale, ``k = 10``, ``eps0 = 2``, others spread evenly): ``6e-5`` to ``0.07`` at
-      ``n = 1e3`` (``delta`` from ``7e-3`` down to ``2e-9``; both ends two-dimensional, under
-      1 s); at ``n = 1e4`` ``1e-3`` with ``max_work = 3e10`` (6 s) but ``0.75`` with the default
-      budget, which only fits the one-dimensional upper end; ``2.2-2.4`` at ``n = 1e5`` and
-      ``1e6`` for ``delta ~ e^-22`` (1-3 s), wider for smaller deltas; ``benchmarks/README.md``
-      has the table. Deltas below about ``e^-600`` (``eps`` near ``eps0``) come out as
+      the coins (truth or uniform blanket) of the users at values ``>= 2``, or pairs the users
+      at 0 with those at 1 and reveals each pair's "both truthful" event and the other coins,
+      or reveals every coin but one class's, and averages over the revealed counts. Measured
+      widths (log scale, ``k = 10``, ``eps0 = 2``, others spread evenly): ``6e-5`` to ``0.07``
+      at ``n = 1e3`` (``delta`` from ``7e-3`` down to ``2e-9``; both ends two-dimensional,
+      under 1 s); at ``n = 1e4`` ``1e-3`` with ``max_work = 3e10`` (6 s), ``0.013`` with the
+      default budget (pairs, one dimension); about ``1e-2`` at ``n = 1e5`` and ``5e-3`` at
+      ``1e6`` for ``delta ~ e^-22 .. e^-25`` (a few seconds); wider when the counts at 0 and 1
+      are far apart (``2.8`` at ``n = 1e5``, counts proportional to ``1 / (j + 1)``);
+      ``benchmarks/README.md`` has the table. Deltas below about ``e^-600`` (``eps`` near ``eps0``) come out as
       ``(-inf, ~ -700)``: sound, not informative (the scaled laws flush entries below
       ``e^-700`` of their maximum into the dropped mass).
 
