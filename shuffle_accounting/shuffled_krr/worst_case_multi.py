@@ -830,7 +830,9 @@ def verify(cert: WorstCaseMultiCertificate) -> bool:
             if b.a != pr.a_star:
                 return False
             m = n - 1 - b.a
-            if m > 0:
+            if cert.eps >= cert.eps0:  # every divergence is 0 there (eps0-DP): no cells needed
+                u = -math.inf
+            elif m > 0:
                 lo, lpb, _ = pr.window(m)
                 cells = list(b.cells)
                 if (
@@ -840,11 +842,7 @@ def verify(cert: WorstCaseMultiCertificate) -> bool:
                     or cells[-1] > lo + lpb.size - 1
                 ):
                     return False
-                u = (
-                    pr.cell_bound(b.pivot, b.direction, b.a, cert.eps, cells)
-                    if cert.eps < cert.eps0
-                    else -math.inf
-                )
+                u = pr.cell_bound(b.pivot, b.direction, b.a, cert.eps, cells)
             else:
                 u = pr.g(b.pivot, b.a, 0, cert.eps)[b.direction]
             if u > b.log_bound:
