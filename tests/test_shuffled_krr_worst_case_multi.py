@@ -102,6 +102,20 @@ def test_epsilon_at_eps0_certificate_rechecks(k, eps0, n, delta):
         assert not W.verify(dataclasses.replace(c, eps=c.epsilon_lower, epsilon=c.epsilon_lower))
 
 
+def test_verify_rejects_an_unexhibited_epsilon_lower():
+    """Review rev3: an epsilon certificate whose witness is not above delta at epsilon_lower (what
+    a wrong e_hint used to produce in the box search) does not re-check."""
+    import dataclasses
+
+    for c in (
+        W.certify_multi(4, 2.0, 8, delta=1e-3, tol=1e-4),
+        W.certify_multi(4, 2.0, 8, delta=1e-3, tol=1e-4, boxes=False),
+    ):
+        assert W.verify(c) and c.epsilon_lower > 0 and c.exhibited_log_delta > math.log(1e-3)
+        moved = dataclasses.replace(c, epsilon_lower=c.epsilon, exhibited_log_delta=-30.0)
+        assert not W.verify(moved)
+
+
 def test_monotone_in_eps():
     vals = [W.certify_multi(6, 1.0, 30, eps=e).log_delta for e in (0.1, 0.3, 0.6, 0.9)]
     assert all(x >= y for x, y in zip(vals, vals[1:]))

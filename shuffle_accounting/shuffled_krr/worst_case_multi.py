@@ -799,7 +799,8 @@ def verify(cert: WorstCaseMultiCertificate) -> bool:
     Recomputes every type bound from its recorded cells at the certificate's ``eps`` (or the
     blanket bound where the certificate used it), checks that the three types of (M1) are all
     present with ``a = ceil((n - 1) / k)``, that the certified value is their maximum (``"epsilon"``:
-    at most ``log delta``), and recomputes the witness's exact lower value.
+    at most ``log delta``), and recomputes the witness's exact lower value (``"epsilon"``: above
+    ``log delta`` at ``epsilon_lower`` when that is positive, so that it is exhibited).
 
     Args:
         cert: The certificate.
@@ -865,6 +866,9 @@ def verify(cert: WorstCaseMultiCertificate) -> bool:
         return False
     if cert.query == "delta":
         return bool(cert.exhibited_log_delta <= cert.log_delta)
+    # epsilon_lower is exhibited only if the witness is above delta there
+    if cert.epsilon_lower > 0 and not cert.exhibited_log_delta > math.log(cert.delta):
+        return False
     return bool(cert.epsilon_lower <= cert.eps)
 
 
@@ -908,4 +912,7 @@ def _verify_boxes(cert: WorstCaseMultiCertificate) -> bool:
         return False
     if cert.query == "delta":
         return bool(cert.exhibited_log_delta <= cert.log_delta)
+    # epsilon_lower is exhibited only if the witness is above delta there
+    if cert.epsilon_lower > 0 and not cert.exhibited_log_delta > math.log(cert.delta):
+        return False
     return bool(cert.epsilon_lower <= cert.eps)
