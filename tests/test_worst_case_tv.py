@@ -137,3 +137,24 @@ def test_grid_point_at_eps_zero_uses_the_cap():
     assert np.all(np.exp(g) >= top * (1 - 1e-12))
     assert math.exp(g[0]) <= top[0] * (1 + 1e-5)
     assert np.all(np.exp(g) <= top * (1 + 2e-4))
+
+
+def test_round_trip_in_the_flat_region_steps_by_secant(monkeypatch):
+    # eps just above 0 (delta just below the TV worst case): the delta query at the epsilon
+    # certificate's answer stops ~3e-5 above delta, and the doubling steps (1e-7, 2e-7, ...) took
+    # 12 more delta queries to get below it; the secant steps (curves.step_up_secant) take 2
+    calls: list[dict] = []
+    orig = W.certify
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs)
+        return orig(*args, **kwargs)
+
+    monkeypatch.setattr(W, "certify", counting)
+    m = ShuffledKRR(2, 1.0, 1000)
+    e = m.epsilon(1e-2, method="worst-case")
+    monkeypatch.setattr(W, "certify", orig)
+    cert = W.certify(1.0, 1000, delta=1e-2)
+    assert cert.epsilon_lower <= cert.epsilon <= e < cert.epsilon * (1 + 1e-3)
+    assert m.delta(e, method="worst-case") <= 1e-2
+    assert sum("eps" in k for k in calls) <= 4
