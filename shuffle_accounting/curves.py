@@ -22,7 +22,8 @@ the interval is ``certified``).
 
 :func:`epsilon_from_delta` is the library's one epsilon-from-delta search (bisection, Illinois
 false position, or Newton/secant steps, always bracketed and ending on the sound side, with an
-optional final check by another evaluation, :func:`step_up_until`). ``ShuffledKRR.epsilon`` (Newton
+optional final check by another evaluation, :func:`step_up_until`, or :func:`step_up_secant` where
+each check is costly). ``ShuffledKRR.epsilon`` (Newton
 on the blanket's log delta with its exact slope), ``blanket_fast.certified_epsilon`` (two secant
 phases, cheap then tight evaluations), the clone pair's search (``literature._clones``: Illinois
 on the coarse bound, secant on the fine one) and every :class:`CurveBase` call it. Searches that
@@ -90,6 +91,8 @@ __all__ = [
     "EpsilonSearch",
     "SEARCH_METHODS",
     "step_up_until",
+    "step_up_secant",
+    "SECANT_MAX_JUMP",
     "log_target",
     "calibrate",
     "prob_from_log",
@@ -284,6 +287,55 @@ def step_up_until(ok: Callable[[float], bool], eps: float, *, cap: float, step: 
         eps = min(cap, eps * (1.0 + step) + 1e-300)
         step *= 2.0
     return float(min(eps, cap)) if eps >= cap else float(eps)
+
+
+#: Largest relative jump of one secant step of :func:`step_up_secant` (a noisy slope estimate
+#: cannot throw the candidate far; the doubling step still grows without limit).
+SECANT_MAX_JUMP = 1e-2
+
+
+def step_up_secant(excess: Callable[[float], float], eps: float, *, cap: float, step: float = 1e-9) -> float:
+    """:func:`step_up_until` with ``ok(e) = excess(e) <= 0``, moving by secant steps where it can.
+
+    For a check whose rejections are costly and whose excess falls smoothly as ``eps`` grows
+    (the worst-case round trip of ``ShuffledKRR.epsilon``: ``excess`` = certified ``log delta``
+    of the delta query minus the target, about ``tol`` at the start, one branch and bound per
+    call). The candidates are those of :func:`step_up_until` (relative step doubling after each
+    rejection), except that after two rejections whose excess fell from ``x'`` at ``e'`` to
+    ``x > 0`` at ``e``, the next one is ``e + 1.25 x (e - e') / (x' - x)`` (the secant's root,
+    a quarter further), kept between the doubling candidate and ``e (1 + SECANT_MAX_JUMP)``
+    (never below the doubling candidate, so the loop ends as :func:`step_up_until` does). Only
+    which candidates are tried changes: every returned value below ``cap`` has
+    ``excess <= 0``; ``cap`` is returned unchecked once reached (the caller vouches for it).
+
+    Args:
+        excess: ``eps -> float``; a candidate is accepted where it is ``<= 0``.
+        eps: The first candidate.
+        cap: The vouched value (returned when reached).
+        step: First relative step (doubles after each rejection).
+
+    Returns:
+        The first accepted candidate, or ``cap``.
+
+    Example:
+        >>> calls = []
+        >>> e = step_up_secant(lambda e: calls.append(e) or 1.001 - e, 1.0, cap=2.0, step=1e-6)
+        >>> 1.001 <= e < 1.0013, len(calls)  # step_up_until: 11 checks, up to 1.00102
+        (True, 3)
+    """
+    prev: tuple[float, float] | None = None
+    while eps < cap:
+        x = float(excess(eps))
+        if x <= 0.0:
+            return float(eps)
+        nxt = eps * (1.0 + step) + 1e-300
+        if prev is not None and math.isfinite(x) and prev[1] > x and eps > prev[0]:
+            jump = 1.25 * x * (eps - prev[0]) / (prev[1] - x)
+            nxt = max(nxt, min(eps + jump, eps * (1.0 + SECANT_MAX_JUMP)))
+        prev = (eps, x)
+        eps = min(cap, nxt)
+        step *= 2.0
+    return float(cap)
 
 
 def epsilon_from_delta(

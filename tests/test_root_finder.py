@@ -21,9 +21,11 @@ from shuffle_accounting import ShuffledKRR
 from shuffle_accounting._validation import ParameterError
 from shuffle_accounting.curves import (
     SEARCH_METHODS,
+    SECANT_MAX_JUMP,
     EpsilonSearch,
     epsilon_from_delta,
     log_target,
+    step_up_secant,
     step_up_until,
 )
 from shuffle_accounting.literature import FMT2021CloneCurve, FMT2023KRRCloneCurve
@@ -178,6 +180,44 @@ def test_step_up_until():
     e = step_up_until(lambda e: e >= 1.5, 1.0, cap=2.0, step=1e-3)
     assert 1.5 <= e < 2.0
     assert step_up_until(lambda e: False, 1.0, cap=2.0) == 2.0
+
+
+def test_step_up_secant():
+    assert step_up_secant(lambda e: -1.0, 1.0, cap=2.0) == 1.0
+    assert step_up_secant(lambda e: 1.0, 1.0, cap=2.0) == 2.0  # never accepted: the cap
+    assert step_up_secant(lambda e: math.inf, 1.0, cap=2.0) == 2.0
+    # a linear excess: the third candidate is accepted, a quarter past the root; the doubling
+    # loop needs 11 checks for the same target
+    calls: list[float] = []
+    e = step_up_secant(lambda e: calls.append(e) or 1.001 - e, 1.0, cap=2.0, step=1e-6)
+    assert len(calls) == 3 and 1.001 <= e <= 1.0013
+    checks: list[float] = []
+    assert step_up_until(lambda e: checks.append(e) or e >= 1.001, 1.0, cap=2.0, step=1e-6) >= 1.001
+    assert len(checks) == 11
+    # a far root: one secant step moves at most SECANT_MAX_JUMP, and the doubling step still grows
+    calls.clear()
+    e = step_up_secant(lambda e: calls.append(e) or 1.5 - e, 1.0, cap=2.0, step=1e-6)
+    assert 1.5 <= e < 2.0
+    assert all(
+        b <= a * (1 + max(SECANT_MAX_JUMP, 1e-6 * 2**i)) + 1e-12
+        for i, (a, b) in enumerate(zip(calls, calls[1:]))
+    )
+
+
+@given(
+    root=st.floats(1e-6, 1.0),
+    slope=st.floats(1e-3, 1e3),
+    noise=st.floats(0.0, 0.5),
+    start=st.floats(1e-7, 1.0),
+)
+@settings(max_examples=200, deadline=None)
+def test_step_up_secant_only_returns_accepted_values(root, slope, noise, start):
+    # a decreasing excess with a deterministic wobble (covers that differ from one eps to the next)
+    def excess(e: float) -> float:
+        return slope * (root - e) + noise * slope * root * math.sin(1e6 * e)
+
+    e = step_up_secant(excess, start, cap=2.0, step=1e-7)
+    assert e == 2.0 or (e >= start and excess(e) <= 0.0)
 
 
 @pytest.mark.parametrize(
