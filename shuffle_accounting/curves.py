@@ -379,7 +379,10 @@ def epsilon_from_delta(
       bracket is replaced by the midpoint. It stops once the bracket is narrower than
       ``max(rtol * hi, atol)``, or once the point just evaluated is on the sound side and the next
       prediction lies within ``rtol`` of it on the other side (the root is then within ``rtol``
-      of a verified point); a prediction within ``rtol`` on the unsound side is replaced by a point
+      of a verified point) by a *local* slope: the derivative, the caller's ``slope`` at the first
+      point, or a secant over two points within 1 % of each other (a chord between distant points
+      steers the next step but cannot end the search: on a linear ``delta`` scale it can be off
+      by orders of magnitude); a prediction within ``rtol`` on the unsound side is replaced by a point
       ``rtol`` beyond it, so that the last steps land on the sound side (``settle=False``: the
       search stops there instead, for a coarse first phase whose ``estimate`` seeds a tighter
       search). ``aim`` biases every other prediction by that relative amount towards the sound
@@ -551,6 +554,11 @@ def epsilon_from_delta(
     )
 
 
+#: A secant slope counts as the local slope at ``x`` (and may end a Newton search by a
+#: predicted step under ``rtol``) only if its two points are this close, relative to ``x``.
+_LOCAL_SECANT = 1e-2
+
+
 def _root_search(
     value, target, lo, hi, *, g_lo, lower, rtol, atol, max_iter, method, guess, slope, aim, settle, finish
 ):
@@ -558,6 +566,7 @@ def _root_search(
     g_hi = math.nan  # values of value - target at the ends (NaN: vouched, not evaluated)
     side = 0  # which end moved last (illinois): -1 lo, +1 hi
     sl = math.nan if slope is None else float(slope)
+    local = slope is not None  # whether sl is the slope at (or next to) the current point
     prev: tuple[float, float] | None = None
     x = guess if guess is not None and lo < guess <= hi else 0.5 * (lo + hi)
     nx = x
@@ -575,9 +584,15 @@ def _root_search(
                 g_lo *= 0.5
             side = 1
         if math.isfinite(sx):
-            sl = sx
+            sl, local = sx, True
         elif prev is not None and math.isfinite(fx) and math.isfinite(prev[1]) and fx != prev[1]:
             sl = (fx - prev[1]) / (x - prev[0])  # secant slope of the last two evaluations
+            # a chord between distant points says little about the slope at x (on a linear delta
+            # scale it can be off by orders of magnitude), so it may steer the next step but not
+            # declare convergence
+            local = abs(x - prev[0]) <= _LOCAL_SECANT * abs(x)
+        else:
+            local = local and prev is None  # the caller's ``slope`` at the first point only
         width = hi - lo
         mid = 0.5 * (lo + hi)
         if width <= max(rtol * hi, atol):
@@ -596,7 +611,7 @@ def _root_search(
         sound = (gx > 0) if lower else (gx <= 0)
         if ok:
             nx = x - gx / sl
-            if abs(nx - x) <= rtol * x:
+            if local and abs(nx - x) <= rtol * x:
                 if sound or not settle:
                     break  # the predicted root is within rtol of x (verified if sound)
                 # step just past the predicted root, onto the sound side

@@ -175,6 +175,29 @@ def test_log_target_rounds_to_the_sound_side():
     assert log_target(d) <= math.log(d) <= log_target(d, bound="lower")
 
 
+def test_newton_distant_secant_does_not_end_the_search():
+    # found by hypothesis (test_returned_side_is_sound): on a linear delta scale the chord from
+    # eps = 0.25 to the midpoint 6.125 has slope -0.16 where the local slope is -8e-12, so its
+    # predicted step (4e-12) looked converged and the search stopped at 6.125 (sound, untight);
+    # the root of log delta = -0.25 eps - 5 (eps - 1) = log 1e-12 is 6.2154...
+    f = _curve(0.25, 1.0, 1.0)
+    root = (math.log(1e12) + 5.0) / 5.25
+    for bound in ("lower", "upper"):
+        r = epsilon_from_delta(
+            lambda e: math.exp(f(e)[0]),
+            1e-12,
+            bound=bound,
+            hi=12.0,
+            rtol=1e-10,
+            atol=0.0,
+            max_iter=100,
+            method="newton",
+            guess=0.25,
+            full_output=True,
+        )
+        assert r.epsilon == pytest.approx(root, rel=3e-9), bound
+
+
 def test_step_up_until():
     assert step_up_until(lambda e: True, 1.0, cap=2.0) == 1.0
     e = step_up_until(lambda e: e >= 1.5, 1.0, cap=2.0, step=1e-3)
