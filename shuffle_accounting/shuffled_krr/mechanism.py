@@ -58,18 +58,20 @@ AUTO_WORST_CASE_SMALL_EPS0_MAX_N: int = 100_000
 #: deployment budgets such a delta; the blanket value returned there is certified all the same.
 AUTO_WORST_CASE_MIN_LOG_DELTA: float = -200.0
 #: ``method="auto"`` uses the certified worst case for ``k = 3``
-#: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`) up to this many users (measured on this
-#: 2-core machine: 0.1-0.4 s per epsilon up to n = 30 unloaded, 1-5 s at n = 100 and 1-6 s per
-#: certificate at n = 1000 under load ~10, minutes at n = 1e4; benchmarks/README.md). The
-#: sweep engine made n >= 1000 converge but left small n as fast as before, and ``auto`` is called
-#: in loops (OpenDP's parameter search, calibration, accountant grids), so the default stays at
-#: sub-second calls; ``method="worst-case"`` goes further.
-AUTO_WORST_CASE_K_MAX_N: int = 30
-#: ``method="auto"`` uses the certified worst case for ``k >= 4``
-#: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_multi`) up to this many users (measured on
-#: this 2-core machine: 0.05-0.3 s per delta and 0.7-1.5 s per epsilon up to n = 100, 3-5 s per
-#: epsilon at n = 1000; benchmarks/README.md). Same reasoning as :data:`AUTO_WORST_CASE_K_MAX_N`.
-AUTO_WORST_CASE_MULTI_MAX_N: int = 30
+#: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`) up to this many users: the largest n at
+#: which one default ``epsilon(delta)`` (certificate, then the round trip's delta query, read
+#: from the bounds memo of ``worst_case_k``) stayed about <= 1 s of CPU on the shared 2-core
+#: machine (autok, load 2-4; benchmarks/bench_auto_k.py, table in benchmarks/README.md): at
+#: eps0 in {0.5, 1, 2, 4} and delta in {1e-6, 1e-9}, 0.1-0.3 s up to n = 200, 0.2-1.0 s at
+#: n = 500, 1.2-2.6 s at n = 1000 (8.5 s at eps0 = 4, delta = 1e-9: the epsilon query alone).
+#: The gain over the blanket: 0.1-3 % in epsilon at n <= 500. ``method="worst-case"`` goes further.
+AUTO_WORST_CASE_K_MAX_N: int = 500
+#: ``method="auto"`` uses the certified worst case for ``k >= 4`` (the type bounds of
+#: :mod:`~shuffle_accounting.shuffled_krr.worst_case_multi`, no box search) up to this many users
+#: (measured as for :data:`AUTO_WORST_CASE_K_MAX_N`: k = 4, 0.1-0.5 s per ``epsilon`` up to
+#: n = 100, 0.8-1.1 s at n = 200, 7-7.5 s at n = 500; k = 5, 10 in benchmarks/README.md).
+#: Where the type bounds lose to the blanket, ``epsilon`` skips the round trip's delta query.
+AUTO_WORST_CASE_MULTI_MAX_N: int = 200
 _METHODS = ("auto", "blanket", "worst-case")
 #: From this many users on, the blanket bound (``log_delta`` / ``delta`` with ``method="blanket"``,
 #: the blanket part of ``"auto"``, and ``epsilon``) is evaluated by the sub-linear certified
@@ -208,7 +210,10 @@ class ShuffledKRR:
     (:mod:`~shuffle_accounting.shuffled_krr.worst_case`, up to :data:`AUTO_WORST_CASE_MAX_N`
     users) and returns the smaller certified value; :meth:`certificate` returns its re-checkable
     cover and witness dataset. For ``k = 3`` the same holds with
-    :mod:`~shuffle_accounting.shuffled_krr.worst_case_k` up to :data:`AUTO_WORST_CASE_K_MAX_N` users.
+    :mod:`~shuffle_accounting.shuffled_krr.worst_case_k` up to :data:`AUTO_WORST_CASE_K_MAX_N` users,
+    and for ``k >= 4`` with the type bounds of
+    :mod:`~shuffle_accounting.shuffled_krr.worst_case_multi` up to
+    :data:`AUTO_WORST_CASE_MULTI_MAX_N` users.
 
     Args:
         k: Number of categories, an integer >= 2.
@@ -371,12 +376,15 @@ class ShuffledKRR:
     @property
     def auto_method(self) -> str:
         """What ``method="auto"`` certifies with: ``"worst-case"`` (k = 2, ``2 <= n <=``
-        :data:`AUTO_WORST_CASE_MAX_N`; k = 3, ``2 <= n <=`` :data:`AUTO_WORST_CASE_K_MAX_N`; the
-        minimum with the blanket is taken) or ``"blanket"``.
+        :data:`AUTO_WORST_CASE_MAX_N`; k = 3, ``2 <= n <=`` :data:`AUTO_WORST_CASE_K_MAX_N`;
+        k >= 4, ``2 <= n <=`` :data:`AUTO_WORST_CASE_MULTI_MAX_N`; the minimum with the blanket is
+        taken) or ``"blanket"``.
 
         Example:
-            >>> ShuffledKRR(2, 1.0, 100).auto_method, ShuffledKRR(3, 1.0, 100).auto_method
+            >>> ShuffledKRR(2, 1.0, 100).auto_method, ShuffledKRR(3, 1.0, 1000).auto_method
             ('worst-case', 'blanket')
+            >>> ShuffledKRR(3, 1.0, 100).auto_method, ShuffledKRR(10, 1.0, 100).auto_method
+            ('worst-case', 'worst-case')
         """
         return "worst-case" if self._method("auto") == "auto" else "blanket"
 
@@ -568,8 +576,12 @@ class ShuffledKRR:
             if use == "auto":
                 bl = self.epsilon(delta, method="blanket")
                 no_certified_below_exhibited(bl, shown, f"epsilon({delta!r})")
-                if bl <= wc:
-                    return bl  # delta(bl) <= delta_blanket(bl) <= delta: the round trip holds
+                if bl <= wc or getattr(cert, "used_blanket", False):
+                    # delta(bl) <= delta_blanket(bl) <= delta: the round trip holds. k >= 4: where
+                    # the type bounds lost to the blanket the certificate's epsilon is the blanket's
+                    # own root (its finder, not this one: the two may differ by ~1e-13), so the
+                    # round trip's delta query (type bounds again, seconds at n = 1000) is skipped
+                    return bl
             # round trip: the delta-query certificate at the returned eps must be <= delta too
             # (both are certified, but they stop at different covers); step up until it is
             lt = _log_target(delta)
