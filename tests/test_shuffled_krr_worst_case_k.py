@@ -301,8 +301,8 @@ def test_certificates_with_partial_hiding_bracket_the_brute_force(monkeypatch, n
     """Forced partial hiding (at most one user of the two smaller classes hidden) stays sound."""
 
     class Capped(K.BoxProblem):
-        def __init__(self, eps0, n, log_level, *, hide_cap=None):
-            super().__init__(eps0, n, log_level, hide_cap=1)
+        def __init__(self, eps0, n, log_level, *, hide_cap=None, memo=False):
+            super().__init__(eps0, n, log_level, hide_cap=1, memo=memo)  # the cap is in the memo key
 
     monkeypatch.setattr(K, "BoxProblem", Capped)
     worst = brute_max_k3(eps, eps0, n)

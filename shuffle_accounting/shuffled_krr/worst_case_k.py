@@ -296,7 +296,7 @@ def clear_bound_memo() -> None:
 
 def _tunables() -> tuple:
     """Every numeric constant of this module and of :mod:`~._krr_grid` (part of a memo key)."""
-    out = []
+    out: list[tuple[str, float]] = []
     for mod in (globals(), vars(G)):
         out.extend(
             (k, v)
@@ -335,7 +335,7 @@ class BoxProblem:
         self.log_1mg = self.lp + math.log(-math.expm1(-eps0))  # log(1 - gamma) = log(p - pbar)
         self.log_level = log_level
         self.log_tol = log_level - _DROP_MARGIN
-        self._fixed_cache: dict[tuple, tuple[int, G.Grid, int]] = {}
+        self._fixed_cache: dict[tuple, Any] = {}  # key -> (v, law, revealed, work), or a placeholder
         self._fits_cache: dict[tuple[int, int, int], bool] = {}
         self._leaf_cache: dict[tuple[int, int, int], Any] = {}  # L -> (Hockey, work of fixed(L))
         self._value_cache: dict[tuple, tuple[float, float]] = {}
