@@ -118,4 +118,4 @@ def test_auto_k4_where_the_type_bounds_lose_returns_the_blanket():
     if c.used_blanket:
         assert e == bl
     assert e <= bl and m.delta(e) <= 1e-6
-    assert m.epsilon_lower(1e-6) <= e
+    assert c.epsilon_lower <= e

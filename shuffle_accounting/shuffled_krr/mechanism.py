@@ -72,6 +72,12 @@ AUTO_WORST_CASE_K_MAX_N: int = 500
 #: n = 100, 0.8-1.1 s at n = 200, 7-7.5 s at n = 500; k = 5, 10 in benchmarks/README.md).
 #: Where the type bounds lose to the blanket, ``epsilon`` skips the round trip's delta query.
 AUTO_WORST_CASE_MULTI_MAX_N: int = 200
+#: :meth:`ShuffledKRR.epsilon_lower` and :meth:`ShuffledKRR.worst_dataset` (k >= 4, where ``auto``
+#: uses the worst case) take their witness from the box search of
+#: :mod:`~shuffle_accounting.shuffled_krr.worst_case_boxes` up to this many users (the former
+#: ``auto`` limit), from the type bounds' certificate above it (the box search: 5-20 s at
+#: n = 100-200).
+LOWER_BOX_SEARCH_MAX_N: int = 30
 _METHODS = ("auto", "blanket", "worst-case")
 #: From this many users on, the blanket bound (``log_delta`` / ``delta`` with ``method="blanket"``,
 #: the blanket part of ``"auto"``, and ``epsilon``) is evaluated by the sub-linear certified
@@ -437,6 +443,19 @@ class ShuffledKRR:
             return _wcm.certify_multi(self.k, self.eps0, self.n, boxes=boxes, **query)
         return _wck.certify_k(self.k, self.eps0, self.n, **query)
 
+    def _witness_certificate(self, **query):
+        """The certificate whose witness :meth:`epsilon_lower` / :meth:`worst_dataset` report.
+
+        :meth:`certificate` (k >= 4: with the box search) up to :data:`LOWER_BOX_SEARCH_MAX_N`
+        users; above it, for k >= 4, the type bounds' certificate (the ``auto`` path, whose witness
+        is the best dataset "all others at one value"): the box search costs 5-20 s at
+        n = 100-200 (benchmarks/README.md, autok), and the exhibited search
+        (:func:`~shuffle_accounting.shuffled_krr.lower.lower_epsilon`) is kept beside it.
+        """
+        if self.k < 4 or self.n <= LOWER_BOX_SEARCH_MAX_N:
+            return self.certificate(**query)
+        return _checked(self._certify(boxes=False, **query))
+
     def _worst_case_log_delta(self, eps: float, *, strict: bool) -> tuple[float, float]:
         """``(certified, exhibited)`` log delta of the branch and bound (``(inf, -inf)`` if over budget)."""
         try:
@@ -689,7 +708,7 @@ class ShuffledKRR:
         """
         delta = check_delta("delta", delta)
         if self._method("auto") == "auto":  # k = 2, 3: the certificate's witness cannot be missed
-            low = self.certificate(delta=delta).epsilon_lower
+            low = self._witness_certificate(delta=delta).epsilon_lower
             if self.k >= 4:  # k >= 4: the witness is the best pure dataset; keep the search too
                 low = max(low, lower_epsilon(delta, self.k, self.eps0, self.n))
             return low
@@ -714,7 +733,7 @@ class ShuffledKRR:
         """
         eps = check_real("eps", eps, low=0.0)
         if self._method("auto") == "auto":  # k = 2, 3: the certificate's witness
-            c = self.certificate(eps=eps)
+            c = self._witness_certificate(eps=eps)
             ld = c.exhibited_log_delta
             if self.k >= 4:  # k >= 4: the witness is the best pure dataset; keep the search too
                 found = worst_dataset(eps, self.k, self.eps0, self.n)
