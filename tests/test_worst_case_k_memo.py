@@ -17,7 +17,8 @@ import pytest
 from shuffle_accounting.shuffled_krr import ShuffledKRR
 from shuffle_accounting.shuffled_krr import worst_case_k as K
 from shuffle_accounting.shuffled_krr import worst_case_multi as M
-from shuffle_accounting.shuffled_krr.mechanism import auto_uses_worst_case
+from shuffle_accounting.shuffled_krr.lower import lower_epsilon
+from shuffle_accounting.shuffled_krr.mechanism import LOWER_BOX_SEARCH_MAX_N, auto_uses_worst_case
 
 
 @pytest.mark.parametrize("eps0,n,delta", [(1.0, 30, 1e-6), (0.5, 200, 1e-6), (2.0, 100, 1e-9)])
@@ -119,3 +120,15 @@ def test_auto_k4_where_the_type_bounds_lose_returns_the_blanket():
         assert e == bl
     assert e <= bl and m.delta(e) <= 1e-6
     assert c.epsilon_lower <= e
+
+
+def test_k4_lower_witness_above_the_box_search_limit_is_the_type_bounds_one():
+    k, eps0, n = 4, 1.0, 60
+    assert n > LOWER_BOX_SEARCH_MAX_N and auto_uses_worst_case(k, eps0, n)
+    m = ShuffledKRR(k, eps0, n)
+    c = M.certify_multi(k, eps0, n, delta=1e-6, boxes=False)
+    low = m.epsilon_lower(1e-6)
+    assert low == max(c.epsilon_lower, lower_epsilon(1e-6, k, eps0, n))
+    assert 0.0 < low <= m.epsilon(1e-6) <= m.epsilon(1e-6, method="blanket")
+    w = m.worst_dataset(0.9 * low)
+    assert w.log_delta <= m.log_delta(0.9 * low) and sum(w.others) == n - 1

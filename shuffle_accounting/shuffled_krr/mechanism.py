@@ -99,6 +99,7 @@ __all__ = [
     "AUTO_WORST_CASE_MIN_LOG_DELTA",
     "AUTO_WORST_CASE_MULTI_MAX_N",
     "FAST_BLANKET_MIN_N",
+    "LOWER_BOX_SEARCH_MAX_N",
 ]
 
 #: Answers kept by the memo of :meth:`ShuffledKRR.epsilon` / :meth:`ShuffledKRR.log_delta` (each).
