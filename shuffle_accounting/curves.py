@@ -22,7 +22,8 @@ the interval is ``certified``).
 
 :func:`epsilon_from_delta` is the library's one epsilon-from-delta search (bisection, Illinois
 false position, or Newton/secant steps, always bracketed and ending on the sound side, with an
-optional final check by another evaluation, :func:`step_up_until`). ``ShuffledKRR.epsilon`` (Newton
+optional final check by another evaluation, :func:`step_up_until`, or :func:`step_up_secant` where
+each check is costly). ``ShuffledKRR.epsilon`` (Newton
 on the blanket's log delta with its exact slope), ``blanket_fast.certified_epsilon`` (two secant
 phases, cheap then tight evaluations), the clone pair's search (``literature._clones``: Illinois
 on the coarse bound, secant on the fine one) and every :class:`CurveBase` call it. Searches that
@@ -90,6 +91,8 @@ __all__ = [
     "EpsilonSearch",
     "SEARCH_METHODS",
     "step_up_until",
+    "step_up_secant",
+    "SECANT_MAX_JUMP",
     "log_target",
     "calibrate",
     "prob_from_log",
@@ -286,6 +289,55 @@ def step_up_until(ok: Callable[[float], bool], eps: float, *, cap: float, step: 
     return float(min(eps, cap)) if eps >= cap else float(eps)
 
 
+#: Largest relative jump of one secant step of :func:`step_up_secant` (a noisy slope estimate
+#: cannot throw the candidate far; the doubling step still grows without limit).
+SECANT_MAX_JUMP = 1e-2
+
+
+def step_up_secant(excess: Callable[[float], float], eps: float, *, cap: float, step: float = 1e-9) -> float:
+    """:func:`step_up_until` with ``ok(e) = excess(e) <= 0``, moving by secant steps where it can.
+
+    For a check whose rejections are costly and whose excess falls smoothly as ``eps`` grows
+    (the worst-case round trip of ``ShuffledKRR.epsilon``: ``excess`` = certified ``log delta``
+    of the delta query minus the target, about ``tol`` at the start, one branch and bound per
+    call). The candidates are those of :func:`step_up_until` (relative step doubling after each
+    rejection), except that after two rejections whose excess fell from ``x'`` at ``e'`` to
+    ``x > 0`` at ``e``, the next one is ``e + 1.25 x (e - e') / (x' - x)`` (the secant's root,
+    a quarter further), kept between the doubling candidate and ``e (1 + SECANT_MAX_JUMP)``
+    (never below the doubling candidate, so the loop ends as :func:`step_up_until` does). Only
+    which candidates are tried changes: every returned value below ``cap`` has
+    ``excess <= 0``; ``cap`` is returned unchecked once reached (the caller vouches for it).
+
+    Args:
+        excess: ``eps -> float``; a candidate is accepted where it is ``<= 0``.
+        eps: The first candidate.
+        cap: The vouched value (returned when reached).
+        step: First relative step (doubles after each rejection).
+
+    Returns:
+        The first accepted candidate, or ``cap``.
+
+    Example:
+        >>> calls = []
+        >>> e = step_up_secant(lambda e: calls.append(e) or 1.001 - e, 1.0, cap=2.0, step=1e-6)
+        >>> 1.001 <= e < 1.0013, len(calls)  # step_up_until: 11 checks, up to 1.00102
+        (True, 3)
+    """
+    prev: tuple[float, float] | None = None
+    while eps < cap:
+        x = float(excess(eps))
+        if x <= 0.0:
+            return float(eps)
+        nxt = eps * (1.0 + step) + 1e-300
+        if prev is not None and math.isfinite(x) and prev[1] > x and eps > prev[0]:
+            jump = 1.25 * x * (eps - prev[0]) / (prev[1] - x)
+            nxt = max(nxt, min(eps + jump, eps * (1.0 + SECANT_MAX_JUMP)))
+        prev = (eps, x)
+        eps = min(cap, nxt)
+        step *= 2.0
+    return float(cap)
+
+
 def epsilon_from_delta(
     delta_at: Callable[[float], Any],
     delta: float,
@@ -327,7 +379,10 @@ def epsilon_from_delta(
       bracket is replaced by the midpoint. It stops once the bracket is narrower than
       ``max(rtol * hi, atol)``, or once the point just evaluated is on the sound side and the next
       prediction lies within ``rtol`` of it on the other side (the root is then within ``rtol``
-      of a verified point); a prediction within ``rtol`` on the unsound side is replaced by a point
+      of a verified point) by a *local* slope: the derivative, the caller's ``slope`` at the first
+      point, or a secant over two points within 1 % of each other (a chord between distant points
+      steers the next step but cannot end the search: on a linear ``delta`` scale it can be off
+      by orders of magnitude); a prediction within ``rtol`` on the unsound side is replaced by a point
       ``rtol`` beyond it, so that the last steps land on the sound side (``settle=False``: the
       search stops there instead, for a coarse first phase whose ``estimate`` seeds a tighter
       search). ``aim`` biases every other prediction by that relative amount towards the sound
@@ -499,6 +554,11 @@ def epsilon_from_delta(
     )
 
 
+#: A secant slope counts as the local slope at ``x`` (and may end a Newton search by a
+#: predicted step under ``rtol``) only if its two points are this close, relative to ``x``.
+_LOCAL_SECANT = 1e-2
+
+
 def _root_search(
     value, target, lo, hi, *, g_lo, lower, rtol, atol, max_iter, method, guess, slope, aim, settle, finish
 ):
@@ -506,6 +566,7 @@ def _root_search(
     g_hi = math.nan  # values of value - target at the ends (NaN: vouched, not evaluated)
     side = 0  # which end moved last (illinois): -1 lo, +1 hi
     sl = math.nan if slope is None else float(slope)
+    local = slope is not None  # whether sl is the slope at (or next to) the current point
     prev: tuple[float, float] | None = None
     x = guess if guess is not None and lo < guess <= hi else 0.5 * (lo + hi)
     nx = x
@@ -523,9 +584,15 @@ def _root_search(
                 g_lo *= 0.5
             side = 1
         if math.isfinite(sx):
-            sl = sx
+            sl, local = sx, True
         elif prev is not None and math.isfinite(fx) and math.isfinite(prev[1]) and fx != prev[1]:
             sl = (fx - prev[1]) / (x - prev[0])  # secant slope of the last two evaluations
+            # a chord between distant points says little about the slope at x (on a linear delta
+            # scale it can be off by orders of magnitude), so it may steer the next step but not
+            # declare convergence
+            local = abs(x - prev[0]) <= _LOCAL_SECANT * abs(x)
+        else:
+            local = local and prev is None  # the caller's ``slope`` at the first point only
         width = hi - lo
         mid = 0.5 * (lo + hi)
         if width <= max(rtol * hi, atol):
@@ -544,7 +611,7 @@ def _root_search(
         sound = (gx > 0) if lower else (gx <= 0)
         if ok:
             nx = x - gx / sl
-            if abs(nx - x) <= rtol * x:
+            if local and abs(nx - x) <= rtol * x:
                 if sound or not settle:
                     break  # the predicted root is within rtol of x (verified if sound)
                 # step just past the predicted root, onto the sound side

@@ -63,12 +63,16 @@ def _hist_polys(k: int, values: list[int]) -> dict[tuple[int, ...], np.ndarray]:
 
 
 @functools.cache
+def _datasets(k: int, n: int) -> tuple[tuple[int, ...], ...]:
+    """The counts of the other users of every dataset, one ordering of the values ``2..k-1``."""
+    return tuple(o for o in compositions(n - 1, k) if list(o[2:]) == sorted(o[2:], reverse=True))
+
+
+@functools.cache
 def _all_pairs(k: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Stacked ``(C, D, starts, count)``: per dataset, one row per histogram of ``c_h`` and ``d_h``."""
+    """Stacked ``(C, D, starts, count)``: per dataset (:func:`_datasets`), one row per histogram of ``c_h`` and ``d_h``."""
     cs, ds, sizes = [], [], []
-    for others in compositions(n - 1, k):
-        if list(others[2:]) != sorted(others[2:], reverse=True):
-            continue  # values 2..k-1 are interchangeable
+    for others in _datasets(k, n):
         values = [v for v in range(k) for _ in range(others[v])]
         P = _hist_polys(k, values + [0])
         Q = _hist_polys(k, values + [1])
@@ -81,8 +85,10 @@ def _all_pairs(k: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]
     return np.concatenate(cs), np.concatenate(ds), starts, len(sizes)
 
 
-def _exact_log_deltas(k: int, n: int, eps0: float, eps_list: list[float]) -> list[float]:
-    """``log max_D delta_D(eps)`` (``-inf`` for 0) over every dataset, to ~60 digits."""
+def exact_log_deltas_each(k: int, n: int, eps0: float, eps_list: list[float]) -> np.ndarray:
+    """``log H_{e^eps}(P_D || Q_D)`` (target ``0 -> 1``; ``-inf`` for 0) of every dataset of
+    :func:`_datasets`, shape ``(len(eps_list), datasets)``, to ~60 digits. The reverse direction of
+    the dataset ``(c0, c1, rest)`` is the forward one of ``(c1, c0, rest)`` (relabel ``0 <-> 1``)."""
     C, D, starts, _ = _all_pairs(k, n)
     with mpmath.workdps(80):
         r = mpmath.exp(mpmath.mpf(eps0))
@@ -97,9 +103,14 @@ def _exact_log_deltas(k: int, n: int, eps0: float, eps_list: list[float]) -> lis
             E = _fixed(mpmath.exp(mpmath.mpf(eps)))
             diff = c * _ONE - E * d
             pos = np.where(diff > 0, diff, 0)
-            best = max(np.add.reduceat(pos, starts)) if pos.size else 0
-            out.append(math.log(best) - log_norm if best > 0 else -math.inf)
-    return out
+            sums = np.add.reduceat(pos, starts)
+            out.append([math.log(s) - log_norm if s > 0 else -math.inf for s in sums])
+    return np.array(out, dtype=float)
+
+
+def _exact_log_deltas(k: int, n: int, eps0: float, eps_list: list[float]) -> list[float]:
+    """``log max_D delta_D(eps)`` (``-inf`` for 0) over every dataset, to ~60 digits."""
+    return [float(x) for x in exact_log_deltas_each(k, n, eps0, eps_list).max(axis=1)]
 
 
 def _eps_grid(eps0: float) -> list[float]:

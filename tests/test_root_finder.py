@@ -21,9 +21,11 @@ from shuffle_accounting import ShuffledKRR
 from shuffle_accounting._validation import ParameterError
 from shuffle_accounting.curves import (
     SEARCH_METHODS,
+    SECANT_MAX_JUMP,
     EpsilonSearch,
     epsilon_from_delta,
     log_target,
+    step_up_secant,
     step_up_until,
 )
 from shuffle_accounting.literature import FMT2021CloneCurve, FMT2023KRRCloneCurve
@@ -173,11 +175,72 @@ def test_log_target_rounds_to_the_sound_side():
     assert log_target(d) <= math.log(d) <= log_target(d, bound="lower")
 
 
+def test_newton_distant_secant_does_not_end_the_search():
+    # found by hypothesis (test_returned_side_is_sound): on a linear delta scale the chord from
+    # eps = 0.25 to the midpoint 6.125 has slope -0.16 where the local slope is -8e-12, so its
+    # predicted step (4e-12) looked converged and the search stopped at 6.125 (sound, untight);
+    # the root of log delta = -0.25 eps - 5 (eps - 1) = log 1e-12 is 6.2154...
+    f = _curve(0.25, 1.0, 1.0)
+    root = (math.log(1e12) + 5.0) / 5.25
+    for bound in ("lower", "upper"):
+        r = epsilon_from_delta(
+            lambda e: math.exp(f(e)[0]),
+            1e-12,
+            bound=bound,
+            hi=12.0,
+            rtol=1e-10,
+            atol=0.0,
+            max_iter=100,
+            method="newton",
+            guess=0.25,
+            full_output=True,
+        )
+        assert r.epsilon == pytest.approx(root, rel=3e-9), bound
+
+
 def test_step_up_until():
     assert step_up_until(lambda e: True, 1.0, cap=2.0) == 1.0
     e = step_up_until(lambda e: e >= 1.5, 1.0, cap=2.0, step=1e-3)
     assert 1.5 <= e < 2.0
     assert step_up_until(lambda e: False, 1.0, cap=2.0) == 2.0
+
+
+def test_step_up_secant():
+    assert step_up_secant(lambda e: -1.0, 1.0, cap=2.0) == 1.0
+    assert step_up_secant(lambda e: 1.0, 1.0, cap=2.0) == 2.0  # never accepted: the cap
+    assert step_up_secant(lambda e: math.inf, 1.0, cap=2.0) == 2.0
+    # a linear excess: the third candidate is accepted, a quarter past the root; the doubling
+    # loop needs 11 checks for the same target
+    calls: list[float] = []
+    e = step_up_secant(lambda e: calls.append(e) or 1.001 - e, 1.0, cap=2.0, step=1e-6)
+    assert len(calls) == 3 and 1.001 <= e <= 1.0013
+    checks: list[float] = []
+    assert step_up_until(lambda e: checks.append(e) or e >= 1.001, 1.0, cap=2.0, step=1e-6) >= 1.001
+    assert len(checks) == 11
+    # a far root: one secant step moves at most SECANT_MAX_JUMP, and the doubling step still grows
+    calls.clear()
+    e = step_up_secant(lambda e: calls.append(e) or 1.5 - e, 1.0, cap=2.0, step=1e-6)
+    assert 1.5 <= e < 2.0
+    assert all(
+        b <= a * (1 + max(SECANT_MAX_JUMP, 1e-6 * 2**i)) + 1e-12
+        for i, (a, b) in enumerate(zip(calls, calls[1:]))
+    )
+
+
+@given(
+    root=st.floats(1e-6, 1.0),
+    slope=st.floats(1e-3, 1e3),
+    noise=st.floats(0.0, 0.5),
+    start=st.floats(1e-7, 1.0),
+)
+@settings(max_examples=200, deadline=None)
+def test_step_up_secant_only_returns_accepted_values(root, slope, noise, start):
+    # a decreasing excess with a deterministic wobble (covers that differ from one eps to the next)
+    def excess(e: float) -> float:
+        return slope * (root - e) + noise * slope * root * math.sin(1e6 * e)
+
+    e = step_up_secant(excess, start, cap=2.0, step=1e-7)
+    assert e == 2.0 or (e >= start and excess(e) <= 0.0)
 
 
 @pytest.mark.parametrize(

@@ -127,6 +127,19 @@ def test_epsilon_query_and_wiring():
     assert float(certified_log_delta(c.epsilon, k, eps0, n)) >= c.log_delta - 1e-9
 
 
+@pytest.mark.parametrize("e_hint", [1.999, 1.5, None])
+def test_epsilon_lower_is_exhibited_whatever_the_hint(e_hint):
+    """Regression (review rev3): e_hint above the seeds' true exhibited epsilon (about 1.9846 here)
+    used to be returned as epsilon_lower (1.999) with a witness whose exact delta there is 6.6e-5
+    < delta: a false lower bound. The witness must exceed delta at epsilon_lower, for any hint."""
+    k, eps0, n, delta = 4, 2.0, 8, 1e-3
+    r = B.certify_boxes(k, eps0, n, log_delta=math.log(delta), tol=1e-4, e_hint=e_hint)
+    assert r.ok and 0.0 < r.epsilon_lower <= r.eps
+    assert max(_exact(k, eps0, r.witness, r.epsilon_lower)) > delta
+    brute = max(max(_exact(k, eps0, (c0, c1) + cfg, r.eps)) for c0, c1, cfg in _all_datasets(k, n))
+    assert brute <= delta
+
+
 def test_delta_query_properties():
     k, eps0, n = 5, 2.0, 16
     vals = []

@@ -87,6 +87,35 @@ def test_epsilon_query_between_exhibited_and_blanket():
     assert W.verify(cert)
 
 
+@pytest.mark.parametrize("k,eps0,n,delta", [(5, 1.0, 14, math.exp(-40.0)), (4, 2.0, 9, 1e-300)])
+def test_epsilon_at_eps0_certificate_rechecks(k, eps0, n, delta):
+    """Regression (review rev3): where the type bounds only certify at eps0 (every bound 0, the
+    release is eps0-DP), their records have no cells of B and verify rejected the certificate that
+    certify_multi (and ShuffledKRR.certificate) returned."""
+    c = W.certify_multi(k, eps0, n, delta=delta, tol=1e-4)
+    assert c.epsilon_lower <= c.epsilon <= eps0
+    assert W.verify(c)
+    import dataclasses
+
+    # still strict below eps0: an empty cell list is rejected there
+    if c.bounds and c.epsilon_lower > 0:
+        assert not W.verify(dataclasses.replace(c, eps=c.epsilon_lower, epsilon=c.epsilon_lower))
+
+
+def test_verify_rejects_an_unexhibited_epsilon_lower():
+    """Review rev3: an epsilon certificate whose witness is not above delta at epsilon_lower (what
+    a wrong e_hint used to produce in the box search) does not re-check."""
+    import dataclasses
+
+    for c in (
+        W.certify_multi(4, 2.0, 8, delta=1e-3, tol=1e-4),
+        W.certify_multi(4, 2.0, 8, delta=1e-3, tol=1e-4, boxes=False),
+    ):
+        assert W.verify(c) and c.epsilon_lower > 0 and c.exhibited_log_delta > math.log(1e-3)
+        moved = dataclasses.replace(c, epsilon_lower=c.epsilon, exhibited_log_delta=-30.0)
+        assert not W.verify(moved)
+
+
 def test_monotone_in_eps():
     vals = [W.certify_multi(6, 1.0, 30, eps=e).log_delta for e in (0.1, 0.3, 0.6, 0.9)]
     assert all(x >= y for x, y in zip(vals, vals[1:]))

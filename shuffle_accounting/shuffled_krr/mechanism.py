@@ -25,7 +25,7 @@ from scipy.special import log_ndtr
 
 from .._logmath import bisect_bracket
 from .._validation import ParameterError, check_choice, check_delta, check_real, check_real_array
-from ..curves import epsilon_from_delta, log_target, step_up_until
+from ..curves import epsilon_from_delta, log_target, step_up_secant, step_up_until
 from ..randomizers import KRR
 from . import blanket_fast as _fast
 from . import worst_case as _wc
@@ -559,7 +559,8 @@ class ShuffledKRR:
         (``k = 2``: about ``1e-7`` relative above the exhibited worst dataset's; ``k = 3``: within
         :func:`~shuffle_accounting.shuffled_krr.worst_case_k.default_tol` ``(n)``, ``1e-5`` up to
         1000 users, ``1e-4`` from ``1e4``, where the search converges within its work budget,
-        else a sound value with a somewhat larger gap), stepped up if needed so that
+        else a sound value with a somewhat larger gap), stepped up if needed (secant steps on the
+        excess, :func:`shuffle_accounting.curves.step_up_secant`) so that
         ``delta(epsilon(d)) <= d`` also holds for the delta query; ``"auto"`` returns the smaller
         certified value of both methods (see :meth:`log_delta`).
 
@@ -603,9 +604,13 @@ class ShuffledKRR:
                     # round trip's delta query (type bounds again, seconds at n = 1000) is skipped
                     return bl
             # round trip: the delta-query certificate at the returned eps must be <= delta too
-            # (both are certified, but they stop at different covers); step up until it is
+            # (both are certified, but they stop at different covers); step up until it is, by
+            # secant steps on its excess (each check is a branch and bound: where the curve is
+            # flat the doubling steps alone took ~12 of them, benchmarks/README.md)
             lt = _log_target(delta)
-            wc = step_up_until(lambda e: self.log_delta(e, method=use) <= lt, wc, cap=self.eps0, step=1e-7)
+            wc = step_up_secant(
+                lambda e: float(self.log_delta(e, method=use)) - lt, wc, cap=self.eps0, step=1e-7
+            )
             return self._checked_epsilon(wc, delta)
         lt = _log_target(delta)
 

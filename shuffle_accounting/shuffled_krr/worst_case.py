@@ -57,6 +57,35 @@ both ``P`` and ``Q`` is post-processing, so ``g`` is non-increasing. For cells
 ``E_B g(B) <= sum_j P(s_j <= B < s_{j+1}) g(s_j)`` with no truncation error: tails of ``B``
 are cells of their own (the lowest cell ``[0, s_1)`` is bounded by ``g <= 1``).
 
+(F5) *Total-variation worst case.* At ``eps = 0`` (``E = 1``, ``b = 0``) (F2) reads
+``h_c(0) = a max_t Y_c(t)`` with ``a = p - pbar``: the total variation is ``a`` times the
+largest point mass of ``Y_c`` (``N = n - 1`` independent bits, ``c`` of them
+``Bernoulli(pbar)``, ``N - c`` of them ``Bernoulli(p)``). Its characteristic function is
+``phi_c(th) = (p + pbar e^{i th})^c (pbar + p e^{i th})^(N - c)``, and
+``|p + pbar e^{i th}| = |pbar + p e^{i th}| = r(th)`` (the first is ``e^{i th}`` times the
+conjugate of the second), ``r^2 = 1 - 4 p pbar sin^2(th / 2) <= 1``. By Fourier inversion,
+for every ``c`` and ``s``,
+
+    Y_c(s) = (1 / 2 pi) int_{-pi}^{pi} phi_c(th) e^{-i s th} d th <= I(N) = (1 / 2 pi) int r^N d th.
+
+*``N = 2m`` even (``n`` odd):* at ``c = m``, ``s = m`` the integrand is
+``(p e^{-i th} + pbar)^m (pbar + p e^{i th})^m = r^(2m) >= 0``, so ``Y_m(m) = I(2m)``: the
+bound is attained and ``max_c h_c(0) = h_m(0)``, the central leaf, whose certified upper value
+is then a bound on every ``h_c(0)``. *``N`` odd (``n`` even):* by Cauchy-Schwarz on
+``r^N = r^((N-1)/2) r^((N+1)/2)``, ``I(N) <= sqrt(I(N - 1) I(N + 1))``, and ``I(N -+ 1)`` are
+attained as above by the central leaves of ``n - 1`` and ``n + 1`` users (the same ``a``), so
+``log max_c h_c(0) <= (log h^(n-1)_{(n-2)/2}(0) + log h^(n+1)_{n/2}(0)) / 2`` (certified upper
+values, plus ``4u`` relative for the sum and the halving). No dataset attains this for ``n``
+even; measured against the brute force over every ``c`` (eps0 = 0.1, 1, 2) it is ``3e-5`` to
+``1.4e-4`` above the true maximum at ``n = 100``, ``7e-7`` to ``2.3e-6`` at ``n = 1000`` and
+``4e-8`` to ``4.4e-7`` at ``n = 4000``, and the maximising ``c`` is not central (e.g.
+``n = 4000, eps0 = 0.1``: ``c = 1229``; the candidates of :func:`_tv_candidates` find it or a
+dataset within ``5e-8`` of it). Finally, ``h_c(eps)`` is
+non-increasing in ``eps``, so ``log TV`` (:meth:`WorstCaseProblem.tv_log_bound`) bounds
+``h_c(eps)`` for every ``c`` and every ``eps >= 0``: every bound of the search is
+``min(log U, log TV)`` (:meth:`WorstCaseProblem.capped`), which binds at and very near
+``eps = 0``, where (F3)'s slack is what makes ``h_c`` look flat (see *Cost*).
+
 Computation and rounding (all outward):
 
 * Each binomial is held on a window ``mean +- z sd``. The window's values come from the exact
@@ -126,6 +155,11 @@ given :data:`_PLAN_SAFETY` of the width this model allows below the target, roun
 ``j 2^e`` (``8 <= j <= 15``) so that pieces of equal width share their cells of ``B``. That
 replaces the ``O(log n)`` levels of splitting from the root by one pass; pieces that fail are
 split as above. The plan only chooses a partition, so it cannot affect soundness.
+Each interval's bound is ``min(log U, log TV)`` by (F5) (what :func:`verify` recomputes); the
+slack model uses ``U`` alone, which the cap would flatten. Where the cap is the root's bound (a
+delta query at or very near ``eps = 0``) the seeds also hold the likely total-variation
+witnesses (:func:`_tv_candidates`), so the root alone closes the gap when the cap is within
+``tol`` of one of them.
 For ``delta(eps)`` it stops when the largest bound is within ``(1 + tol)``
 of the best exhibited leaf; for ``epsilon(delta)`` it keeps ``eps_up = (1 + tol) eps_low``
 (``eps_low`` the largest exhibited leaf epsilon) and splits until every interval's bound at some
@@ -145,10 +179,13 @@ worst dataset (about ``2 log(1/delta) tol`` for ``epsilon(delta)``), a piece at 
 from the worst end can hold ``(tau n + lam x) / kappa`` datasets, so the cover needs about
 ``(kappa / lam) log(1 + lam / tau)`` pieces: ``O(log(1/tol))``, independent of ``n`` (150-450
 at ``n = 1e6``, ``tol = 5e-5``), each evaluation ``O(sqrt n)`` work. Near ``eps = 0`` (``delta``
-large, ``h_c`` flatter still) the count grows like ``n``. ``kappa`` is the same all along
-``[0, n - 1]`` (measured within 1 % from ``c = 1e3`` to ``n - 3e3`` at ``n = 1e6``), so the planned
-cover is close to the fewest pieces (F3) allows; fewer pieces need a tighter interval bound
-(benchmarks/README.md, "k = 2 at scale (k2fast)").
+large, ``h_c`` flatter still) the count grows like ``n`` (``n = 1e6``, ``eps0 = 1``: 3900
+pieces at ``eps = 1e-7``), except where the (F5) cap is within ``tol`` of a leaf: at
+``eps = 0`` the root alone (for ``n`` odd, or ``n`` even from ``n`` of a few hundred), and at
+``eps`` so small that ``h(eps)`` is within ``tol`` of ``h(0)`` (``n = 1e6``: ``eps <~ 1e-9``).
+``kappa`` is the same all along ``[0, n - 1]`` (measured within 1 % from ``c = 1e3`` to
+``n - 3e3`` at ``n = 1e6``), so the planned cover is close to the fewest pieces (F3) allows;
+fewer pieces need a tighter interval bound (benchmarks/README.md, "k = 2 at scale (k2fast)").
 
 Example:
     >>> cert = certify(2.0, 1000, delta=1e-6)
@@ -805,6 +842,7 @@ class WorstCaseProblem:
         self._half_cache: dict[int, _Dist] = {}  # Bin(s, 1/2): siblings share their cells
         self._cell_cache: dict[int, list[tuple[int, float]]] = {}
         self._modes: dict[tuple[int, float], float] = {}  # (N, truncation) -> log-pmf at the mode
+        self._tv: float | None = None  # (F5): log upper bound on max_c h_c(0), computed once
         self.evaluations = 0
 
     def prefetch(self, pieces: list[tuple[int, int]]) -> None:
@@ -866,6 +904,33 @@ class WorstCaseProblem:
         r = self.leaf_many(c, np.array([eps]))
         return float(r[0, 0]), float(r[1, 0])
 
+    def tv_log_bound(self) -> float:
+        """Log of an upper bound on ``max_c h_c(0)`` (total variation), hence on every ``h_c(eps)``.
+
+        (F5) in the module docstring: ``n`` odd, the certified upper value of the central leaf
+        ``c = (n - 1) / 2`` at ``eps = 0`` (it attains the maximum); ``n`` even, the mean of the
+        logs of the central leaves of ``n - 1`` and ``n + 1`` users (Cauchy-Schwarz), plus a
+        rounding margin. Computed once per problem, uncounted and outside the memo (a fixed cost
+        of one or two leaves; every interval bound of this problem depends on it the same way).
+        """
+        if self._tv is None:
+            z = np.zeros(1)
+            n = self.n
+            if n % 2 == 1:
+                v = float(_family_hockey(self.leaf_dist((n - 1) // 2), z, self.p, self.eps0)[0, 0, 0])
+            else:
+                # I(n - 2) and I(n): the central leaves of n - 1 and n + 1 users (the same a)
+                ends = [
+                    WorstCaseProblem(self.eps0, m, self.log_level).leaf_dist((m - 1) // 2)
+                    for m in (n - 1, n + 1)
+                ]
+                lv = [float(_family_hockey(f, z, self.p, self.eps0)[0, 0, 0]) for f in ends]
+                v = 0.5 * (lv[0] + lv[1])
+                if math.isfinite(v):  # two roundings (sum, halving): 4u relative covers them
+                    v = min(v + 4.0 * _U * abs(v), 0.0)
+            self._tv = v
+        return self._tv
+
     def _halves(self, ss: list[int], t: float) -> list[_Dist | None]:
         """``Bin(s, 1/2)`` for every ``s`` at truncation ``t`` (cached; pieces of one width share
         their cells), the modes of the new ones by one vectorised Loader call."""
@@ -921,24 +986,45 @@ class WorstCaseProblem:
             out.append((s, w))
         return out
 
-    def interval(self, c1: int, c2: int, eps: float) -> tuple[float, float]:
-        """``(log U(c1, c2), log lower)``; the lower value is exhibited only for a leaf."""
-        r = self.interval_many(c1, c2, np.array([eps]))
+    def interval(self, c1: int, c2: int, eps: float, *, cap: bool = True) -> tuple[float, float]:
+        """``(log bound, log lower)`` on ``[c1, c2]`` (:meth:`interval_many` at one ``eps``)."""
+        r = self.interval_many(c1, c2, np.array([eps]), cap=cap)
         return float(r[0, 0]), float(r[1, 0])
 
-    def interval_many(self, c1: int, c2: int, eps: np.ndarray) -> np.ndarray:
-        """``(2, len(eps))``: ``log U(c1, c2)`` at every ``eps`` and the lower value (leaves only)."""
+    def interval_many(self, c1: int, c2: int, eps: np.ndarray, *, cap: bool = True) -> np.ndarray:
+        """``(2, len(eps))``: the bound on ``h_c``, ``c1 <= c <= c2``, at every ``eps`` and the lower
+        value (leaves only).
+
+        The bound is ``min(log U(c1, c2), log TV)`` (:meth:`capped`; a leaf's upper value in place
+        of ``U`` when ``c1 = c2``), or ``log U`` alone with ``cap=False``: the searches keep the
+        uncapped value for their slack model (:func:`_plan`, :func:`_split`), which the cap would
+        flatten, and cap it where they compare it with a target or record it.
+        """
         if c1 == c2:
-            return self.leaf_many(c1, eps)
-        self.evaluations += 1  # a memo hit counts too (see leaf_many)
-        eps = np.asarray(eps, dtype=float)
-        key = self._memo_key(c1, c2, eps)
-        if key is not None and (hit := _MEMO.get(key)) is not None:
-            return hit.reshape(2, 1)
-        out = self._interval_many(c1, c2, eps)
-        if key is not None:
-            _MEMO.put(key, out[:, 0])
+            out = self.leaf_many(c1, eps)
+        else:
+            self.evaluations += 1  # a memo hit counts too (see leaf_many)
+            eps = np.asarray(eps, dtype=float)
+            key = self._memo_key(c1, c2, eps)
+            if key is not None and (hit := _MEMO.get(key)) is not None:
+                out = hit.reshape(2, 1)
+            else:
+                out = self._interval_many(c1, c2, eps)
+                if key is not None:
+                    _MEMO.put(key, out[:, 0])
+        if cap:
+            out = out.copy()
+            out[0] = self.capped(out[0])
         return out
+
+    def capped(self, log_bound):
+        """``min(log_bound, log TV)``: (F5) bounds every ``h_c(eps)`` by the total-variation
+        worst case :meth:`tv_log_bound` (float or array in, the same out)."""
+        return (
+            np.minimum(log_bound, self.tv_log_bound())
+            if isinstance(log_bound, np.ndarray)
+            else min(log_bound, self.tv_log_bound())
+        )
 
     def _interval_many(self, c1: int, c2: int, eps: np.ndarray) -> np.ndarray:
         """:meth:`interval_many` without the memo (``c1 < c2``)."""
@@ -1064,6 +1150,29 @@ def _seeds(n: int) -> list[int]:
     return sorted(c for c in pts if 0 <= c <= n - 1)
 
 
+def _tv_candidates(n: int, eps0: float, count: int = 4) -> list[int]:
+    """Datasets likely to be (near) the total-variation worst case ``argmax_c h_c(0)`` (F5).
+
+    ``n`` odd: the centre ``(n - 1) / 2``, which attains the bound. ``n`` even (``N = n - 1``
+    odd): no dataset is symmetric, and the point mass ``max_s P(Y_c = s)`` is largest where the
+    mode of the normal approximation corrected for skewness, ``x_c = mu_c - kappa3_c / (2 sigma^2)``
+    (``mu_c = N p - c (p - pbar)``, ``kappa3_c = p pbar (p - pbar) (2c - N)``,
+    ``sigma^2 = N p pbar``, the same for every ``c``), is close to an integer and the skewness
+    small: the ``count`` datasets ``c <= (N - 1) / 2`` (mirror (F1)) with the smallest
+    ``frac(x_c)^2 + ((p - pbar)(2c - N) / N)^2``. A guess only (the exhibited values are the
+    leaves' certified lower values, and the cover does not depend on it).
+    """
+    N = n - 1
+    if N % 2 == 0:
+        return [N // 2]
+    p = 1.0 / (1.0 + math.exp(-eps0))
+    d = math.tanh(0.5 * eps0)  # p - pbar
+    c = np.arange(N // 2 + 1, dtype=float)
+    x = N * p - c * d - d * (2.0 * c - N) / (2.0 * N)
+    score = (x - np.round(x)) ** 2 + (d * (2.0 * c - N) / N) ** 2
+    return sorted(int(i) for i in np.argsort(score, kind="stable")[:count])
+
+
 def _check(eps0, n):
     eps0 = check_real("eps0", eps0, low=0.0, low_open=True, high=700.0)
     n = check_int("n", n, minimum=2)
@@ -1118,7 +1227,7 @@ def _plan(pr: WorstCaseProblem, eps, target, cap: int) -> list[tuple[int, int, f
     h = np.array([pr.leaf_many(int(c), ev)[0] for c in cs])  # (knots, points)
     m_p = max(2, n // 1000)
     c1 = n // 2 - m_p // 2
-    u = pr.interval_many(c1, c1 + m_p, ev)[0]
+    u = pr.interval_many(c1, c1 + m_p, ev, cap=False)[0]  # the slack of (F3), not the (F5) cap
     with np.errstate(invalid="ignore"):
         ends = np.maximum(
             [np.interp(c1, cs, h[:, i]) for i in range(ev.size)],
@@ -1174,7 +1283,13 @@ def _certify_delta(
     delta where the curve is steep; only tightness, never soundness, depends on the stop).
     """
     best, best_c = -math.inf, 0
-    for c in _seeds(pr.n):
+    # bounds are kept uncapped (the slack model of _plan / _split) and capped by (F5) where they
+    # meet a target or enter the cover
+    up, _ = pr.interval(0, pr.n - 1, eps, cap=False)
+    seeds = _seeds(pr.n)
+    if up >= pr.tv_log_bound():  # the total-variation bound (F5) binds: its likely witnesses too
+        seeds = sorted(set(seeds) | set(_tv_candidates(pr.n, pr.eps0)))
+    for c in seeds:
         lo = pr.leaf(c, eps)[1]
         if lo > best:
             best, best_c = lo, c
@@ -1189,15 +1304,14 @@ def _certify_delta(
             t = max(t, shrunk[best_c])
         return t
 
-    up, _ = pr.interval(0, pr.n - 1, eps)
     heap = [(-up, 0, pr.n - 1, -1.0)]  # (-bound, c1, c2, slack slope estimate)
     done: list[CoverInterval] = []
     goal = target()
-    plan = _plan(pr, eps, goal, max_evals // 2) if up > goal else None
+    plan = _plan(pr, eps, goal, max_evals // 2) if pr.capped(up) > goal else None
     if plan is not None:
         heap = []
         for a, b, kappa in plan:
-            u, lo = pr.interval(a, b, eps)
+            u, lo = pr.interval(a, b, eps, cap=False)
             if lo > best:
                 best, best_c = lo, a
             heap.append((-u, a, b, kappa))
@@ -1205,20 +1319,20 @@ def _certify_delta(
     while heap:
         neg, c1, c2, kappa = heap[0]
         goal = target()
-        if -neg <= goal:
+        if pr.capped(-neg) <= goal:  # the heap's top is the largest bound, capped or not
             break
         if pr.evaluations > max_evals:
             raise WorkBudgetExceeded(f"branch and bound exceeded {max_evals} evaluations")
         heapq.heappop(heap)
         if c1 == c2:  # an exact leaf: nothing left to split
-            done.append(CoverInterval(c1, c2, eps, -neg))
+            done.append(CoverInterval(c1, c2, eps, pr.capped(-neg)))
             continue
         for a, b in _split(c1, c2, -neg, goal, kappa):
-            u, lo = pr.interval(a, b, eps)
+            u, lo = pr.interval(a, b, eps, cap=False)
             if lo > best:
                 best, best_c = lo, a
             heapq.heappush(heap, (-u, a, b, _slope(c1, c2, -neg, a, b, u, kappa)))
-    done.extend(CoverInterval(e[1], e[2], eps, -e[0]) for e in heap)
+    done.extend(CoverInterval(e[1], e[2], eps, pr.capped(-e[0])) for e in heap)
     return done, best, best_c
 
 
@@ -1241,7 +1355,7 @@ def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_eva
         # nothing exhibited above delta: try to certify eps = 0 first
         eps_up = 0.0
     heap = [(0.0, 0, pr.n - 1, -1.0, -1.0)]  # (-bound, c1, c2, eps of the bound, slack slope)
-    if eps_up > 0.0 and pr.interval(0, pr.n - 1, eps_up)[0] > log_delta:
+    if eps_up > 0.0 and pr.interval(0, pr.n - 1, eps_up)[0] > log_delta:  # capped (F5)
         plan = _plan(pr, eps_up, log_delta, max_evals // 2)
         if plan is not None:  # unevaluated pieces (bound key 0.0), bounded when popped
             heap = [(0.0, a, b, -1.0, kappa) for a, b, kappa in plan]
@@ -1251,29 +1365,29 @@ def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_eva
         if pr.evaluations > max_evals:
             raise WorkBudgetExceeded(f"branch and bound exceeded {max_evals} evaluations")
         if e_at < eps_up:
-            u, _ = pr.interval(c1, c2, eps_up)
+            u, _ = pr.interval(c1, c2, eps_up, cap=False)
             e_at = eps_up
         else:
             u = -neg
-        if u <= log_delta:
-            done.append(CoverInterval(c1, c2, e_at, u))
+        if pr.capped(u) <= log_delta:
+            done.append(CoverInterval(c1, c2, e_at, pr.capped(u)))
             continue
         if c1 == c2:
             e = pr.leaf_epsilon(c1, log_delta, upper=False, floor=eps_low)
             if e > eps_low:
                 eps_low, best_c = e, c1
                 eps_up = max(eps_up, min(pr.eps0, eps_low * (1.0 + tol)))
-            u, _ = pr.leaf(c1, eps_up)
+            u = pr.capped(pr.leaf(c1, eps_up)[0])
             if u > log_delta:  # rounding band of this leaf: move eps_up past its upper crossing
                 eps_up = max(eps_up, pr.leaf_epsilon(c1, log_delta, upper=True))
-                u, _ = pr.leaf(c1, eps_up)
+                u = pr.capped(pr.leaf(c1, eps_up)[0])
             if u > log_delta:  # pragma: no cover - eps0 itself always certifies (h = 0)
                 eps_up = pr.eps0
                 u = -math.inf
             done.append(CoverInterval(c1, c2, eps_up, u))
             continue
         for a, b in _split(c1, c2, u, log_delta, kappa):
-            ua, _ = pr.interval(a, b, eps_up)
+            ua, _ = pr.interval(a, b, eps_up, cap=False)
             heapq.heappush(heap, (-ua, a, b, eps_up, _slope(c1, c2, u, a, b, ua, kappa)))
     ex = pr.leaf(best_c, eps_low)[1] if eps_low > 0 else -math.inf
     return done, eps_up, eps_low, best_c, ex
@@ -1452,7 +1566,7 @@ def certified_log_delta_grid(
     if not np.any(live):
         return out[np.argsort(order)]
     ev = e[live]
-    seeds = _seeds(n)
+    seeds = sorted(set(_seeds(n)) | set(_tv_candidates(n, eps0)))  # + (F5) witnesses (eps near 0)
     # truncation level: the smallest exhibited seed value on the grid (windows reach e^-25 below)
     # (a point whose seeds' lower values are all lost in the truncation takes their upper value,
     # about the dropped mass e^(level - 25), so the level goes down step by step until it resolves)
@@ -1484,26 +1598,28 @@ def certified_log_delta_grid(
         top = int(bad[-1])
         return (-top, -float(x[top]))
 
-    root = pr.interval_many(0, n - 1, ev)[0]
-    items = {0: (0, n - 1, root, -1.0)}  # id -> (c1, c2, bounds, slack slope)
-    heap = [(key(root), 0)]
+    # items hold the uncapped bounds (the slack model of _plan / _split); keys and the result
+    # use them capped by (F5)
+    root = pr.interval_many(0, n - 1, ev, cap=False)[0]
+    items = {0: (0, n - 1, root, -1.0)}  # id -> (c1, c2, uncapped bounds, slack slope)
+    heap = [(key(pr.capped(root)), 0)]
     nid = 1
-    plan = _plan(pr, ev, best + ltol, max_evals // 3) if key(root)[0] != 1 else None
+    plan = _plan(pr, ev, best + ltol, max_evals // 3) if heap[0][0][0] != 1 else None
     if plan is not None:  # a planned first cover (speed only; any partition is sound)
         items, heap, nid = {}, [], 0
         for a, b, kappa in plan:
-            r = pr.interval_many(a, b, ev)
+            r = pr.interval_many(a, b, ev, cap=False)
             if a == b:
                 best = np.maximum(best, r[1])
             items[nid] = (a, b, r[0], kappa)
-            heap.append((key(r[0]), nid))
+            heap.append((key(pr.capped(r[0])), nid))
             nid += 1
         heapq.heapify(heap)
     final: list[np.ndarray] = []
     while heap:
         kst, i = heap[0]
         c1, c2, u, kappa = items[i]
-        k_now = key(u)
+        k_now = key(pr.capped(u))
         if k_now > kst:  # stale key (the exhibited values rose since it was pushed): re-key
             heapq.heapreplace(heap, (k_now, i))
             continue
@@ -1514,17 +1630,17 @@ def certified_log_delta_grid(
         heapq.heappop(heap)
         del items[i]
         if c1 == c2:  # an exact leaf: its rounding band is all that is left
-            final.append(u)
+            final.append(pr.capped(u))
             continue
         k = -k_now[0]
         for a, b in _split(c1, c2, float(u[k]), float(best[k] + ltol), kappa):
-            r = pr.interval_many(a, b, ev)
+            r = pr.interval_many(a, b, ev, cap=False)
             if a == b:
                 best = np.maximum(best, r[1])
             items[nid] = (a, b, r[0], _slope(c1, c2, float(u[k]), a, b, float(r[0][k]), kappa))
-            heapq.heappush(heap, (key(r[0]), nid))
+            heapq.heappush(heap, (key(pr.capped(r[0])), nid))
             nid += 1
-    final.extend(items[j][2] for _, j in heap)
+    final.extend(pr.capped(items[j][2]) for _, j in heap)
     out[live] = np.max(np.array(final), axis=0)
     return out[np.argsort(order)]
 
@@ -1579,7 +1695,8 @@ def interval_log_bound(eps, eps0, n, c_lo, c_hi, *, log_level: float = -60.0) ->
     """Certified ``log U(c_lo, c_hi)``: an upper bound on ``log h_c(eps)`` for ``c_lo <= c <= c_hi``.
 
     ``h_c = H_{e^eps}(P_c || Q_c)``, ``c`` other users at value 0 and ``n - 1 - c`` at 1, the
-    target moving from 0 to 1 (module docstring (F3), (F4)).
+    target moving from 0 to 1 (module docstring (F3), (F4)). The interval bound alone: the
+    searches also cap it by the total-variation bound (F5), which does not depend on the interval.
 
     Args:
         eps: ``eps >= 0``.
@@ -1604,7 +1721,7 @@ def interval_log_bound(eps, eps0, n, c_lo, c_hi, *, log_level: float = -60.0) ->
     c_lo = check_int("c_lo", c_lo, minimum=0, maximum=n - 1)
     c_hi = check_int("c_hi", c_hi, minimum=c_lo, maximum=n - 1)
     log_level = check_real("log_level", log_level, high=0.0)
-    return WorstCaseProblem(eps0, n, log_level).interval(c_lo, c_hi, eps)[0]
+    return WorstCaseProblem(eps0, n, log_level).interval(c_lo, c_hi, eps, cap=False)[0]  # U alone
 
 
 def leaf_log_delta(eps, eps0, n, c, *, log_level: float = -60.0) -> tuple[float, float]:

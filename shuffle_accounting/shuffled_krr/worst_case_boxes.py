@@ -1291,7 +1291,9 @@ def certify_boxes(
         max_seconds: Time budget of the search loop, ``>= 0`` (keyword only).
         max_cells: Cells of ``B`` per box after refinement, integer ``>= 1`` (keyword only).
         e_hint: The exhibited epsilon of the seeds "all others at 2 / at 0" when the caller knows
-            it (saves their bisections; keyword only).
+            it (saves their bisections; keyword only). Only a hint: where the best seed is not
+            above ``log_delta`` just below it, the seeds are bisected in full (the reported
+            ``epsilon_lower`` is always exhibited by the witness).
 
     Returns:
         A :class:`BoxSearch` (its ``boxes`` cover the half-triangle; ``log_delta`` their largest
@@ -1347,10 +1349,16 @@ def certify_boxes(
         )  # fmt: skip
     assert log_delta is not None
     eng = Engine(k, eps0, n, log_delta, max_cells)
+    hinted = False
     if e_hint is not None and 0.0 < e_hint < eps0:  # the seeds' exhibited epsilon is known: refine the best
         best = max(seeds, key=lambda s_: _leaf_low(eng, s_[0], s_[1], s_[2], e_hint))
-        e_low = _leaf_epsilon(eng, *best, log_delta, min(eps0, e_hint * (1.0 + 1e-6)), e_hint * (1.0 - 1e-6))
-    else:
+        h_lo = e_hint * (1.0 - 1e-6)
+        # the bisection's lower end must be exhibited (the leaf above log_delta there): a hint
+        # above the seeds' true exhibited epsilon falls back to the full bisection
+        if _leaf_low(eng, *best, h_lo) > log_delta:
+            e_low = _leaf_epsilon(eng, *best, log_delta, min(eps0, e_hint * (1.0 + 1e-6)), h_lo)
+            hinted = True
+    if not hinted:
         e_low, best = max((_leaf_epsilon(eng, *s_, log_delta, eps0), s_) for s_ in seeds)
     ex = _leaf_low(eng, *best, e_low)
     e_t = min(e_low * (1.0 + 0.5 * tol), eps0) if e_low > 0 else min(1e-6, eps0)

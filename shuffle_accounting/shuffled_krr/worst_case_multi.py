@@ -799,7 +799,8 @@ def verify(cert: WorstCaseMultiCertificate) -> bool:
     Recomputes every type bound from its recorded cells at the certificate's ``eps`` (or the
     blanket bound where the certificate used it), checks that the three types of (M1) are all
     present with ``a = ceil((n - 1) / k)``, that the certified value is their maximum (``"epsilon"``:
-    at most ``log delta``), and recomputes the witness's exact lower value.
+    at most ``log delta``), and recomputes the witness's exact lower value (``"epsilon"``: above
+    ``log delta`` at ``epsilon_lower`` when that is positive, so that it is exhibited).
 
     Args:
         cert: The certificate.
@@ -830,7 +831,9 @@ def verify(cert: WorstCaseMultiCertificate) -> bool:
             if b.a != pr.a_star:
                 return False
             m = n - 1 - b.a
-            if m > 0:
+            if cert.eps >= cert.eps0:  # every divergence is 0 there (eps0-DP): no cells needed
+                u = -math.inf
+            elif m > 0:
                 lo, lpb, _ = pr.window(m)
                 cells = list(b.cells)
                 if (
@@ -840,11 +843,7 @@ def verify(cert: WorstCaseMultiCertificate) -> bool:
                     or cells[-1] > lo + lpb.size - 1
                 ):
                     return False
-                u = (
-                    pr.cell_bound(b.pivot, b.direction, b.a, cert.eps, cells)
-                    if cert.eps < cert.eps0
-                    else -math.inf
-                )
+                u = pr.cell_bound(b.pivot, b.direction, b.a, cert.eps, cells)
             else:
                 u = pr.g(b.pivot, b.a, 0, cert.eps)[b.direction]
             if u > b.log_bound:
@@ -867,6 +866,9 @@ def verify(cert: WorstCaseMultiCertificate) -> bool:
         return False
     if cert.query == "delta":
         return bool(cert.exhibited_log_delta <= cert.log_delta)
+    # epsilon_lower is exhibited only if the witness is above delta there
+    if cert.epsilon_lower > 0 and not cert.exhibited_log_delta > math.log(cert.delta):
+        return False
     return bool(cert.epsilon_lower <= cert.eps)
 
 
@@ -910,4 +912,7 @@ def _verify_boxes(cert: WorstCaseMultiCertificate) -> bool:
         return False
     if cert.query == "delta":
         return bool(cert.exhibited_log_delta <= cert.log_delta)
+    # epsilon_lower is exhibited only if the witness is above delta there
+    if cert.epsilon_lower > 0 and not cert.exhibited_log_delta > math.log(cert.delta):
+        return False
     return bool(cert.epsilon_lower <= cert.eps)
