@@ -61,7 +61,9 @@ def test_then_form_and_profile_match_the_certified_curve():
     ours = ShuffledKRR(3, _eff(1.5, 3), N)
     for eps in (0.0, 0.2, 0.5, 1.0):
         assert profile.delta(eps) == pytest.approx(float(ours.delta(eps)), rel=1e-12, abs=0)
-    assert profile.epsilon(1e-6) == pytest.approx(ours.epsilon(1e-6), abs=1e-6)
+    # k = 3, n = 200: the default is the worst-case certificate, whose epsilon is up to its
+    # tolerance (worst_case_k.default_tol, 1e-5 relative) above the inversion of its delta curve
+    assert profile.epsilon(1e-6) == pytest.approx(ours.epsilon(1e-6), rel=2e-5)
     assert meas.map(0).delta(0.0) == 0.0
     assert meas.map(1).delta(0.3) == profile.delta(0.3)  # ceil(d_in / 2): covered, conservative
 
@@ -149,7 +151,9 @@ def test_fix_delta_on_the_profile_measure():
     fixed = dp.c.make_fix_delta(SYM >> then_shuffled_krr(CATS, eps0=2.0), 1e-6)
     eps, delta = fixed.map(2)
     assert delta == 1e-6
-    assert eps == pytest.approx(ShuffledKRR(4, _eff(2.0, 4), N).epsilon(1e-6), abs=1e-6)
+    # k = 4, n = 200: the type bounds' certificate, up to its tolerance (1e-3 relative) above the
+    # inversion of the delta curve
+    assert eps == pytest.approx(ShuffledKRR(4, _eff(2.0, 4), N).epsilon(1e-6), rel=1e-3)
 
 
 def test_context_query_next_to_native_count_laplace():

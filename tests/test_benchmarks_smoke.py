@@ -21,6 +21,7 @@ SMOKE = [
     "bench_worst_case.py",
     "bench_worst_case_k.py",
     "bench_worst_case_multi.py",
+    "bench_auto_k.py",
     "bench_cli.py",
     "bench_distributed.py",
     "bench_dsigma.py",

@@ -358,7 +358,8 @@ def test_literature_functions_are_aliases_of_the_curves(fn, curve, args):
 def test_generic_calibrate_agrees_with_calibrate_eps0_for_one_round():
     from shuffle_accounting.shuffled_krr import calibrate_eps0
 
-    k, n, epsilon, delta = 3, 200, 0.5, 1e-4
+    # n above AUTO_WORST_CASE_K_MAX_N: the default curve is the blanket one, as calibrate_eps0 uses
+    k, n, epsilon, delta = 3, 1000, 0.5, 1e-4
     generic = calibrate(
         lambda e0: ShuffledKRR(k, e0, n),
         low=0.01,

@@ -39,6 +39,7 @@ from shuffle_accounting.literature import (
     FMT2023KRRClosedFormCurve,
 )
 from shuffle_accounting.shuffled_krr.curves import AccountantCurve, CertifiedKRRCurve, ExhibitedKRRCurve
+from shuffle_accounting.shuffled_krr.mechanism import AUTO_WORST_CASE_MULTI_MAX_N
 from shuffle_accounting.shuffled_krr.worst_case import DEFAULT_TOL as _WC_TOL
 
 SETTINGS = settings(
@@ -203,6 +204,8 @@ def test_epsilon_non_increasing_in_delta(name, k, eps0, i, d1, d2):
 def test_upper_round_trip(name, k, eps0, i, a):
     make, tol, ns = UPPER[name]
     n = ns[i]
+    if name == "ShuffledKRR" and k >= 4 and n <= AUTO_WORST_CASE_MULTI_MAX_N:
+        tol = 1e-3 + 1e-6  # auto's k >= 4 type bounds stop at a 1e-3 gap in epsilon
     curve = _or_skip(make, k, eps0, n)
     e = a * eps0
     d = _or_skip(curve.delta, e)

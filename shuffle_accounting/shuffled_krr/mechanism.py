@@ -58,18 +58,26 @@ AUTO_WORST_CASE_SMALL_EPS0_MAX_N: int = 100_000
 #: deployment budgets such a delta; the blanket value returned there is certified all the same.
 AUTO_WORST_CASE_MIN_LOG_DELTA: float = -200.0
 #: ``method="auto"`` uses the certified worst case for ``k = 3``
-#: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`) up to this many users (measured on this
-#: 2-core machine: 0.1-0.4 s per epsilon up to n = 30 unloaded, 1-5 s at n = 100 and 1-6 s per
-#: certificate at n = 1000 under load ~10, minutes at n = 1e4; benchmarks/README.md). The
-#: sweep engine made n >= 1000 converge but left small n as fast as before, and ``auto`` is called
-#: in loops (OpenDP's parameter search, calibration, accountant grids), so the default stays at
-#: sub-second calls; ``method="worst-case"`` goes further.
-AUTO_WORST_CASE_K_MAX_N: int = 30
-#: ``method="auto"`` uses the certified worst case for ``k >= 4``
-#: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_multi`) up to this many users (measured on
-#: this 2-core machine: 0.05-0.3 s per delta and 0.7-1.5 s per epsilon up to n = 100, 3-5 s per
-#: epsilon at n = 1000; benchmarks/README.md). Same reasoning as :data:`AUTO_WORST_CASE_K_MAX_N`.
-AUTO_WORST_CASE_MULTI_MAX_N: int = 30
+#: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`) up to this many users: the largest n at
+#: which one default ``epsilon(delta)`` (certificate, then the round trip's delta query, read
+#: from the bounds memo of ``worst_case_k``) stayed about <= 1 s of CPU on the shared 2-core
+#: machine (autok, load 2-4; benchmarks/bench_auto_k.py, table in benchmarks/README.md): at
+#: eps0 in {0.5, 1, 2, 4} and delta in {1e-6, 1e-9}, 0.1-0.3 s up to n = 200, 0.2-1.0 s at
+#: n = 500, 1.2-2.6 s at n = 1000 (8.5 s at eps0 = 4, delta = 1e-9: the epsilon query alone).
+#: The gain over the blanket: 0.1-3 % in epsilon at n <= 500. ``method="worst-case"`` goes further.
+AUTO_WORST_CASE_K_MAX_N: int = 500
+#: ``method="auto"`` uses the certified worst case for ``k >= 4`` (the type bounds of
+#: :mod:`~shuffle_accounting.shuffled_krr.worst_case_multi`, no box search) up to this many users
+#: (measured as for :data:`AUTO_WORST_CASE_K_MAX_N`: k = 4, 0.1-0.5 s per ``epsilon`` up to
+#: n = 100, 0.8-1.1 s at n = 200, 7-7.5 s at n = 500; k = 5, 10 in benchmarks/README.md).
+#: Where the type bounds lose to the blanket, ``epsilon`` skips the round trip's delta query.
+AUTO_WORST_CASE_MULTI_MAX_N: int = 200
+#: :meth:`ShuffledKRR.epsilon_lower` and :meth:`ShuffledKRR.worst_dataset` (k >= 4, where ``auto``
+#: uses the worst case) take their witness from the box search of
+#: :mod:`~shuffle_accounting.shuffled_krr.worst_case_boxes` up to this many users (the former
+#: ``auto`` limit), from the type bounds' certificate above it (the box search: 5-20 s at
+#: n = 100-200).
+LOWER_BOX_SEARCH_MAX_N: int = 30
 _METHODS = ("auto", "blanket", "worst-case")
 #: From this many users on, the blanket bound (``log_delta`` / ``delta`` with ``method="blanket"``,
 #: the blanket part of ``"auto"``, and ``epsilon``) is evaluated by the sub-linear certified
@@ -91,6 +99,7 @@ __all__ = [
     "AUTO_WORST_CASE_MIN_LOG_DELTA",
     "AUTO_WORST_CASE_MULTI_MAX_N",
     "FAST_BLANKET_MIN_N",
+    "LOWER_BOX_SEARCH_MAX_N",
 ]
 
 #: Answers kept by the memo of :meth:`ShuffledKRR.epsilon` / :meth:`ShuffledKRR.log_delta` (each).
@@ -208,7 +217,10 @@ class ShuffledKRR:
     (:mod:`~shuffle_accounting.shuffled_krr.worst_case`, up to :data:`AUTO_WORST_CASE_MAX_N`
     users) and returns the smaller certified value; :meth:`certificate` returns its re-checkable
     cover and witness dataset. For ``k = 3`` the same holds with
-    :mod:`~shuffle_accounting.shuffled_krr.worst_case_k` up to :data:`AUTO_WORST_CASE_K_MAX_N` users.
+    :mod:`~shuffle_accounting.shuffled_krr.worst_case_k` up to :data:`AUTO_WORST_CASE_K_MAX_N` users,
+    and for ``k >= 4`` with the type bounds of
+    :mod:`~shuffle_accounting.shuffled_krr.worst_case_multi` up to
+    :data:`AUTO_WORST_CASE_MULTI_MAX_N` users.
 
     Args:
         k: Number of categories, an integer >= 2.
@@ -371,12 +383,15 @@ class ShuffledKRR:
     @property
     def auto_method(self) -> str:
         """What ``method="auto"`` certifies with: ``"worst-case"`` (k = 2, ``2 <= n <=``
-        :data:`AUTO_WORST_CASE_MAX_N`; k = 3, ``2 <= n <=`` :data:`AUTO_WORST_CASE_K_MAX_N`; the
-        minimum with the blanket is taken) or ``"blanket"``.
+        :data:`AUTO_WORST_CASE_MAX_N`; k = 3, ``2 <= n <=`` :data:`AUTO_WORST_CASE_K_MAX_N`;
+        k >= 4, ``2 <= n <=`` :data:`AUTO_WORST_CASE_MULTI_MAX_N`; the minimum with the blanket is
+        taken) or ``"blanket"``.
 
         Example:
-            >>> ShuffledKRR(2, 1.0, 100).auto_method, ShuffledKRR(3, 1.0, 100).auto_method
+            >>> ShuffledKRR(2, 1.0, 100).auto_method, ShuffledKRR(3, 1.0, 1000).auto_method
             ('worst-case', 'blanket')
+            >>> ShuffledKRR(3, 1.0, 100).auto_method, ShuffledKRR(10, 1.0, 100).auto_method
+            ('worst-case', 'worst-case')
         """
         return "worst-case" if self._method("auto") == "auto" else "blanket"
 
@@ -428,6 +443,19 @@ class ShuffledKRR:
         if self.k >= 4:  # k >= 4: type bounds, then boxes over (c0, c1) where they miss tol
             return _wcm.certify_multi(self.k, self.eps0, self.n, boxes=boxes, **query)
         return _wck.certify_k(self.k, self.eps0, self.n, **query)
+
+    def _witness_certificate(self, **query):
+        """The certificate whose witness :meth:`epsilon_lower` / :meth:`worst_dataset` report.
+
+        :meth:`certificate` (k >= 4: with the box search) up to :data:`LOWER_BOX_SEARCH_MAX_N`
+        users; above it, for k >= 4, the type bounds' certificate (the ``auto`` path, whose witness
+        is the best dataset "all others at one value"): the box search costs 5-20 s at
+        n = 100-200 (benchmarks/README.md, autok), and the exhibited search
+        (:func:`~shuffle_accounting.shuffled_krr.lower.lower_epsilon`) is kept beside it.
+        """
+        if self.k < 4 or self.n <= LOWER_BOX_SEARCH_MAX_N:
+            return self.certificate(**query)
+        return _checked(self._certify(boxes=False, **query))
 
     def _worst_case_log_delta(self, eps: float, *, strict: bool) -> tuple[float, float]:
         """``(certified, exhibited)`` log delta of the branch and bound (``(inf, -inf)`` if over budget)."""
@@ -569,8 +597,12 @@ class ShuffledKRR:
             if use == "auto":
                 bl = self.epsilon(delta, method="blanket")
                 no_certified_below_exhibited(bl, shown, f"epsilon({delta!r})")
-                if bl <= wc:
-                    return bl  # delta(bl) <= delta_blanket(bl) <= delta: the round trip holds
+                if bl <= wc or getattr(cert, "used_blanket", False):
+                    # delta(bl) <= delta_blanket(bl) <= delta: the round trip holds. k >= 4: where
+                    # the type bounds lost to the blanket the certificate's epsilon is the blanket's
+                    # own root (its finder, not this one: the two may differ by ~1e-13), so the
+                    # round trip's delta query (type bounds again, seconds at n = 1000) is skipped
+                    return bl
             # round trip: the delta-query certificate at the returned eps must be <= delta too
             # (both are certified, but they stop at different covers); step up until it is, by
             # secant steps on its excess (each check is a branch and bound: where the curve is
@@ -682,8 +714,10 @@ class ShuffledKRR:
         """
         delta = check_delta("delta", delta)
         if self._method("auto") == "auto":  # k = 2, 3: the certificate's witness cannot be missed
-            low = self.certificate(delta=delta).epsilon_lower
-            if self.k >= 4:  # k >= 4: the witness is the best pure dataset; keep the search too
+            low = self._witness_certificate(delta=delta).epsilon_lower
+            if self.k >= 3:  # k >= 4: the witness is the best pure dataset; keep the search too
+                # (k = 3: the witness's bisection is rounded down at its truncation level, the
+                # search's can be ~1e-9 higher: measured at eps0 = 1, n = 200, delta = 1e-6)
                 low = max(low, lower_epsilon(delta, self.k, self.eps0, self.n))
             return low
         return lower_epsilon(delta, self.k, self.eps0, self.n)
@@ -707,7 +741,7 @@ class ShuffledKRR:
         """
         eps = check_real("eps", eps, low=0.0)
         if self._method("auto") == "auto":  # k = 2, 3: the certificate's witness
-            c = self.certificate(eps=eps)
+            c = self._witness_certificate(eps=eps)
             ld = c.exhibited_log_delta
             if self.k >= 4:  # k >= 4: the witness is the best pure dataset; keep the search too
                 found = worst_dataset(eps, self.k, self.eps0, self.n)

@@ -106,7 +106,7 @@ Computation and rounding (all outward):
   The level of a search is *canonical*: its ``log delta`` rounded up to a multiple of ``1/8``
   (:func:`_canonical_level`; the truncation stays below ``e^-24.875`` of the level of interest).
 * Bounds are pure functions of ``(eps0, n, level, c1, c2, eps)``: the searches of :func:`certify`
-  keep their single-eps bounds in a bounded memo shared across calls (:class:`_BoundMemo`), so
+  keep their single-eps bounds in a bounded memo shared across calls (:data:`_MEMO`), so
   the round trip of ``ShuffledKRR.epsilon`` (the epsilon query at ``delta``, then the delta query
   at its answer ``eps_up``, whose canonical level and planned cover are the same) computes each
   bound once. A hit returns exactly the value the evaluation computes, so no certificate depends
@@ -200,8 +200,6 @@ from __future__ import annotations
 import functools
 import heapq
 import math
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -221,6 +219,7 @@ from .._validation import (  # WorkBudgetExceeded: re-exported, see below
     check_real,
     check_real_array,
 )
+from ._bound_memo import BoundMemo, canonical_level
 
 __all__ = [
     "CoverInterval",
@@ -275,76 +274,24 @@ MAX_CONV_WORK = 4e8
 #: non-negative terms, hold for any summation order, so the chunks change no error term.
 BLAS_CHUNK = 8192
 #: Single-eps bounds kept by the memo shared by the searches of :func:`certify` (least recently
-#: used dropped; see :class:`_BoundMemo`).
+#: used dropped; see :data:`_MEMO`).
 BOUND_MEMO_SIZE: int = 8192
-#: Grid of the canonical truncation level (:func:`_canonical_level`), in nats.
-_LEVEL_STEP = 0.125
+# the canonical truncation level and the memo class are shared with worst_case_k (_bound_memo)
+_canonical_level = canonical_level
 
 
-# WorkBudgetExceeded (imported above, still in __all__): the branch and bound's budget error is the
-# library's one budget error (issue 13), defined once in ``_validation`` as a ParameterError *and* a
-# RuntimeError, so ``except RuntimeError`` (this module's former class) still catches it.
+def _copy_bounds(v: np.ndarray) -> np.ndarray:
+    return np.array(v, dtype=float, copy=True)
 
 
-def _canonical_level(log_level: float) -> float:
-    """``log_level`` rounded up to the grid :data:`_LEVEL_STEP` (and at most 0).
-
-    The truncation level only sizes the windows (dropped mass at most ``e^(level - 25)``, always
-    added), so rounding it up by less than ``1/8`` keeps the truncation below ``e^-24.875``
-    relative to the level of interest. The point is that the epsilon query at ``delta`` and the
-    delta query at the certified epsilon (the round trip of ``ShuffledKRR.epsilon``; their
-    levels are ``log delta`` and the witness's ``log delta(eps)``, within about ``1e-3`` of each
-    other at ``n = 1e6``) then build the same problem, so the second finds the first's bounds in
-    the memo (:class:`_BoundMemo`).
-    """
-    return min(math.ceil(log_level / _LEVEL_STEP) * _LEVEL_STEP, 0.0)
-
-
-class _BoundMemo:
-    """Bounded, thread-safe memo of single-eps bounds: ``key -> (2,) array`` (least recently used
-    dropped beyond :data:`BOUND_MEMO_SIZE` entries).
-
-    A key holds every input of one evaluation of :meth:`WorstCaseProblem.leaf_many` /
-    :meth:`WorstCaseProblem.interval_many` (``eps0``, ``n``, the truncation level, ``c1``,
-    ``c2``, ``eps`` and the module's tunables), and an evaluation is a deterministic function of
-    them (its windows, cells and sums depend on nothing else; a test checks that a certificate is
-    the same, field for field, with the memo full or empty). A hit therefore returns exactly
-    the value the evaluation would compute: certificates do not depend on earlier calls, only
-    their cost does. :func:`verify` never reads it (it recomputes every bound).
-    """
-
-    def __init__(self) -> None:
-        self._d: OrderedDict[tuple, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0
-
-    def get(self, key: tuple) -> np.ndarray | None:
-        with self._lock:
-            v = self._d.get(key)
-            if v is not None:
-                self._d.move_to_end(key)
-                self.hits += 1
-                return v.copy()
-            self.misses += 1
-        return None
-
-    def put(self, key: tuple, value: np.ndarray) -> None:
-        with self._lock:
-            self._d[key] = np.array(value, dtype=float, copy=True)
-            self._d.move_to_end(key)
-            while len(self._d) > max(0, BOUND_MEMO_SIZE):
-                self._d.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._d.clear()
-            self.hits = self.misses = 0
-
-    def __len__(self) -> int:
-        return len(self._d)
-
-
-_MEMO = _BoundMemo()
+#: The memo of single-eps bounds: ``key -> (2,) array``. A key holds every input of one
+#: evaluation of :meth:`WorstCaseProblem.leaf_many` / :meth:`WorstCaseProblem.interval_many`
+#: (``eps0``, ``n``, the truncation level, ``c1``, ``c2``, ``eps`` and the module's tunables), and
+#: an evaluation is a deterministic function of them (its windows, cells and sums depend on nothing
+#: else; a test checks that a certificate is the same, field for field, with the memo full or
+#: empty). A hit therefore returns exactly the value the evaluation would compute: certificates do
+#: not depend on earlier calls, only their cost does. :func:`verify` never reads it.
+_MEMO = BoundMemo(lambda: BOUND_MEMO_SIZE, copy=_copy_bounds)
 
 
 class BoundMemoInfo(NamedTuple):
@@ -374,8 +321,7 @@ def bound_memo_info() -> BoundMemoInfo:
         >>> bound_memo_info().hits > info.hits
         True
     """
-    with _MEMO._lock:
-        return BoundMemoInfo(_MEMO.hits, _MEMO.misses, len(_MEMO._d))
+    return BoundMemoInfo(*_MEMO.info())
 
 
 def clear_bound_memo() -> None:
@@ -881,7 +827,7 @@ class WorstCaseProblem:
 
     def __init__(self, eps0: float, n: int, log_level: float, *, memo: bool = False) -> None:
         self.eps0, self.n = eps0, n
-        self.memo = memo  # read and fill the shared memo of single-eps bounds (:class:`_BoundMemo`)
+        self.memo = memo  # read and fill the shared memo of single-eps bounds (:data:`_MEMO`)
         self.log_p = -math.log1p(math.exp(-eps0))
         self.log_pbar = self.log_p - eps0
         self.p = math.exp(self.log_p)

@@ -183,6 +183,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -191,6 +192,7 @@ from .._binomial import logsumexp
 from .._logmath import UNIT_ROUNDOFF, bisect_bracket
 from .._validation import ParameterError, WorkBudgetExceeded, check_delta, check_int, check_real
 from . import _krr_grid as G
+from ._bound_memo import BoundMemo, MemoInfo, canonical_level
 
 __all__ = [
     "DEFAULT_MAX_CELLS",
@@ -203,6 +205,9 @@ __all__ = [
     "certify_k",
     "verify",
     "box_log_bound",
+    "BOUND_MEMO_SIZE",
+    "bound_memo_info",
+    "clear_bound_memo",
 ]
 
 _U = 2.0 * UNIT_ROUNDOFF  # machine epsilon 2^-52 (the budgets below are in units of 2u)
@@ -236,6 +241,69 @@ DEFAULT_MAX_CELLS: float = 1.2e10
 #: (``sd`` that of the uniform count ``B`` when both are revealed), about half the sweep's work.
 _HIDE_MIN = 64
 _HIDE_SDS = 4.5
+#: Box bounds kept by the memo shared by the searches of :func:`certify_k` (least recently used
+#: dropped; see :data:`_MEMO`).
+BOUND_MEMO_SIZE: int = 8192
+#: A placeholder in :class:`BoxProblem`'s caches of laws: the entry whose work a memo hit charged
+#: (built, without charging again, when an evaluation needs it).
+_CHARGED = object()
+#: The memo of box bounds shared by the epsilon and delta queries of :func:`certify_k` (the round
+#: trip of ``ShuffledKRR.epsilon``): key ``(eps0, n, level, hide_cap, L, m, eps, tunables)`` ->
+#: ``(bound, trace)``. The key holds every input of one evaluation of :meth:`BoxProblem.bound`
+#: (the corner ``(L, m)`` of the box, on which the bound depends alone, the truncation level, the
+#: hiding cap and the module's and :mod:`~._krr_grid`'s tunables); the evaluation is a
+#: deterministic function of it, so a hit returns exactly the value the evaluation computes. The
+#: ``trace`` is the evaluation's work charges in order (laws built, with the keys under which
+#: the problem caches them, and the per-call sums); a hit replays them on the problem's caches, so
+#: :attr:`BoxProblem.work`, the budget stop, and with them the whole certificate (a test checks:
+#: field for field) are the same with the memo full or empty. :func:`verify` never reads it.
+_MEMO = BoundMemo(lambda: BOUND_MEMO_SIZE)
+
+
+def bound_memo_info() -> MemoInfo:
+    """Hits, misses and size of the memo of box bounds shared by :func:`certify_k`'s searches.
+
+    Returns:
+        A :class:`~shuffle_accounting.shuffled_krr._bound_memo.MemoInfo`.
+
+    Example:
+        >>> clear_bound_memo()
+        >>> c = certify_k(3, 1.0, 30, delta=1e-6)
+        >>> info = bound_memo_info()
+        >>> info.size > 0, info.misses >= info.size
+        (True, True)
+        >>> _ = certify_k(3, 1.0, 30, eps=c.epsilon)  # the round trip's delta query
+        >>> bound_memo_info().hits > info.hits
+        True
+    """
+    return _MEMO.info()
+
+
+def clear_bound_memo() -> None:
+    """Empty the memo of box bounds shared by the searches of :func:`certify_k`.
+
+    Only the cost of later calls changes, never a certificate (see :data:`BOUND_MEMO_SIZE`).
+
+    Example:
+        >>> clear_bound_memo()
+        >>> c1 = certify_k(3, 1.0, 12, delta=1e-3)
+        >>> clear_bound_memo()
+        >>> c1 == certify_k(3, 1.0, 12, delta=1e-3)
+        True
+    """
+    _MEMO.clear()
+
+
+def _tunables() -> tuple:
+    """Every numeric constant of this module and of :mod:`~._krr_grid` (part of a memo key)."""
+    out: list[tuple[str, float]] = []
+    for mod in (globals(), vars(G)):
+        out.extend(
+            (k, v)
+            for k, v in sorted(mod.items())
+            if k.lstrip("_").isupper() and isinstance(v, (int, float)) and not isinstance(v, bool)
+        )
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -246,8 +314,16 @@ _HIDE_SDS = 4.5
 class BoxProblem:
     """Constants and caches for one ``(eps0, n)`` and one truncation level."""
 
-    def __init__(self, eps0: float, n: int, log_level: float, *, hide_cap: int | None = None) -> None:
+    def __init__(
+        self, eps0: float, n: int, log_level: float, *, hide_cap: int | None = None, memo: bool = False
+    ) -> None:
         self.eps0, self.n = eps0, n
+        #: Whether :meth:`bound` reads and fills the shared memo (:data:`_MEMO`; the searches of
+        #: :func:`certify_k` only, never :func:`verify`).
+        self.memo = memo
+        self._memo_head = (eps0, n, log_level, hide_cap) if memo else None
+        self._memo_tail = _tunables() if memo else None
+        self._trace: list | None = None  # the work charges of the evaluation being memoised
         if hide_cap is not None:
             hide_cap = check_int("hide_cap", hide_cap, minimum=0)
         #: Largest number of users of the two smaller fixed classes kept hidden where they cannot
@@ -259,9 +335,9 @@ class BoxProblem:
         self.log_1mg = self.lp + math.log(-math.expm1(-eps0))  # log(1 - gamma) = log(p - pbar)
         self.log_level = log_level
         self.log_tol = log_level - _DROP_MARGIN
-        self._fixed_cache: dict[tuple, tuple[int, G.Grid, int]] = {}
+        self._fixed_cache: dict[tuple, Any] = {}  # key -> (v, law, revealed, work), or a placeholder
         self._fits_cache: dict[tuple[int, int, int], bool] = {}
-        self._leaf_cache: dict[tuple[int, int, int], G.Hockey] = {}
+        self._leaf_cache: dict[tuple[int, int, int], Any] = {}  # L -> (Hockey, work of fixed(L))
         self._value_cache: dict[tuple, tuple[float, float]] = {}
         self.evaluations = 0
         #: Work spent, in grid cells touched (:func:`certify_k`'s ``max_cells``): each law built
@@ -281,23 +357,46 @@ class BoxProblem:
         """
         key = (L, uniform, reveal)
         got = self._fixed_cache.get(key)
-        if got is None:
-            if len(self._fixed_cache) > 32:
+        if got is None or got[1] is _CHARGED:
+            charged = got is not None  # a memo hit charged its work already (see _replay)
+            if not charged and len(self._fixed_cache) > 32:
                 self._fixed_cache.pop(next(iter(self._fixed_cache)))
-            t = self.log_tol - math.log(4.0)
-            res = None if reveal else G.fixed_law_k3(self.eps0, L, t, uniform)
-            revealed = 0
-            if res is None:
-                v = max((2, 0, 1), key=lambda x: L[x])
-                only = (L[0] if v == 0 else 0, L[1] if v == 1 else 0, L[2] if v == 2 else 0)
-                res = G.fixed_law_k3(self.eps0, only, t, uniform)
-                revealed = sum(L) - L[v]
-                if res is None:  # pragma: no cover - a single class always fits
-                    raise RuntimeError("internal: the pivot class alone is over budget")
-            got = (res[0], res[1], revealed)
+            got = self._build_fixed(key)
             self._fixed_cache[key] = got
-            self.work += float(res[1].arr.size) * (1 + sum(L) - max(L) - revealed)
-        return got
+            if not charged:
+                self.work += got[3]
+        if self._trace is not None:
+            self._trace.append((0, key, got[3]))
+        return got[0], got[1], got[2]
+
+    def _build_fixed(self, key: tuple) -> tuple[int, G.Grid, int, float]:
+        """:meth:`fixed`'s law for ``key = (L, uniform, reveal)``, built, and its work (no cache)."""
+        L, uniform, reveal = key
+        t = self.log_tol - math.log(4.0)
+        res = None if reveal else G.fixed_law_k3(self.eps0, L, t, uniform)
+        revealed = 0
+        if res is None:
+            v = max((2, 0, 1), key=lambda x: L[x])
+            only = (L[0] if v == 0 else 0, L[1] if v == 1 else 0, L[2] if v == 2 else 0)
+            res = G.fixed_law_k3(self.eps0, only, t, uniform)
+            revealed = sum(L) - L[v]
+            if res is None:  # pragma: no cover - a single class always fits
+                raise RuntimeError("internal: the pivot class alone is over budget")
+        return res[0], res[1], revealed, float(res[1].arr.size) * (1 + sum(L) - max(L) - revealed)
+
+    def _fixed_uncharged(self, key: tuple) -> tuple[int, G.Grid, int, float]:
+        """The law of ``key`` without charging work or changing the order of the cache.
+
+        For a leaf whose work a memo hit charged (:data:`_CHARGED`): in the evaluation order
+        being reproduced, its law was built (and charged) at that hit.
+        """
+        got = self._fixed_cache.get(key)
+        if got is not None and got[1] is not _CHARGED:
+            return got
+        built = self._build_fixed(key)
+        if got is not None:  # a placeholder: fill it in place (same key, same position)
+            self._fixed_cache[key] = built
+        return built
 
     def hidden(self, L: tuple[int, int, int]) -> tuple[int, int, int]:
         """The fixed users kept hidden, ``L' <= L`` (cached): all of ``L`` when they fit, else part.
@@ -434,25 +533,99 @@ class BoxProblem:
         got = self._value_cache.get(key)
         if got is not None:
             return got
+        mkey = None if self._memo_head is None else (*self._memo_head, L, m, eps, self._memo_tail)
+        if mkey is not None:
+            hit = _MEMO.get(mkey)
+            if hit is not None:
+                got, trace = hit
+                self._replay(trace)
+            else:
+                self._trace = []
+                try:
+                    got = self._bound(L, m, eps)
+                    _MEMO.put(mkey, (got, tuple(self._trace)))
+                finally:
+                    self._trace = None
+        else:
+            got = self._bound(L, m, eps)
+        if len(self._value_cache) > 100_000:
+            self._value_cache.clear()
+        self._value_cache[key] = got
+        return got
+
+    def _charge(self, w: float) -> None:
+        """Add ``w`` cells to :attr:`work` (recorded in the trace of a memoised evaluation)."""
+        self.work += w
+        if self._trace is not None:
+            self._trace.append((2, None, w))
+
+    def _replay(self, trace: tuple) -> None:
+        """Charge a memo hit's work as the evaluation would have, in the same order.
+
+        ``(0, key, cost)``: the law of :meth:`fixed` under ``key``; ``(1, L, (size, cost))``: the
+        leaf :class:`~._krr_grid.Hockey` of ``L`` (built from ``fixed(L)``, of work ``cost``) --
+        charged, with a placeholder entry (:data:`_CHARGED`), only where the cache lacks it, the
+        oldest entry dropped as the evaluation's insertion would; ``(2, None, w)``: a per-call
+        charge. :attr:`work` and the caches' keys then end as
+        after the evaluation itself (the laws are built later, uncharged, if needed).
+        """
+        for kind, key, w in trace:
+            if kind == 0:
+                if key not in self._fixed_cache:
+                    if len(self._fixed_cache) > 32:
+                        self._fixed_cache.pop(next(iter(self._fixed_cache)))
+                    self._fixed_cache[key] = (None, _CHARGED, None, w)
+                    self.work += w
+            elif kind == 1:
+                if key not in self._leaf_cache:  # the evaluation would call fixed(L), then build
+                    size, fcost = w
+                    self._replay(((0, (key, 0, False), fcost),))
+                    if len(self._leaf_cache) > 64:
+                        self._leaf_cache.pop(next(iter(self._leaf_cache)))
+                    self._leaf_cache[key] = _CHARGED
+                    self.work += size
+            else:
+                self.work += w
+
+    def _bound(self, L: tuple[int, int, int], m: int, eps: float) -> tuple[float, float]:
+        """:meth:`bound` of the corner ``(L, m)`` at ``eps < eps0``, without the caches of values."""
+        got = None
         H = self.hidden(L)
         if H != L:  # part of the two smaller classes revealed (K2): they join the free users
             L, m = H, m + sum(L) - sum(H)
         reveal = False
         if m == 0:
-            h = self._leaf_cache.get(L)
-            if h is None:
-                v, F, rev = self.fixed(L)
+            leaf = self._leaf_cache.get(L)
+            h = None
+            fkey = (L, 0, False)  # the key of fixed(L)
+            if leaf is None:
+                tr, self._trace = self._trace, None  # recorded below, with the leaf's own charge
+                try:
+                    v, F, rev = self.fixed(L)
+                finally:
+                    self._trace = tr
+                fcost = self._fixed_cache[fkey][3]
                 if rev == 0:
                     if len(self._leaf_cache) > 64:
                         self._leaf_cache.pop(next(iter(self._leaf_cache)))
                     h = G.Hockey(F, *G.target_rows_k3(self.eps0, v))
-                    self._leaf_cache[L] = h
+                    self._leaf_cache[L] = (h, fcost)
                     self.work += h.size
                 else:  # a single dataset too large to hide: a (sound, inexact) box
+                    if tr is not None:
+                        tr.append((0, fkey, fcost))
                     m, reveal = rev, True
+            elif leaf is _CHARGED:  # charged by a memo hit: build, uncharged
+                v, F, _, fcost = self._fixed_uncharged(fkey)
+                h = G.Hockey(F, *G.target_rows_k3(self.eps0, v))
+                self._leaf_cache[L] = (h, fcost)
+            else:
+                h, fcost = leaf
             if h is not None:
+                if self._trace is not None:
+                    self._trace.append((1, L, (h.size, fcost)))
                 got = h.bounds(eps)
-                self.work += h.size
+                self._charge(h.size)
         if m > 0:
             if not reveal and not self.fits(L):
                 m, reveal = m + sum(L) - max(L), True
@@ -476,7 +649,7 @@ class BoxProblem:
                 v0, F0, rev0 = self.fixed(L, lo, reveal)
                 if rev0 == rev:
                     terms.append(lmass + G.hockey_upper(F0, *G.target_rows_k3(self.eps0, v0), eps))
-                    self.work += F0.arr.size
+                    self._charge(F0.arr.size)
                 else:  # pragma: no cover - a smaller law fits whenever a larger one does
                     terms.append(lmass)  # g <= 1
             third = -math.log(3.0)
@@ -487,14 +660,11 @@ class BoxProblem:
             last = 0
             for j, (b, grid) in enumerate(G.sweep_users(F, stops, (third, third, third), self.log_tol - 2.0)):
                 terms.append(wts[j] + G.hockey_upper(grid, pi_p, pi_q, eps))
-                self.work += float(grid.arr.size) * (b - last + 1)  # the sweep steps and the sum
+                self._charge(float(grid.arr.size) * (b - last + 1))  # the sweep steps and the sum
                 last = b
             got = (min(float(logsumexp(terms)) + 4.0 * len(terms) * _U, 0.0), -math.inf)
         if got is None:  # pragma: no cover - every branch above sets it
             raise RuntimeError("internal: box bound not computed")
-        if len(self._value_cache) > 100_000:
-            self._value_cache.clear()
-        self._value_cache[key] = got
         return got
 
     def leaf_epsilon(self, box: tuple[int, int, int, int], log_delta: float, upper: bool) -> float:
@@ -988,10 +1158,14 @@ def certify_k(
         # was kept at -60 above e^-60: windows to e^-85, a root box 2.5x dearer at n = 1e4.)
         # Any level is sound (the dropped mass is added); the other seeds are evaluated once,
         # at the final level (each is a full law at large n)
+        # The level is put on the grid of canonical_level (rounded up by < 1/8: the truncation
+        # stays below e^-24.875 of the answer), as the epsilon query's log(delta) is, so that the
+        # round trip's delta query at the certified epsilon builds the same problem and reads
+        # the epsilon query's bounds from the memo (_MEMO)
         corners = [(0, 0, 0, 0), (n - 1, n - 1, 0, 0), (0, 0, n - 1, n - 1)]
         level = _FIRST_LOG_LEVEL
         for _ in range(10):
-            pr = BoxProblem(eps0, n, level)
+            pr = BoxProblem(eps0, n, level, memo=True)
             vals = [pr.bound(s, eps)[1] for s in corners if pr.is_exact(s)]
             top = max(vals) if vals else -math.inf
             if top == -math.inf:  # below this level's resolution: twice as deep, down to e^-60
@@ -999,18 +1173,18 @@ def certify_k(
                     break
                 level = max(2.0 * level, _LAST_LOG_LEVEL)
                 continue
-            if abs(top - level) <= 1.0:
+            if canonical_level(top) == level:
                 break
-            level = top
+            level = canonical_level(top)
         else:
-            pr = BoxProblem(eps0, n, level)
+            pr = BoxProblem(eps0, n, level, memo=True)
         cover, best, best_box, conv = _certify_delta(pr, eps, tol, max_evals, max_cells, eps_tol)
         ld = max(c.log_bound for c in cover)
         return WorstCaseKCertificate(
             3, eps0, n, "delta", eps, math.exp(ld), ld, eps, 0.0, _others(best_box, n), best,
             tuple(sorted(cover, key=lambda c: c.box)), level, pr.evaluations, conv, pr.work,
         )  # fmt: skip
-    pr = BoxProblem(eps0, n, math.log(delta))
+    pr = BoxProblem(eps0, n, canonical_level(math.log(delta)), memo=True)
     cover, eps_up, eps_low, best_box, ex, conv = _certify_epsilon(
         pr, math.log(delta), tol, max_evals, max_cells
     )
