@@ -9,7 +9,6 @@ exact limits, the work budget and bad inputs.
 from __future__ import annotations
 
 import math
-import random
 from fractions import Fraction as F
 
 import numpy as np
@@ -20,6 +19,8 @@ from shuffle_accounting.shuffled_krr import _krr_grid as G
 from shuffle_accounting.shuffled_krr import _krr_spread as S
 from shuffle_accounting.shuffled_krr import exact as X
 from shuffle_accounting.shuffled_krr.exact import dataset_delta, dataset_log_delta, dataset_log_delta_bounds
+
+from _brute import hockey_both, random_spread_cases
 
 
 def _exact(k, eps0, counts, eps):
@@ -32,21 +33,6 @@ def _exact(k, eps0, counts, eps):
 def _le(a, b):
     """``a <= b`` up to the exact enumeration's own rounding (about 1e-12 relative)."""
     return a == -math.inf or a <= b + 1e-10 * (1.0 + abs(b))
-
-
-def _random_cases(seed, count, kmax=6, nmax=9):
-    rng = random.Random(seed)
-    out = []
-    for _ in range(count):
-        k = rng.randint(3, kmax)
-        n = rng.randint(2, nmax)
-        counts = [0] * k
-        for _ in range(n - 1):
-            counts[rng.randrange(k)] += 1
-        eps0 = rng.choice([0.2, 0.7, 1.5, 3.0, 6.0])
-        eps = eps0 * rng.choice([0.0, 0.05, 0.3, 0.7, 0.99])
-        out.append((k, tuple(counts), eps0, eps))
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -65,13 +51,6 @@ def _law(rows):
                     nd[h2] = nd.get(h2, 0) + w * q
         d = nd
     return d
-
-
-def _hockey(P, Q, E):
-    keys = set(P) | set(Q)
-    f = sum(max(F(0), P.get(x, 0) - E * Q.get(x, 0)) for x in keys)
-    r = sum(max(F(0), Q.get(x, 0) - E * P.get(x, 0)) for x in keys)
-    return f, r
 
 
 def _project(P, fn):
@@ -106,16 +85,16 @@ def test_proof_directions_in_exact_rationals(k, counts, a, E):
 
     others = [row(x) for x in range(k) for _ in range(counts[x])]
     P, Q = _law(others + [row(0)]), _law(others + [row(1)])
-    ex = _hockey(P, Q, E)
+    ex = hockey_both(P, Q, E)
     for fn in (lambda h: (h[0], h[1]), lambda h: h[0] - h[1]):
-        lo = _hockey(_project(P, fn), _project(Q, fn), E)
+        lo = hockey_both(_project(P, fn), _project(Q, fn), E)
         assert lo[0] <= ex[0] and lo[1] <= ex[1]
 
     def reveal_bound(kept, m):
         tot, prev = [F(0), F(0)], None
         for b in range(m + 1):
             base = kept + [unif] * b
-            d = _hockey(_law(base + [row(0)]), _law(base + [row(1)]), E)
+            d = hockey_both(_law(base + [row(0)]), _law(base + [row(1)]), E)
             if prev is not None:
                 assert d[0] <= prev[0] and d[1] <= prev[1]  # non-increasing in B
             prev = d
@@ -135,7 +114,7 @@ def test_proof_directions_in_exact_rationals(k, counts, a, E):
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", _random_cases(5, 40))
+@pytest.mark.parametrize("case", random_spread_cases(5, 40))
 def test_every_route_brackets_the_exact_enumeration(case):
     k, counts, eps0, eps = case
     ex = _exact(k, eps0, counts, eps)

@@ -9,7 +9,6 @@ number is the rational UP up to rounding), the binomial-tail table, and the brac
 from __future__ import annotations
 
 import math
-import random
 from fractions import Fraction as F
 
 import numpy as np
@@ -18,6 +17,8 @@ import pytest
 from shuffle_accounting.shuffled_krr import _krr_grid as G
 from shuffle_accounting.shuffled_krr import _krr_spread as S
 from shuffle_accounting.shuffled_krr import exact as X
+
+from _brute import hockey_both, random_spread_cases
 
 
 def _exact(k, eps0, counts, eps):
@@ -55,13 +56,6 @@ def _hist(k, units):
     for u in units:
         d = _add(d, u)
     return d
-
-
-def _hockey(P, Q, E):
-    keys = set(P) | set(Q)
-    f = sum(max(F(0), P.get(x, 0) - E * Q.get(x, 0)) for x in keys)
-    r = sum(max(F(0), Q.get(x, 0) - E * P.get(x, 0)) for x in keys)
-    return f, r
 
 
 def _mech(k, a):
@@ -103,7 +97,7 @@ def _up_rational(k, a, E, counts):
     for f in range(m + 1):
         for b in range(mr + 1):
             base = _hist(k, [sym] * (m - f) + [unif] * b)
-            dv = _hockey(_add(base, tgt_p), _add(base, tgt_q), E)
+            dv = hockey_both(_add(base, tgt_p), _add(base, tgt_q), E)
             table[f, b] = dv
             w = (
                 math.comb(m, f)
@@ -163,7 +157,7 @@ def test_pair_reveal_bound_in_exact_rationals(k, counts, a, E):
     _, _, row = _mech(k, a)
     others = [_user(k, row(x)) for x in range(k) for _ in range(counts[x])]
     P, Q = _hist(k, others + [_user(k, row(0))]), _hist(k, others + [_user(k, row(1))])
-    ex = _hockey(P, Q, E)
+    ex = hockey_both(P, Q, E)
     up, table = _up_rational(k, a, E, counts)
     assert ex[0] <= up[0] and ex[1] <= up[1]
     for (f, b), dv in table.items():
@@ -196,22 +190,7 @@ def test_float_pair_bound_matches_the_rational_one(k, counts, a, E):
     assert coarse[0] >= fine[0] - 1e-12 and n >= 1
 
 
-def _random_cases(seed, count, kmax=6, nmax=9):
-    rng = random.Random(seed)
-    out = []
-    for _ in range(count):
-        k = rng.randint(3, kmax)
-        n = rng.randint(2, nmax)
-        counts = [0] * k
-        for _ in range(n - 1):
-            counts[rng.randrange(k)] += 1
-        eps0 = rng.choice([0.2, 0.7, 1.5, 3.0, 6.0])
-        eps = eps0 * rng.choice([0.0, 0.05, 0.3, 0.7, 0.99])
-        out.append((k, tuple(counts), eps0, eps))
-    return out
-
-
-@pytest.mark.parametrize("case", _random_cases(11, 30))
+@pytest.mark.parametrize("case", random_spread_cases(11, 30))
 def test_pair_bound_against_the_exact_enumeration(case):
     k, counts, eps0, eps = case
     ex = _exact(k, eps0, counts, eps)

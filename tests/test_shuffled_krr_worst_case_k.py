@@ -66,39 +66,51 @@ def _exact_U(L: tuple[int, int, int], m: int, p: Fraction, pbar: Fraction, E: Fr
     )
 
 
+def _all_h(n: int, p: Fraction, pbar: Fraction, E: Fraction) -> dict[tuple[int, int], Fraction]:
+    """Exact ``h_c`` of every dataset ``(c0, c1, n - 1 - c0 - c1)``."""
+    return {
+        (c0, c1): _hockey(_law(_values((c0, c1, n - 1 - c0 - c1)), 0, p, pbar), p, pbar, E)
+        for c0 in range(n)
+        for c1 in range(n - c0)
+    }
+
+
+def _every_box(n: int, h: dict[tuple[int, int], Fraction]):
+    """Every box ``(a0, b0, a1, b1)`` that :func:`worst_case_k.clip_box` keeps as it is, with the
+    exact ``h_c`` of the datasets inside it."""
+    for a0 in range(n):
+        for b0 in range(a0, n):
+            for a1 in range(n - a0):
+                for b1 in range(a1, n):
+                    box = (a0, b0, a1, b1)
+                    if K.clip_box(box, n) != box:
+                        continue
+                    inside = [
+                        h[c0, c1] for c0 in range(a0, b0 + 1) for c1 in range(a1, b1 + 1) if c0 + c1 <= n - 1
+                    ]
+                    yield box, inside
+
+
 @pytest.mark.parametrize("r,E", [(Fraction(3), Fraction(3, 2)), (Fraction(7, 2), Fraction(1))])
 @pytest.mark.parametrize("n", [3, 4, 5])
 def test_exact_box_bound_dominates_every_dataset_in_every_box(n, r, E):
     """Theorem (K2) in exact rationals, and the engine's box bound is at least the exact U."""
     p, pbar = r / (r + 2), 1 / (r + 2)
     eps0, eps = math.log(float(r)), math.log(float(E))
-    h = {}
-    for c0 in range(n):
-        for c1 in range(n - c0):
-            c = (c0, c1, n - 1 - c0 - c1)
-            h[c0, c1] = _hockey(_law(_values(c), 0, p, pbar), p, pbar, E)
+    h = _all_h(n, p, pbar, E)
     pr = K.BoxProblem(eps0, n, -60.0)
-    for a0 in range(n):
-        for b0 in range(a0, n):
-            for a1 in range(n - a0):
-                for b1 in range(a1, n):
-                    box = K.clip_box((a0, b0, a1, b1), n)
-                    if box != (a0, b0, a1, b1):
-                        continue
-                    L, m = pr.corner(box)
-                    U = _exact_U(L, m, p, pbar, E)
-                    inside = [
-                        h[c0, c1] for c0 in range(a0, b0 + 1) for c1 in range(a1, b1 + 1) if c0 + c1 <= n - 1
-                    ]
-                    assert U >= max(inside)
-                    up, low = pr.bound(box, eps)
-                    if U > 0:
-                        assert up >= math.log(U) - 1e-12
-                    if m == 0:  # a single dataset: U is its exact h_c, bracketed by the engine
-                        assert U == h[a0, a1]
-                        if pr.is_exact(box) and U > 0:
-                            assert low <= math.log(U) + 1e-12
-                            assert up - low < 1e-6
+    for box, inside in _every_box(n, h):
+        L, m = pr.corner(box)
+        U = _exact_U(L, m, p, pbar, E)
+        assert U >= max(inside)
+        up, low = pr.bound(box, eps)
+        if U > 0:
+            assert up >= math.log(U) - 1e-12
+        if m == 0:  # a single dataset: U is its exact h_c, bracketed by the engine
+            assert U == h[box[0], box[2]]
+            if pr.is_exact(box) and U > 0:
+                assert low <= math.log(U) + 1e-12
+                assert up - low < 1e-6
 
 
 # ---------------------------------------------------------------------------------------------
@@ -253,36 +265,24 @@ def test_partial_hiding_bound_dominates_every_dataset_in_every_box(n, r, E, cap)
     """(K2) with ``L' = hidden(L)``: exact ``U(L', m')`` >= ``U(L, m)`` >= every ``h_c``; engine >= exact."""
     p, pbar = r / (r + 2), 1 / (r + 2)
     eps0, eps = math.log(float(r)), math.log(float(E))
-    h = {}
-    for c0 in range(n):
-        for c1 in range(n - c0):
-            h[c0, c1] = _hockey(_law(_values((c0, c1, n - 1 - c0 - c1)), 0, p, pbar), p, pbar, E)
+    h = _all_h(n, p, pbar, E)
     pr = K.BoxProblem(eps0, n, -60.0, hide_cap=cap)
     partial = 0
-    for a0 in range(n):
-        for b0 in range(a0, n):
-            for a1 in range(n - a0):
-                for b1 in range(a1, n):
-                    box = K.clip_box((a0, b0, a1, b1), n)
-                    if box != (a0, b0, a1, b1):
-                        continue
-                    L, m = pr.corner(box)
-                    H = pr.hidden(L)
-                    v = max((2, 0, 1), key=lambda x: L[x])  # the pivot (ties: 2, 0, 1)
-                    assert all(0 <= H[x] <= L[x] for x in range(3)) and H[v] == L[v]
-                    assert sum(L) - L[v] <= cap or sum(H) - H[v] <= cap
-                    m2 = m + sum(L) - sum(H)
-                    partial += H != L
-                    U, U2 = _exact_U(L, m, p, pbar, E), _exact_U(H, m2, p, pbar, E)
-                    inside = [
-                        h[c0, c1] for c0 in range(a0, b0 + 1) for c1 in range(a1, b1 + 1) if c0 + c1 <= n - 1
-                    ]
-                    assert U2 >= U >= max(inside)
-                    up, low = pr.bound(box, eps)
-                    if U2 > 0:
-                        assert up >= math.log(U2) - 1e-12
-                    if H != L:  # not an exact leaf, even for a single dataset
-                        assert low == -math.inf and not pr.is_exact(box)
+    for box, inside in _every_box(n, h):
+        L, m = pr.corner(box)
+        H = pr.hidden(L)
+        v = max((2, 0, 1), key=lambda x: L[x])  # the pivot (ties: 2, 0, 1)
+        assert all(0 <= H[x] <= L[x] for x in range(3)) and H[v] == L[v]
+        assert sum(L) - L[v] <= cap or sum(H) - H[v] <= cap
+        m2 = m + sum(L) - sum(H)
+        partial += H != L
+        U, U2 = _exact_U(L, m, p, pbar, E), _exact_U(H, m2, p, pbar, E)
+        assert U2 >= U >= max(inside)
+        up, low = pr.bound(box, eps)
+        if U2 > 0:
+            assert up >= math.log(U2) - 1e-12
+        if H != L:  # not an exact leaf, even for a single dataset
+            assert low == -math.inf and not pr.is_exact(box)
     assert partial > 0  # the cap really revealed some users
 
 
