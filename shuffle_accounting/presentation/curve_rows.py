@@ -30,14 +30,14 @@ Example:
     >>> from shuffle_accounting.shuffled_krr import ShuffledKRR
     >>> from shuffle_accounting.shuffled_krr.curves import ExhibitedKRRCurve
     >>> curves = [
-    ...     NamedCurve("certified", ShuffledKRR(4, 1.0, 200), citation="privacy blanket"),
+    ...     NamedCurve("certified", ShuffledKRR(4, 1.0, 200), citation="exact worst case"),
     ...     NamedCurve("exhibited", ExhibitedKRRCurve(4, 1.0, 200), citation="concrete datasets"),
     ...     named_curve("EFMRTT19", lambda: _raise("needs eps0 < 1/2"), citation="Erlingsson et al."),
     ... ]
     >>> for r in curve_rows(curves, delta=1e-6):
     ...     print(r.label, r.bound, r.text, "|", r.note)
-    certified upper 0.277151 | privacy blanket
-    exhibited lower 0.27528 | concrete datasets
+    certified upper 0.276673 | exact worst case
+    exhibited lower 0.27585 | concrete datasets
     EFMRTT19 none not valid here | needs eps0 < 1/2
 """
 

@@ -157,7 +157,9 @@ def deployment_plot_curves(dep: Deployment, *, curves: DeploymentCurves | None =
 
     Example:
         >>> [c.label for c in deployment_plot_curves(Deployment(k=3, eps0=1.0, n=100))][:2]
-        ['certified (privacy blanket)', 'exhibited (concrete datasets)']
+        ['certified (exact worst case)', 'exhibited (concrete datasets)']
+        >>> deployment_plot_curves(Deployment(k=3, eps0=1.0, n=1000))[0].label
+        'certified (privacy blanket)'
     """
     dc = curves if curves is not None and curves.deployment == dep else DeploymentCurves(dep)
     wc = dc.certified.curve.auto_method == "worst-case"
@@ -189,7 +191,7 @@ def delta_curves(
 
     Example:
         >>> eps, curves = delta_curves(Deployment(k=3, eps0=1.0, n=100), num=5)
-        >>> bool(np.all(curves["exhibited (concrete datasets)"] <= curves["certified (privacy blanket)"]))
+        >>> bool(np.all(curves["exhibited (concrete datasets)"] <= curves["certified (exact worst case)"]))
         True
     """
     dc = DeploymentCurves(dep)
