@@ -104,7 +104,8 @@ Computation and rounding (all outward):
   :func:`~shuffle_accounting._binomial.binom_window_range`), about 17 % narrower than a
   ``mean +- z sd`` rule; whatever the start, the Chernoff bound is checked at the window taken.
   The level of a search is *canonical*: its ``log delta`` rounded up to a multiple of ``1/8``
-  (:func:`_canonical_level`; the truncation stays below ``e^-24.875`` of the level of interest).
+  (:func:`~shuffle_accounting.shuffled_krr._bound_memo.canonical_level`; the truncation stays
+  below ``e^-24.875`` of the level of interest).
 * Bounds are pure functions of ``(eps0, n, level, c1, c2, eps)``: the searches of :func:`certify`
   keep their single-eps bounds in a bounded memo shared across calls (:data:`_MEMO`), so
   the round trip of ``ShuffledKRR.epsilon`` (the epsilon query at ``delta``, then the delta query
@@ -201,7 +202,6 @@ import functools
 import heapq
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
@@ -219,7 +219,7 @@ from .._validation import (  # WorkBudgetExceeded: re-exported, see below
     check_real,
     check_real_array,
 )
-from ._bound_memo import BoundMemo, canonical_level
+from ._bound_memo import BoundMemo, MemoInfo, canonical_level
 
 __all__ = [
     "CoverInterval",
@@ -233,7 +233,6 @@ __all__ = [
     "MAX_CONV_WORK",
     "DEFAULT_TOL",
     "BOUND_MEMO_SIZE",
-    "BoundMemoInfo",
     "bound_memo_info",
     "clear_bound_memo",
 ]
@@ -276,8 +275,6 @@ BLAS_CHUNK = 8192
 #: Single-eps bounds kept by the memo shared by the searches of :func:`certify` (least recently
 #: used dropped; see :data:`_MEMO`).
 BOUND_MEMO_SIZE: int = 8192
-# the canonical truncation level and the memo class are shared with worst_case_k (_bound_memo)
-_canonical_level = canonical_level
 
 
 def _copy_bounds(v: np.ndarray) -> np.ndarray:
@@ -294,22 +291,11 @@ def _copy_bounds(v: np.ndarray) -> np.ndarray:
 _MEMO = BoundMemo(lambda: BOUND_MEMO_SIZE, copy=_copy_bounds)
 
 
-class BoundMemoInfo(NamedTuple):
-    """State of the memo of single-eps bounds (:func:`bound_memo_info`)."""
-
-    #: Lookups answered from the memo since it was last cleared.
-    hits: int
-    #: Lookups that found nothing (the bound was then computed and stored).
-    misses: int
-    #: Entries held now (at most :data:`BOUND_MEMO_SIZE`).
-    size: int
-
-
-def bound_memo_info() -> BoundMemoInfo:
+def bound_memo_info() -> MemoInfo:
     """Hits, misses and size of the memo of single-eps bounds shared by :func:`certify`'s searches.
 
     Returns:
-        A :class:`BoundMemoInfo`.
+        A :class:`~shuffle_accounting.shuffled_krr._bound_memo.MemoInfo` (hits, misses, size).
 
     Example:
         >>> clear_bound_memo()
@@ -321,7 +307,7 @@ def bound_memo_info() -> BoundMemoInfo:
         >>> bound_memo_info().hits > info.hits
         True
     """
-    return BoundMemoInfo(*_MEMO.info())
+    return _MEMO.info()
 
 
 def clear_bound_memo() -> None:
@@ -1462,7 +1448,7 @@ def certify(
             level = top
         # the canonical level (rounded up to 1/8): the round trip's epsilon query at the same
         # point builds the same problem, so its bounds come from the memo
-        level = _canonical_level(level)
+        level = canonical_level(level)
         pr = WorstCaseProblem(eps0, n, level, memo=True)
         # with the default tolerance above EPS_GAP_MIN_N users, the stop is the same gap measured
         # in epsilon (as for epsilon queries); a delta gap of DEFAULT_TOL is ~25 x finer there
@@ -1488,7 +1474,7 @@ def certify(
         )
     delta = check_delta("delta", delta)
     tol = DEFAULT_TOL if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
-    pr = WorstCaseProblem(eps0, n, _canonical_level(math.log(delta)), memo=True)
+    pr = WorstCaseProblem(eps0, n, canonical_level(math.log(delta)), memo=True)
     cover, eps_up, eps_low, best_c, ex = _certify_epsilon(pr, math.log(delta), tol, max_evals)
     ld = max(c.log_bound for c in cover)
     return WorstCaseCertificate(

@@ -352,23 +352,6 @@ def _add_users_fixed(
     return Law(tuple(lo), arr, scale, float(logsumexp(drops)), rel, 0.0)
 
 
-def _trim_ends(sums: np.ndarray, budget: float) -> tuple[int, int, float]:
-    """Longest prefix and suffix of ``sums`` (non-negative) each totalling ``<= budget / 2``.
-
-    Returns ``(dropped at the front, dropped at the back, total dropped)``; the largest entry stays.
-    """
-    half = 0.5 * budget
-    cs = np.cumsum(sums)
-    front = int(np.searchsorted(cs, half, side="right"))
-    rs = np.cumsum(sums[::-1])
-    back = int(np.searchsorted(rs, half, side="right"))
-    keep_at = int(np.argmax(sums))
-    front = min(front, keep_at)
-    back = min(back, sums.size - 1 - keep_at)
-    dropped = (float(cs[front - 1]) if front else 0.0) + (float(rs[back - 1]) if back else 0.0)
-    return front, back, dropped
-
-
 def _add_users(L: Law, count: int, w: tuple[float, ...], log_budget: float) -> Law:
     """``L`` plus ``count`` independent users with move probabilities ``w`` (one per axis, then "none").
 
@@ -411,7 +394,7 @@ def _add_users(L: Law, count: int, w: tuple[float, ...], log_budget: float) -> L
             budget = math.exp(min(lb - scale, 700.0))
             for a in range(d):
                 other = tuple(x for x in range(d) if x != a)
-                f, b, dr = _trim_ends(arr.sum(axis=other), budget / d)
+                f, b, dr = G.trim_mass(arr.sum(axis=other), budget / d)
                 if dr > 0.0:
                     _add_drop(drops, dr, scale, rel, arr.size)
                 if f or b:
