@@ -713,7 +713,7 @@ class ShuffledKRR:
             True
         """
         delta = check_delta("delta", delta)
-        if self._method("auto") == "auto":  # k = 2, 3: the certificate's witness cannot be missed
+        if self._method("auto") == "auto":  # the certificate's witness (k = 2, 3: cannot be missed)
             low = self._witness_certificate(delta=delta).epsilon_lower
             if self.k >= 3:  # k >= 4: the witness is the best pure dataset; keep the search too
                 # (k = 3: the witness's bisection is rounded down at its truncation level, the
