@@ -607,10 +607,13 @@ class ShuffledKRR:
             # (both are certified, but they stop at different covers); step up until it is, by
             # secant steps on its excess (each check is a branch and bound: where the curve is
             # flat the doubling steps alone took ~12 of them, benchmarks/README.md)
+            # auto: capped at the blanket's epsilon (certified above: delta(bl) <= delta_blanket(bl)
+            # <= delta), which the steps could otherwise pass by up to a step where the delta
+            # query's certificate is looser than the epsilon query's (k = 3 below its deepest
+            # truncation level: benchmarks/README.md)
             lt = _log_target(delta)
-            wc = step_up_secant(
-                lambda e: float(self.log_delta(e, method=use)) - lt, wc, cap=self.eps0, step=1e-7
-            )
+            cap = min(self.eps0, bl) if use == "auto" else self.eps0
+            wc = step_up_secant(lambda e: float(self.log_delta(e, method=use)) - lt, wc, cap=cap, step=1e-7)
             return self._checked_epsilon(wc, delta)
         lt = _log_target(delta)
 
