@@ -234,6 +234,9 @@ def test_bad_inputs_raise_naming_the_parameter():
     for bad in (0, 1.5, True):
         with pytest.raises(ParameterError, match="max_evals"):
             K.certify_k(3, 1.0, 10, eps=0.1, max_evals=bad)
+    for bad in (1, 0, "yes", None, math.nan):
+        with pytest.raises(ParameterError, match="deep"):
+            K.certify_k(3, 1.0, 10, eps=0.1, deep=bad)
     with pytest.raises(ParameterError, match="box"):
         K.box_log_bound(0.1, 1.0, 10, (0, 1, 2))
     with pytest.raises(ParameterError, match=r"box\[1\]"):
@@ -362,3 +365,30 @@ def test_fits_shortcut_agrees_with_the_built_check():
             built = G.fixed_law_k3(1.0, L, pr.log_tol - math.log(4.0), check_only=True) is not None
             assert pr.fits(L) == built, L
     assert not K.BoxProblem(1.0, 10**4, -30.0).fits((3333, 3333, 3333))
+
+
+def test_deep_delta_query_is_tight_below_the_shallow_levels_resolution():
+    # n = 200, eps0 = 0.25, eps = 0.24: every corner is below e^-85, the resolution of the e^-60
+    # level, where deep=False stops and certifies only the windows' dropped mass (~e^-89); the
+    # deep query follows the corners down to their level and closes the gap to the witness
+    eps0, n, eps = 0.25, 200, 0.24
+    deep = K.certify_k(3, eps0, n, eps=eps)
+    shallow = K.certify_k(3, eps0, n, eps=eps, deep=False)
+    assert K.verify(deep) and K.verify(shallow)
+    exact = float(dataset_log_delta(eps, 3, eps0, list(deep.worst_others)))
+    assert exact < -160.0 and deep.converged and deep.log_level < -160.0
+    assert exact <= deep.log_delta <= exact + math.log1p(1e-5) + 1e-12
+    assert not shallow.converged and -95.0 < shallow.log_delta < -85.0  # sound, but only the floor
+    assert deep.log_delta <= float(ShuffledKRR(3, eps0, n).log_delta(eps, method="blanket"))
+
+
+def test_worst_case_epsilon_at_tiny_delta_is_the_certificates_not_eps0():
+    # method="worst-case": the round trip's delta query is the deep one. With the e^-60 level
+    # only, it certified ~e^-88 at every eps here, so the step-up ran to eps0 = 0.25 although
+    # the epsilon query certifies 0.18558 (found by CI through test_curves_protocol)
+    m = ShuffledKRR(3, 0.25, 300)
+    d = m.delta(0.1875)  # the blanket's, ~9.2e-59
+    e = m.epsilon(d, method="worst-case")
+    assert e == K.certify_k(3, 0.25, 300, delta=d).epsilon < 0.186
+    assert m.log_delta(e, method="worst-case") <= math.log(d)
+    assert m.epsilon_lower(d) <= e

@@ -109,12 +109,12 @@ def test_mechanism_round_trip_k3():
 
 def test_auto_k3_round_trip_below_the_delta_querys_deepest_level_stops_at_the_blanket():
     # CI (hypothesis, test_curves_protocol.test_upper_round_trip): at delta ~ 1e-58 the k = 3
-    # epsilon query certifies 0.18558, but the delta query stops at its deepest truncation level
-    # (e^-60) and certifies only e^-88 there, so auto's round trip stepped up past the blanket's
-    # epsilon (0.1875) to 0.187516; the steps are now capped at the blanket's certified value
+    # epsilon query certifies 0.18558, but auto's delta query (deep=False) stops at the e^-60
+    # truncation level and certifies only e^-88 there, so auto's round trip stepped up past the
+    # blanket's epsilon (0.1875) to 0.187516; the steps are now capped at the blanket's value
     m = ShuffledKRR(3, 0.25, 300)
     d = m.delta(0.1875)
-    assert m.log_delta(0.1875, method="worst-case") > math.log(d) + 10.0  # the loose delta query
+    assert K.certify_k(3, 0.25, 300, eps=0.1875, deep=False).log_delta > math.log(d) + 10.0
     assert K.certify_k(3, 0.25, 300, delta=d).epsilon < 0.186  # the tight epsilon query
     e = m.epsilon(d)
     assert e == m.epsilon(d, method="blanket") <= 0.1875 * (1 + 1e-8)

@@ -369,7 +369,8 @@ class ShuffledKRR:
             for i, e in enumerate(arr.ravel().tolist()):
                 if use == "auto" and not flat[i] >= AUTO_WORST_CASE_MIN_LOG_DELTA:
                     continue  # the far tail: the blanket's value stands (see the constant)
-                wc, shown = self._worst_case_log_delta(float(e), strict=use == "worst-case")
+                strict = use == "worst-case"  # k = 3: the deep delta query (see _certify)
+                wc, shown = self._worst_case_log_delta(float(e), strict=strict, deep=strict)
                 if use == "auto":
                     no_certified_below_exhibited(flat[i], shown, f"log_delta({e!r})")
                     flat[i] = min(flat[i], wc)
@@ -431,18 +432,21 @@ class ShuffledKRR:
             return "auto"
         return "blanket"
 
-    def _certify(self, *, boxes: bool = True, **query):
+    def _certify(self, *, boxes: bool = True, deep: bool = True, **query):
         """The worst-case certificate: k = 2 by :mod:`worst_case`, k = 3 by :mod:`worst_case_k`.
 
         ``k >= 4``: :func:`~shuffle_accounting.shuffled_krr.worst_case_multi.certify_multi`, with
         the box search of :mod:`~shuffle_accounting.shuffled_krr.worst_case_boxes` unless
         ``boxes=False`` (``method="auto"``, called in loops, keeps the faster type bounds).
+        ``deep`` (k = 3 delta queries): see
+        :func:`~shuffle_accounting.shuffled_krr.worst_case_k.certify_k` (``auto``'s curve
+        evaluations pass ``False``: below about ``e^-85`` the blanket is kept, seconds cheaper).
         """
         if self.k == 2:
             return _wc.certify(self.eps0, self.n, **query)
         if self.k >= 4:  # k >= 4: type bounds, then boxes over (c0, c1) where they miss tol
             return _wcm.certify_multi(self.k, self.eps0, self.n, boxes=boxes, **query)
-        return _wck.certify_k(self.k, self.eps0, self.n, **query)
+        return _wck.certify_k(self.k, self.eps0, self.n, deep=deep, **query)
 
     def _witness_certificate(self, **query):
         """The certificate whose witness :meth:`epsilon_lower` / :meth:`worst_dataset` report.
@@ -457,10 +461,10 @@ class ShuffledKRR:
             return self.certificate(**query)
         return _checked(self._certify(boxes=False, **query))
 
-    def _worst_case_log_delta(self, eps: float, *, strict: bool) -> tuple[float, float]:
+    def _worst_case_log_delta(self, eps: float, *, strict: bool, deep: bool) -> tuple[float, float]:
         """``(certified, exhibited)`` log delta of the branch and bound (``(inf, -inf)`` if over budget)."""
         try:
-            cert = self._certify(eps=eps, boxes=strict)
+            cert = self._certify(eps=eps, boxes=strict, deep=deep)
         except _wc.WorkBudgetExceeded:
             if strict:
                 raise
@@ -609,8 +613,8 @@ class ShuffledKRR:
             # flat the doubling steps alone took ~12 of them, benchmarks/README.md)
             # auto: capped at the blanket's epsilon (certified above: delta(bl) <= delta_blanket(bl)
             # <= delta), which the steps could otherwise pass by up to a step where the delta
-            # query's certificate is looser than the epsilon query's (k = 3 below its deepest
-            # truncation level: benchmarks/README.md)
+            # query's certificate is looser than the epsilon query's (k = 3 below about e^-85,
+            # where auto's delta query stops at e^-60 and keeps the blanket: see _certify)
             lt = _log_target(delta)
             cap = min(self.eps0, bl) if use == "auto" else self.eps0
             wc = step_up_secant(lambda e: float(self.log_delta(e, method=use)) - lt, wc, cap=cap, step=1e-7)

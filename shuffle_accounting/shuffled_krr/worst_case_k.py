@@ -219,9 +219,13 @@ _UNIT_SPAN = 64
 _ESTIMATE_LOG_LEVEL = -20.0
 #: First truncation level of a delta query (then the best corner's exhibited log delta).
 _FIRST_LOG_LEVEL = -30.0
-#: Deepest truncation level a delta query tries when every corner is below the current one
-#: (deeper windows cost more everywhere; below it the answer is "at most the dropped mass").
+#: Deepest truncation level a ``deep=False`` delta query tries when every corner is below the
+#: current one (deeper windows cost more everywhere; below it the answer is "at most the dropped
+#: mass", about e^-88, where the blanket is tighter).
 _LAST_LOG_LEVEL = -60.0
+#: Deepest truncation level of a ``deep=True`` delta query (delta ~ e^-1920, far below what
+#: ``ShuffledKRR.log_delta`` reports; the windows there already span most of the support).
+_DEEPEST_LOG_LEVEL = -1920.0
 #: Largest converged epsilon cover that :func:`certify_k` tries once to certify at a smaller eps.
 _TIGHTEN_MAX_BOXES = 8
 #: Default tolerance of :func:`certify_k` up to :data:`DEFAULT_TOL_SMALL_N` users (:func:`default_tol`).
@@ -1075,6 +1079,7 @@ def certify_k(
     tol: float | None = None,
     max_evals: int = 20000,
     max_cells: float = DEFAULT_MAX_CELLS,
+    deep: bool = True,
 ) -> WorstCaseKCertificate:
     """Certify the worst case of shuffled k-RR (``k = 3``) by branch and bound over boxes of datasets.
 
@@ -1110,6 +1115,12 @@ def certify_k(
             (:meth:`BoxProblem.root_work`) above ``max(max_cells, DEFAULT_MAX_CELLS)`` (from
             about ``n = 6e4`` at ``eps0 <= 1`` and the default; memory grows with ``n`` too), the
             call is refused before any work.
+        deep: Delta query only (keyword only). The truncation level starts at ``e^-30`` and
+            follows the best corner dataset's exhibited delta; where every corner is below a
+            level's resolution it is doubled, down to ``e^-1920`` (``True``, the default) or
+            to ``e^-60`` (``False``: cheaper, but where the answer is below about ``e^-85``
+            the certificate is only the windows' dropped mass, about ``e^-88``; ``ShuffledKRR``'s
+            ``auto`` curve uses it and keeps the blanket there). Sound either way.
 
     Returns:
         A :class:`WorstCaseKCertificate`.
@@ -1130,6 +1141,8 @@ def certify_k(
         raise ParameterError(f"give exactly one of eps= and delta=, got eps={eps!r}, delta={delta!r}")
     max_evals = check_int("max_evals", max_evals, minimum=1)
     max_cells = check_real("max_cells", max_cells, low=0.0, low_open=True, allow_inf=True)
+    if not isinstance(deep, bool):
+        raise ParameterError(f"deep must be True or False, got {deep!r}")
     eps_tol = None
     if tol is None:
         tol = default_tol(n) if eps is None else DEFAULT_TOL_SMALL
@@ -1168,10 +1181,11 @@ def certify_k(
             pr = BoxProblem(eps0, n, level, memo=True)
             vals = [pr.bound(s, eps)[1] for s in corners if pr.is_exact(s)]
             top = max(vals) if vals else -math.inf
-            if top == -math.inf:  # below this level's resolution: twice as deep, down to e^-60
-                if level <= _LAST_LOG_LEVEL or eps >= eps0:
+            if top == -math.inf:  # below this level's resolution: twice as deep (see deep)
+                deepest = _DEEPEST_LOG_LEVEL if deep else _LAST_LOG_LEVEL
+                if level <= deepest or eps >= eps0:
                     break
-                level = max(2.0 * level, _LAST_LOG_LEVEL)
+                level = max(2.0 * level, deepest)
                 continue
             if canonical_level(top) == level:
                 break
