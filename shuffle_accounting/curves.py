@@ -559,6 +559,14 @@ def epsilon_from_delta(
 _LOCAL_SECANT = 1e-2
 
 
+#: Newton's early stop (a sound point whose prediction is within ``rtol``) is refused where the
+#: other end of the bracket, evaluated within this relative distance, lies below the tangent:
+#: the curve is concave there (near ``eps0``, ``log delta ~ log(eps0 - eps)``) and the root may
+#: be further than the prediction. Only a near end is read, as a far one says little of the
+#: curvature at the point (each refusal costs an evaluation).
+_CONCAVE_NEAR = 1e-6
+
+
 def _root_search(
     value, target, lo, hi, *, g_lo, lower, rtol, atol, max_iter, method, guess, slope, aim, settle, finish
 ):
@@ -611,7 +619,20 @@ def _root_search(
         sound = (gx > 0) if lower else (gx <= 0)
         if ok:
             nx = x - gx / sl
-            if local and abs(nx - x) <= rtol * x:
+            # a sound x whose prediction is within rtol ends the search where the curve is convex
+            # (a decreasing convex curve lies above its tangent, so its root is between the
+            # prediction and x); where a near evaluated other end of the bracket lies below the
+            # tangent (concave, see _CONCAVE_NEAR) the root may be further: step past the
+            # prediction, so that the bracket closes
+            concave = (
+                not lower
+                and math.isfinite(g_lo)
+                and x - lo <= _CONCAVE_NEAR * x
+                and g_lo < gx + sl * (lo - x)
+            )
+            if local and abs(nx - x) <= rtol * x and sound and concave:
+                nx = x - max(2.0 * (x - nx), rtol * x)  # past the prediction, to close the bracket
+            elif local and abs(nx - x) <= rtol * x:
                 if sound or not settle:
                     break  # the predicted root is within rtol of x (verified if sound)
                 # step just past the predicted root, onto the sound side

@@ -198,6 +198,35 @@ def test_newton_distant_secant_does_not_end_the_search():
         assert r.epsilon == pytest.approx(root, rel=3e-9), bound
 
 
+def test_newton_on_a_concave_curve_does_not_stop_short_of_rtol():
+    # found by hypothesis (test_integration_soundness, seed 404): near eps0 log delta behaves like
+    # log(eps0 - eps), concave, so Newton from the sound side under-shoots; a prediction within
+    # rtol of a sound point ended the search 1.8e-9 (relative) above the root, above the FMT 2023
+    # clone bound at k = 2, eps0 = 5, n = 200, delta = 10^-8.5. Model: delta = A (5 - eps)
+    target = 0.5
+    a = target / 1.2e-8  # root at 5 - 1.2e-8
+    root = 5.0 - target / a
+    r = epsilon_from_delta(
+        lambda e: (
+            math.log(a * (5.0 - e)) if e < 5.0 else -math.inf,
+            -1.0 / (5.0 - e) if e < 5.0 else -math.inf,
+        ),
+        target,
+        bound="upper",
+        lo=0.0,
+        hi=5.0,
+        log=True,
+        derivative=True,
+        method="newton",
+        guess=4.5,  # as ShuffledKRR: bisection towards eps0, then a sound Newton point
+        rtol=1e-9,
+        atol=0.0,
+        full_output=True,
+    )
+    assert root <= r.epsilon <= root + 1e-9 * 5.0 and r.evaluations <= 40
+    assert a * (5.0 - r.epsilon) <= target
+
+
 def test_step_up_until():
     assert step_up_until(lambda e: True, 1.0, cap=2.0) == 1.0
     e = step_up_until(lambda e: e >= 1.5, 1.0, cap=2.0, step=1e-3)
