@@ -566,6 +566,11 @@ _LOCAL_SECANT = 1e-2
 #: curvature at the point (each refusal costs an evaluation).
 _CONCAVE_NEAR = 1e-6
 
+#: Newton without a derivative: after this many evaluations in a row that each left the bracket
+#: wider than half its width three evaluations earlier, the next point is the midpoint (secant
+#: steps can crawl: on a linear delta scale they alternated between both sides for 100 steps).
+_STALL_BISECT = 4
+
 
 def _root_search(
     value, target, lo, hi, *, g_lo, lower, rtol, atol, max_iter, method, guess, slope, aim, settle, finish
@@ -578,6 +583,8 @@ def _root_search(
     prev: tuple[float, float] | None = None
     x = guess if guess is not None and lo < guess <= hi else 0.5 * (lo + hi)
     nx = x
+    widths: list[float] = []  # bracket width after each evaluation (the stall guard)
+    stalled = 0
     for _ in range(max_iter):
         fx, sx = value(x)
         gx = fx - target
@@ -606,6 +613,8 @@ def _root_search(
         if width <= max(rtol * hi, atol):
             nx = mid
             break
+        stalled = stalled + 1 if len(widths) >= 3 and width > 0.5 * widths[-3] else 0
+        widths.append(width)
         if method == "illinois":
             if math.isfinite(g_lo) and math.isfinite(g_hi) and g_lo > g_hi:
                 nx = lo + width * (g_lo / (g_lo - g_hi))
@@ -641,8 +650,9 @@ def _root_search(
                 nx *= (1.0 - aim) if lower else (1.0 + aim)  # aim a hair onto the sound side
         else:
             nx = mid
-        if not lo < nx < hi:
+        if not lo < nx < hi or (not math.isfinite(sx) and stalled >= _STALL_BISECT):
             nx = mid
+            stalled = 0
         prev = (x, fx)
         x = nx
     return finish(lo if lower else hi, lo, hi, nx, sl)

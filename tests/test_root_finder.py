@@ -227,6 +227,27 @@ def test_newton_on_a_concave_curve_does_not_stop_short_of_rtol():
     assert a * (5.0 - r.epsilon) <= target
 
 
+def test_newton_secant_on_a_linear_scale_does_not_crawl():
+    # found by hypothesis (test_returned_side_is_sound, seeds 1007, 2006, 2008, 2010): on a linear
+    # delta scale without derivative the secant steps alternated between 3.58 and 5.999, moving
+    # 1e-4 per step, and 100 evaluations ended at 5.99 for a root at 5.5011; after _STALL_BISECT
+    # evaluations without halving the bracket the next point is now the midpoint
+    f = _curve(0.25, 1.0, 0.25)
+    root = (math.log(1e12) + 1.25) / 5.25
+    r = epsilon_from_delta(
+        lambda e: math.exp(f(e)[0]),
+        1e-12,
+        bound="upper",
+        hi=12.0,
+        rtol=1e-10,
+        atol=0.0,
+        max_iter=100,
+        method="newton",
+        full_output=True,
+    )
+    assert r.epsilon == pytest.approx(root, rel=3e-9) and r.evaluations <= 40
+
+
 def test_step_up_until():
     assert step_up_until(lambda e: True, 1.0, cap=2.0) == 1.0
     e = step_up_until(lambda e: e >= 1.5, 1.0, cap=2.0, step=1e-3)
