@@ -146,3 +146,34 @@ def test_k4_lower_witness_above_the_box_search_limit_is_the_type_bounds_one():
     assert 0.0 < low <= m.epsilon(1e-6) <= m.epsilon(1e-6, method="blanket")
     w = m.worst_dataset(0.9 * low)
     assert w.log_delta <= m.log_delta(0.9 * low) and sum(w.others) == n - 1
+
+
+def test_auto_k3_keeps_the_blanket_below_its_resolution_without_certifying(monkeypatch):
+    # auto's k = 3 delta query is the shallow one (resolution ~e^-85): below
+    # AUTO_WORST_CASE_K3_MIN_LOG_DELTA auto's epsilon, log_delta, epsilon_lower and worst_dataset
+    # do not run a certificate (it cost 27 s for the blanket's value at n = 490, delta = 6.8e-60)
+    from shuffle_accounting.shuffled_krr import mechanism
+
+    assert mechanism.AUTO_WORST_CASE_K3_MIN_LOG_DELTA == -85.0
+    m = ShuffledKRR(3, 0.25, 300)
+    tiny, usual = 1e-40, 1e-6
+    assert math.log(tiny) < mechanism.AUTO_WORST_CASE_K3_MIN_LOG_DELTA < math.log(usual)
+    e_usual = m.epsilon(usual)
+    calls = []
+
+    def no_certificate(self, **query):
+        calls.append(query)
+        raise AssertionError("certificate computed below auto's k = 3 resolution")
+
+    monkeypatch.setattr(ShuffledKRR, "_certify", no_certificate)
+    e = m.epsilon(tiny)
+    assert e == m.epsilon(tiny, method="blanket") and m.delta(e) <= tiny
+    assert m.epsilon_lower(tiny) <= e
+    eps_tiny = e  # the blanket log delta there is about log(1e-40) < -85
+    assert float(m.log_delta(eps_tiny, method="blanket")) < -85.0
+    assert m.log_delta(eps_tiny) == m.log_delta(eps_tiny, method="blanket")
+    assert m.worst_dataset(eps_tiny).log_delta <= m.log_delta(eps_tiny)
+    assert not calls
+    with pytest.raises(AssertionError, match="certificate computed"):
+        m.epsilon(usual * 1.01)  # above it the certificate runs (and here raises)
+    assert 0.0 < e_usual < e

@@ -57,6 +57,13 @@ AUTO_WORST_CASE_SMALL_EPS0_MAX_N: int = 100_000
 #: (k = 2, n = 1e4, eps = 1: 1100 evaluations for delta ~ e^-450; minutes at n = 1e5) while no
 #: deployment budgets such a delta; the blanket value returned there is certified all the same.
 AUTO_WORST_CASE_MIN_LOG_DELTA: float = -200.0
+#: ``k = 3``: ``method="auto"`` uses the worst case only where the log delta (the blanket's for a
+#: delta query, ``log(delta)`` for an epsilon query) is at least this. auto's k = 3 delta query
+#: is the shallow one (``certify_k(deep=False)``: truncation down to e^-60, resolution about
+#: e^-85), so below it the round trip cannot confirm a smaller epsilon than the blanket's, and
+#: the epsilon query was spent in vain (n = 490, eps0 = 0.12, delta = 6.8e-60: 27 s for the
+#: blanket's value; now 0.1 s). ``method="worst-case"`` goes deep.
+AUTO_WORST_CASE_K3_MIN_LOG_DELTA: float = -85.0
 #: ``method="auto"`` uses the certified worst case for ``k = 3``
 #: (:mod:`~shuffle_accounting.shuffled_krr.worst_case_k`) up to this many users: the largest n at
 #: which one default ``epsilon(delta)`` (certificate, then the round trip's delta query, read
@@ -97,6 +104,7 @@ __all__ = [
     "AUTO_WORST_CASE_SMALL_EPS0_MAX_N",
     "AUTO_WORST_CASE_K_MAX_N",
     "AUTO_WORST_CASE_MIN_LOG_DELTA",
+    "AUTO_WORST_CASE_K3_MIN_LOG_DELTA",
     "AUTO_WORST_CASE_MULTI_MAX_N",
     "FAST_BLANKET_MIN_N",
     "LOWER_BOX_SEARCH_MAX_N",
@@ -338,7 +346,8 @@ class ShuffledKRR:
         :mod:`~shuffle_accounting.shuffled_krr.worst_case_boxes`; ``"auto"`` uses the first part
         only) or ``"auto"`` (the smaller of both where
         :func:`auto_uses_worst_case` and the blanket's log delta is at least
-        :data:`AUTO_WORST_CASE_MIN_LOG_DELTA`, else the blanket). Every choice is certified.
+        :data:`AUTO_WORST_CASE_MIN_LOG_DELTA`, for ``k = 3`` at least
+        :data:`AUTO_WORST_CASE_K3_MIN_LOG_DELTA`, else the blanket). Every choice is certified.
 
         Args:
             eps: Scalar or array of ``eps >= 0`` (finite).
@@ -367,8 +376,8 @@ class ShuffledKRR:
         if use != "blanket":
             flat = np.array(out, dtype=float).ravel()
             for i, e in enumerate(arr.ravel().tolist()):
-                if use == "auto" and not flat[i] >= AUTO_WORST_CASE_MIN_LOG_DELTA:
-                    continue  # the far tail: the blanket's value stands (see the constant)
+                if use == "auto" and not flat[i] >= self._auto_min_log_delta:
+                    continue  # the far tail: the blanket's value stands (see the constants)
                 strict = use == "worst-case"  # k = 3: the deep delta query (see _certify)
                 wc, shown = self._worst_case_log_delta(float(e), strict=strict, deep=strict)
                 if use == "auto":
@@ -416,6 +425,24 @@ class ShuffledKRR:
         """:func:`~shuffle_accounting.shuffled_krr.blanket.blanket_degenerate`: the blanket curve is
         the local k-RR curve here, so the fast evaluator and the root search use that closed form."""
         return blanket_degenerate(self.k, self.eps0)
+
+    @property
+    def _auto_min_log_delta(self) -> float:
+        """Smallest log delta at which ``auto`` uses the worst case (see the two constants)."""
+        if self.k == 3:
+            return max(AUTO_WORST_CASE_MIN_LOG_DELTA, AUTO_WORST_CASE_K3_MIN_LOG_DELTA)
+        return AUTO_WORST_CASE_MIN_LOG_DELTA
+
+    def _uses_witness(self, log_delta: float) -> bool:
+        """Whether :meth:`epsilon_lower` / :meth:`worst_dataset` read the certificate's witness.
+
+        Where ``auto`` uses the worst case; for ``k = 3`` not below
+        :data:`AUTO_WORST_CASE_K3_MIN_LOG_DELTA` (``log_delta``: ``log(delta)``, or the blanket's
+        at ``eps``), where the certificate costs tens of seconds (the exhibited search stands).
+        """
+        if self._method("auto") != "auto":
+            return False
+        return self.k != 3 or log_delta >= self._auto_min_log_delta
 
     def _method(self, method: str) -> str:
         """Resolve ``method`` to ``"blanket"``, ``"worst-case"`` or ``"auto"`` (both, min)."""
@@ -566,7 +593,8 @@ class ShuffledKRR:
         else a sound value with a somewhat larger gap), stepped up if needed (secant steps on the
         excess, :func:`shuffle_accounting.curves.step_up_secant`) so that
         ``delta(epsilon(d)) <= d`` also holds for the delta query; ``"auto"`` returns the smaller
-        certified value of both methods (see :meth:`log_delta`).
+        certified value of both methods (see :meth:`log_delta`; ``k = 3`` with ``log(delta)``
+        below :data:`AUTO_WORST_CASE_K3_MIN_LOG_DELTA`: the blanket's).
 
         Args:
             delta: Target in ``(0, 1)``.
@@ -586,6 +614,8 @@ class ShuffledKRR:
         """
         delta = check_delta("delta", delta)
         use = self._method(method)
+        if use == "auto" and self.k == 3 and math.log(delta) < self._auto_min_log_delta:
+            use = "blanket"  # below auto's k = 3 resolution (AUTO_WORST_CASE_K3_MIN_LOG_DELTA)
         if use != "blanket":
             try:
                 cert = _checked(self._certify(delta=delta, boxes=use == "worst-case"))
@@ -720,7 +750,7 @@ class ShuffledKRR:
             True
         """
         delta = check_delta("delta", delta)
-        if self._method("auto") == "auto":  # the certificate's witness (k = 2, 3: cannot be missed)
+        if self._uses_witness(math.log(delta)):  # the certificate's witness (k = 2, 3: cannot be missed)
             low = self._witness_certificate(delta=delta).epsilon_lower
             if self.k >= 3:  # k >= 4: the witness is the best pure dataset; keep the search too
                 # (k = 3: the witness's bisection is rounded down at its truncation level, the
@@ -747,7 +777,7 @@ class ShuffledKRR:
             (3, 0, 1)
         """
         eps = check_real("eps", eps, low=0.0)
-        if self._method("auto") == "auto":  # k = 2, 3: the certificate's witness
+        if self._uses_witness(float(self._blanket_log_delta(np.asarray(eps)))):  # k = 2, 3: the witness
             c = self._witness_certificate(eps=eps)
             ld = c.exhibited_log_delta
             if self.k >= 4:  # k >= 4: the witness is the best pure dataset; keep the search too
