@@ -392,3 +392,20 @@ def test_worst_case_epsilon_at_tiny_delta_is_the_certificates_not_eps0():
     assert e == K.certify_k(3, 0.25, 300, delta=d).epsilon < 0.186
     assert m.log_delta(e, method="worst-case") <= math.log(d)
     assert m.epsilon_lower(d) <= e
+
+
+def test_deep_delta_query_just_below_eps0_stays_at_a_resolving_level():
+    # found by fuzzing method="worst-case": the epsilon certificate at delta = 2e-30 is 4e-10
+    # below eps0, where every corner's exhibited delta rounds to 0 although the answer (~e^-68)
+    # is well within the e^-60 level's resolution; the deep query doubled down to e^-1920 and
+    # ran 11497 evaluations (148 s) for the same bound. It goes deeper only where the root box's
+    # bound is at the windows' dropped mass
+    eps0, n, d = 1.4065851964830787, 119, 1.9915358882855913e-30
+    ce = K.certify_k(3, eps0, n, delta=d)
+    assert eps0 - 1e-9 < ce.epsilon < eps0
+    c = K.certify_k(3, eps0, n, eps=ce.epsilon)
+    assert c.log_level == -60.0 and c.evaluations < 1000 and K.verify(c)
+    assert c.log_delta <= math.log(d)
+    m = ShuffledKRR(3, eps0, n)
+    e = m.epsilon(d, method="worst-case")
+    assert e < eps0 and m.log_delta(e, method="worst-case") <= math.log(d)
