@@ -628,24 +628,28 @@ def _root_search(
         sound = (gx > 0) if lower else (gx <= 0)
         if ok:
             nx = x - gx / sl
-            # a sound x whose prediction is within rtol ends the search where the curve is convex
-            # (a decreasing convex curve lies above its tangent, so its root is between the
-            # prediction and x); where a near evaluated other end of the bracket lies below the
-            # tangent (concave, see _CONCAVE_NEAR) the root may be further: step past the
-            # prediction, so that the bracket closes
-            concave = (
-                not lower
-                and math.isfinite(g_lo)
-                and x - lo <= _CONCAVE_NEAR * x
-                and g_lo < gx + sl * (lo - x)
-            )
-            if local and abs(nx - x) <= rtol * x and sound and concave:
-                nx = x - max(2.0 * (x - nx), rtol * x)  # past the prediction, to close the bracket
-            elif local and abs(nx - x) <= rtol * x:
-                if sound or not settle:
+            if local and abs(nx - x) <= rtol * x:
+                # a sound x whose prediction is within rtol ends the search where the curve is
+                # convex (a decreasing convex curve lies above its tangent, so its root is between
+                # the prediction and x); where a near evaluated other end of the bracket lies below
+                # the tangent (concave, see _CONCAVE_NEAR) the root may be further: step past the
+                # prediction, so that the bracket closes
+                concave = (
+                    not lower
+                    and math.isfinite(g_lo)
+                    and x - lo <= _CONCAVE_NEAR * x
+                    and g_lo < gx + sl * (lo - x)
+                )
+                if sound and concave:
+                    nx = x - max(2.0 * (x - nx), rtol * x)
+                elif sound or not settle:
                     break  # the predicted root is within rtol of x (verified if sound)
-                # step just past the predicted root, onto the sound side
-                nx = max(x * (1.0 - rtol), 0.5 * (x + lo)) if lower else min(x * (1.0 + rtol), 0.5 * (x + hi))
+                else:  # step just past the predicted root, onto the sound side
+                    nx = (
+                        max(x * (1.0 - rtol), 0.5 * (x + lo))
+                        if lower
+                        else min(x * (1.0 + rtol), 0.5 * (x + hi))
+                    )
             elif aim:
                 nx *= (1.0 - aim) if lower else (1.0 + aim)  # aim a hair onto the sound side
         else:

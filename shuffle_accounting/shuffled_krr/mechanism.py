@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -438,16 +439,14 @@ class ShuffledKRR:
             return max(AUTO_WORST_CASE_MIN_LOG_DELTA, AUTO_WORST_CASE_K3_MIN_LOG_DELTA)
         return AUTO_WORST_CASE_MIN_LOG_DELTA
 
-    def _uses_witness(self, log_delta: float) -> bool:
-        """Whether :meth:`epsilon_lower` / :meth:`worst_dataset` read the certificate's witness.
-
-        Where ``auto`` uses the worst case; for ``k = 3`` not below
-        :data:`AUTO_WORST_CASE_K3_MIN_LOG_DELTA` (``log_delta``: ``log(delta)``, or the blanket's
-        at ``eps``), where the certificate costs tens of seconds (the exhibited search stands).
+    def _auto_certifies(self, log_delta: Callable[[], float]) -> bool:
+        """Whether ``auto``'s epsilon query, :meth:`epsilon_lower` and :meth:`worst_dataset` run
+        the certificate, given that ``auto`` uses the worst case: always, except for ``k = 3``
+        below :data:`AUTO_WORST_CASE_K3_MIN_LOG_DELTA` (``log_delta()``, called only for
+        ``k = 3``: ``log(delta)``, or the blanket's at ``eps``), where the certificate costs tens
+        of seconds for the blanket's value (the blanket, or the exhibited search, stands).
         """
-        if self._method("auto") != "auto":
-            return False
-        return self.k != 3 or log_delta >= self._auto_min_log_delta
+        return self.k != 3 or log_delta() >= self._auto_min_log_delta
 
     def _method(self, method: str) -> str:
         """Resolve ``method`` to ``"blanket"``, ``"worst-case"`` or ``"auto"`` (both, min)."""
@@ -619,7 +618,7 @@ class ShuffledKRR:
         """
         delta = check_delta("delta", delta)
         use = self._method(method)
-        if use == "auto" and self.k == 3 and math.log(delta) < self._auto_min_log_delta:
+        if use == "auto" and not self._auto_certifies(lambda: math.log(delta)):
             use = "blanket"  # below auto's k = 3 resolution (AUTO_WORST_CASE_K3_MIN_LOG_DELTA)
         if use != "blanket":
             try:
@@ -760,7 +759,8 @@ class ShuffledKRR:
             True
         """
         delta = check_delta("delta", delta)
-        if self._uses_witness(math.log(delta)):  # the certificate's witness (k = 2, 3: cannot be missed)
+        if self._method("auto") == "auto" and self._auto_certifies(lambda: math.log(delta)):
+            # the certificate's witness (k = 2, 3: cannot be missed)
             low = self._witness_certificate(delta=delta).epsilon_lower
             if self.k >= 3:  # k >= 4: the witness is the best pure dataset; keep the search too
                 # (k = 3: the witness's bisection is rounded down at its truncation level, the
@@ -787,7 +787,9 @@ class ShuffledKRR:
             (3, 0, 1)
         """
         eps = check_real("eps", eps, low=0.0)
-        if self._uses_witness(float(self._blanket_log_delta(np.asarray(eps)))):  # k = 2, 3: the witness
+        if self._method("auto") == "auto" and self._auto_certifies(
+            lambda: float(self._blanket_log_delta(np.asarray(eps)))
+        ):  # k = 2, 3: the certificate's witness
             c = self._witness_certificate(eps=eps)
             ld = c.exhibited_log_delta
             if self.k >= 4:  # k >= 4: the witness is the best pure dataset; keep the search too

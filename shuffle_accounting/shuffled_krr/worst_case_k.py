@@ -190,7 +190,7 @@ import numpy as np
 from .._binomial import binom_window_range as _binom_window_range
 from .._binomial import logsumexp
 from .._logmath import UNIT_ROUNDOFF, bisect_bracket
-from .._validation import ParameterError, WorkBudgetExceeded, check_delta, check_int, check_real
+from .._validation import ParameterError, WorkBudgetExceeded, check_bool, check_delta, check_int, check_real
 from . import _krr_grid as G
 from ._bound_memo import BoundMemo, MemoInfo, canonical_level
 
@@ -339,6 +339,9 @@ class BoxProblem:
         self.log_1mg = self.lp + math.log(-math.expm1(-eps0))  # log(1 - gamma) = log(p - pbar)
         self.log_level = log_level
         self.log_tol = log_level - _DROP_MARGIN
+        #: About the windows' dropped mass (``16 e^log_tol``): no box's bound gets below it, so a
+        #: bound down there says the answer is below this level's resolution.
+        self.log_floor = self.log_tol + math.log(16.0)
         self._fixed_cache: dict[tuple, Any] = {}  # key -> (v, law, revealed, work), or a placeholder
         self._fits_cache: dict[tuple[int, int, int], bool] = {}
         self._leaf_cache: dict[tuple[int, int, int], Any] = {}  # L -> (Hockey, work of fixed(L))
@@ -869,12 +872,11 @@ def _certify_delta(
     done: list[CoverBox] = []
     converged = True
     start, wstart = pr.evaluations, pr.work
-    floor = pr.log_tol + math.log(16.0)  # about the windows' dropped mass: no box gets below it
     while heap:
         neg, box = heap[0]
         if -neg <= level:
             break
-        if -neg <= floor:  # the answer is below this level's resolution; certified as it is
+        if -neg <= pr.log_floor:  # the answer is below this level's resolution; certified as it is
             converged = False
             break
         if pr.evaluations - start > max_evals or pr.work - wstart > max_cells:
@@ -1141,8 +1143,7 @@ def certify_k(
         raise ParameterError(f"give exactly one of eps= and delta=, got eps={eps!r}, delta={delta!r}")
     max_evals = check_int("max_evals", max_evals, minimum=1)
     max_cells = check_real("max_cells", max_cells, low=0.0, low_open=True, allow_inf=True)
-    if not isinstance(deep, bool):
-        raise ParameterError(f"deep must be True or False, got {deep!r}")
+    deep = check_bool("deep", deep)
     eps_tol = None
     if tol is None:
         tol = default_tol(n) if eps is None else DEFAULT_TOL_SMALL
@@ -1190,7 +1191,7 @@ def certify_k(
                 # can also be -inf by rounding just below eps0 (eps0 - 4e-10 at n = 119: the
                 # root's bound there is e^-68 at the e^-60 level, and the e^-1920 windows cost
                 # 148 s for the same certificate); the root's bound is read from the memo later
-                if pr.bound(root, eps)[0] > pr.log_tol + math.log(16.0):
+                if pr.bound(root, eps)[0] > pr.log_floor:
                     break
                 level = max(2.0 * level, deepest)
                 continue
