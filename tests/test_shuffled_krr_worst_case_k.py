@@ -234,7 +234,7 @@ def test_bad_inputs_raise_naming_the_parameter():
     for bad in (0, 1.5, True):
         with pytest.raises(ParameterError, match="max_evals"):
             K.certify_k(3, 1.0, 10, eps=0.1, max_evals=bad)
-    for bad in (1, 0, "yes", None, math.nan):
+    for bad in (1, 0, -1.0, "yes", None, math.nan, math.inf):
         with pytest.raises(ParameterError, match="deep"):
             K.certify_k(3, 1.0, 10, eps=0.1, deep=bad)
     with pytest.raises(ParameterError, match="box"):
