@@ -7,7 +7,9 @@ stopping tolerance (default: the module's ``default_tol(n)``), ``--max-evals`` /
 the budgets (default: the module's); ``--timeout S`` runs each row in a child process stopped
 after ``S`` seconds (the row then reads "timeout"); ``--cpu`` adds the row's CPU seconds, which a
 loaded machine distorts less; ``--k4`` adds the k >= 4 rows (blanket versus the exhibited lower
-bound: no k >= 4 branch and bound here); ``--smoke``: tiny sizes, for CI). One row per
+bound: no k >= 4 branch and bound here); ``--deep``: instead of the table, the k = 3 delta
+queries below e^-85 with ``deep=False`` and ``deep=True`` (the cases of benchmarks/README.md,
+"k = 3 delta query below e^-85"); ``--smoke``: tiny sizes, for CI). One row per
 (k, n, eps0, delta): for k = 3 the certified epsilon of
 :func:`shuffle_accounting.shuffled_krr.worst_case_k.certify_k`, the exhibited epsilon of its
 witness dataset, the gap ``certified / exhibited - 1``, whether the gap target was reached within
@@ -51,6 +53,39 @@ def _run_row(n: int, eps0: float, delta: float, budget: dict, timeout: float):
     return call_with_timeout(_row, (n, eps0, delta, budget), timeout)
 
 
+#: The ``--deep`` rows: (label, eps0, n, eps values); each row is one ``certify_k(eps=...)`` per
+#: eps, timed in total (CPU seconds), once with ``deep=False`` and once with ``deep=True``.
+DEEP_ROWS = (
+    ("n = 200, eps0 = 0.25, eps = 0.24", 0.25, 200, (0.24,)),
+    ("n = 1000, eps0 = 1, eps = 0.6", 1.0, 1000, (0.6,)),
+    ("n = 500, eps0 = 0.5, eps = j eps0 / 8, j = 1..6", 0.5, 500, tuple(j * 0.5 / 8 for j in range(1, 7))),
+)
+
+
+def _deep_rows(smoke: bool) -> None:
+    """The ``--deep`` table: log delta (the largest of the row), converged, CPU s and ratio.
+
+    The ratio is the row's CPU seconds over the reference computation's CPU seconds, both
+    measured in this run (CPU time: the rows are long, and a loaded machine distorts wall time).
+    """
+    cpu = time.process_time()
+    ShuffledKRR(3, 1.0, 10**4).epsilon(1e-6, method="blanket")
+    ref = time.process_time() - cpu
+    print(f"reference CPU {ref:.3f} s")
+    rows = (("n = 40, eps0 = 0.25, eps = 0.2", 0.25, 40, (0.2,)),) if smoke else DEEP_ROWS
+    print(f"{'query':<48} {'deep':>5} {'log delta':>10} {'conv':>5} {'cpu':>7} {'ratio':>6}")
+    for label, eps0, n, epss in rows:
+        for deep in (False, True):
+            cpu = time.process_time()
+            certs = [K.certify_k(3, eps0, n, eps=e, deep=deep) for e in epss]
+            cpu = time.process_time() - cpu
+            ld = max(c.log_delta for c in certs)
+            conv = all(c.converged for c in certs)
+            print(
+                f"{label:<48} {deep!s:>5} {ld:>10.3f} {conv!s:>5} {cpu:>7.2f} {cpu / ref:>6.1f}", flush=True
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument(
@@ -67,6 +102,7 @@ def main() -> None:
     )
     ap.add_argument("--timeout", type=float, default=0.0, help="seconds per row in a child process (0: none)")
     ap.add_argument("--cpu", action="store_true", help="add the CPU seconds of each certificate")
+    ap.add_argument("--deep", action="store_true", help="only the deep=False / deep=True delta-query rows")
     args = ap.parse_args()
     ks = (3, 4, 10, 100) if args.k4 else (3,)
     eps0s = tuple(args.eps0s) if args.eps0s else (0.5, 1.0, 2.0, 4.0)
@@ -87,6 +123,10 @@ def main() -> None:
     print(
         f"load average {os.getloadavg()[0]:.2f}; reference (blanket k=3 eps0=1 n=1e4 eps(1e-6)) {ref:.3f} s"
     )
+    if args.deep:
+        _deep_rows(args.smoke)
+        print(f"load average at the end {os.getloadavg()[0]:.2f}")
+        return
     print(
         f"{'k':>3} {'n':>6} {'eps0':>4} {'delta':>6} {'certified':>11} {'exhibited':>11} {'gap':>8} "
         f"{'conv':>5} {'evals':>5} {'cover':>5} {'work':>7} {'sec':>7} {'ratio':>6} {'blanket':>10} {'bl.gap':>8}"

@@ -50,3 +50,10 @@ def test_every_benchmark_is_covered():
 def test_benchmark_smoke_run(name, run_script):
     out = run_script(f"benchmarks/{name}", "--smoke", timeout=180)
     assert out.strip(), f"{name} printed nothing"
+
+
+@pytest.mark.slow
+def test_worst_case_k_deep_rows_smoke(run_script):
+    """The ``--deep`` mode of bench_worst_case_k.py (the README's deep=False / deep=True table)."""
+    out = run_script("benchmarks/bench_worst_case_k.py", "--deep", "--smoke", timeout=180)
+    assert "deep" in out and "True" in out and "False" in out, out
