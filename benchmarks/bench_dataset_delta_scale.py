@@ -10,7 +10,8 @@ v >= 2, ``_krr_grid.dataset_log_hockey_zero_v``), then datasets beyond every exa
 by the general bracket of ``_krr_spread`` (the "routes" column names which bound gave each end:
 L2 merged output, L1 linear statistic h0 - h1, U2 coins at values >= 2 revealed, UP users at 0
 and 1 paired and the other coins revealed, U1 all but one class revealed; ``max_work`` is the
-default unless the row says otherwise; ``--large-only``: only the rows at ``n >= 1e5``). The load average
+default unless the row says otherwise; ``--large-only``: only the rows at ``n >= 1e5``;
+``--unbalanced-only``: only the k = 10 rows with counts proportional to ``1 / (j + 1)``). The load average
 and a fixed reference computation (blanket ``epsilon(1e-6)`` at k = 3, eps0 = 1, n = 1e4, timed
 in the same run) are printed so times can be compared as ratios across machines and loads.
 """
@@ -60,6 +61,11 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI checks that the script runs)")
     ap.add_argument("--spread-only", action="store_true", help="only the general-bracket rows")
     ap.add_argument("--large-only", action="store_true", help="only the general-bracket rows at n >= 1e5")
+    ap.add_argument(
+        "--unbalanced-only",
+        action="store_true",
+        help="only the rows with counts proportional to 1/(j + 1) (k = 10, n = 1e4 - 1e6)",
+    )
     args = ap.parse_args()
     families = [  # (k, eps0, eps, others, max_work)
         (4, 1.0, 0.1, [500, 499, 0, 0], None),
@@ -85,7 +91,12 @@ def main() -> None:
         (4, 1.0, 0.003, _even(4, 10**6), None),
         (20, 2.0, 0.02, _even(20, 10**5), None),
         (20, 2.0, 0.005, _even(20, 10**6), None),
+        (10, 2.0, 0.05, _harmonic(10, 10**4), None),
+        (10, 2.0, 0.045, _harmonic(10, 2 * 10**4), None),
+        (10, 2.0, 0.04, _harmonic(10, 3 * 10**4), None),
+        (10, 2.0, 0.04, _harmonic(10, 3 * 10**4), 2 * 10**10),
         (10, 2.0, 0.03, _harmonic(10, 10**5), None),
+        (10, 2.0, 0.03, _harmonic(10, 10**5), 12 * 10**10),
         (10, 2.0, 0.01, _harmonic(10, 10**6), None),
     ]
     if args.smoke:
@@ -94,6 +105,8 @@ def main() -> None:
     cases = general if args.spread_only else families + general
     if args.large_only:
         cases = [c for c in general if sum(c[3]) + 1 >= 10**5]
+    if args.unbalanced_only:
+        cases = [c for c in general if c[0] == 10 and c[3] == _harmonic(10, sum(c[3]) + 1)]
     ref = _reference()
     print(
         f"load average {os.getloadavg()[0]:.2f}; reference (blanket k=3 eps0=1 n=1e4 eps(1e-6)) {ref:.3f} s"

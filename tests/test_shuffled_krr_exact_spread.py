@@ -179,6 +179,112 @@ def test_coarse_truncation_is_counted():
         assert _le(ex, max(f2[0], r2[0])) and _le(ex, max(f0[0], r0[0]))
 
 
+def _nj_law(users, exact=False):
+    """The ``(N, j)`` law of independent users, each ``(w00, w11, w10)`` (moves ``(0, 0)``,
+    ``(1, 1)``, ``(1, 0)``), by explicit convolution: a dict in exact arithmetic, else an array."""
+    if exact:
+        law = {(0, 0): F(1)}
+        for w in users:
+            nl = {}
+            for (a, b), x in law.items():
+                for (da, db), q in zip(((0, 0), (1, 1), (1, 0)), w):
+                    nl[(a + da, b + db)] = nl.get((a + da, b + db), 0) + x * q
+            law = nl
+        return law
+    law = np.ones((1, 1))
+    for w00, w11, w10 in users:
+        R, C = law.shape
+        new = np.zeros((R + 1, C + 1))
+        new[:-1, :-1] += w00 * law
+        new[1:, 1:] += w11 * law
+        new[1:, :-1] += w10 * law
+        law = new
+    return law
+
+
+def test_coins_decomposition_in_exact_rationals():
+    """(*) of _krr_grid.pivot_coins_grid: a pivot structure (pivot users and a uniform pool) plus
+    ``c_d`` users at ``d`` equals the mixture over ``F ~ Bin(c_d, 1 - gamma)`` truthful users
+    (moved by ``(F, F)``) of the pivot structure with ``c_d - F`` more pool users; k-RR's class
+    at ``d`` is ``(1 - gamma) delta_d + gamma * uniform``. Exact rationals, k = 4 and k = 3."""
+    from math import comb
+
+    for k, pbar, c_v, pool, c_d in [(4, F(1, 10), 3, 2, 3), (3, F(1, 5), 2, 1, 4), (4, F(1, 8), 0, 0, 3)]:
+        p = 1 - (k - 1) * pbar
+        gamma = k * pbar
+        r = F(1, k - 1)
+        qv, qu = (k - 1) * pbar, F(k - 1, k)
+        pivot_u = (1 - qv, qv * r, qv * (1 - r))
+        pool_u = (1 - qu, qu * r, qu * (1 - r))
+        d_u = (pbar, p, (k - 2) * pbar)  # a k-RR user at d: reports v, d, o
+        assert d_u == tuple((1 - gamma) * x + gamma * y for x, y in zip((0, 1, 0), pool_u))
+        whole = _nj_law([pivot_u] * c_v + [pool_u] * pool + [d_u] * c_d, exact=True)
+        mix: dict = {}
+        for f in range(c_d + 1):
+            wf = comb(c_d, f) * (1 - gamma) ** f * gamma ** (c_d - f)
+            for (a, b), x in _nj_law([pivot_u] * c_v + [pool_u] * (pool + c_d - f), exact=True).items():
+                mix[(a + f, b + f)] = mix.get((a + f, b + f), 0) + wf * x
+        assert {h: x for h, x in mix.items() if x} == {h: x for h, x in whole.items() if x}
+
+
+@pytest.mark.parametrize(
+    "c_v, qv, pool, k, c_d, eps0, t",
+    [
+        (30, 0.6, 5, 4, 20, 1.0, -60.0),
+        (50, 0.5, 0, 10, 80, 2.0, -60.0),
+        (40, 0.3, 10, 3, 60, 0.5, -8.0),  # shallow: real mass dropped and counted
+        (100, 0.55, 20, 10, 150, 2.0, -12.0),
+        (0, 0.5, 3, 5, 40, 1.0, -40.0),  # no pivot users
+        (20, 0.5, 0, 4, 0, 1.0, -40.0),  # no class at d
+    ],
+)
+def test_pivot_coins_grid_error_model(c_v, qv, pool, k, c_d, eps0, t):
+    """The :class:`_krr_grid.Grid` model of pivot_coins_grid against the explicit convolution:
+    computed (1 - rel) <= true on the rectangle, and the excess over computed (1 + rel) sums to
+    at most the dropped mass."""
+    lp = -math.log1p((k - 1) * math.exp(-eps0))
+    pbar = math.exp(lp - eps0)
+    gamma = k * pbar
+    qu, r = (k - 1) / k, 1.0 / (k - 1)
+    cvl = G.law_from_binom(c_v, math.log(qv), math.log1p(-qv), t)
+    g = G.pivot_coins_grid(
+        cvl, pool, c_d, math.log1p(-gamma), math.log(gamma), math.log(qu), -math.log(k), -math.log(k - 1),
+        math.log1p(-r), t,
+    )  # fmt: skip
+    un = gamma
+    ex = _nj_law(
+        [(1 - qv, qv * r, qv * (1 - r))] * c_v
+        + [(1 - qu, qu * r, qu * (1 - r))] * pool
+        + [(un * (1 - qu), 1 - gamma + un * qu * r, un * qu * (1 - r))] * c_d
+    )
+    R, C = g.arr.shape
+    comp = np.zeros((max(ex.shape[0], g.n_lo + R), max(ex.shape[1], g.j_lo + C)))
+    comp[g.n_lo : g.n_lo + R, g.j_lo : g.j_lo + C] = g.arr * math.exp(g.scale)
+    comp = comp[: ex.shape[0], : ex.shape[1]]
+    assert np.sum(np.maximum(ex - comp * (1 + g.rel), 0.0)) <= math.exp(g.log_drop) * (1 + 1e-9)
+    assert np.all(comp * (1 - g.rel) <= ex * (1 + 1e-13) + 1e-300)
+    assert g.log_drop <= t + 1.0  # the windows and the trim stay within the level asked
+
+
+@pytest.mark.parametrize("case", [c for c in random_spread_cases(7, 60) if min(c[1][0], c[1][1]) > 0][:12])
+def test_u2_by_coins_matches_the_other_build_and_the_enumeration(case):
+    """U2 with the smaller class added by its coins or by convolution: the same value (both
+    bounds of one quantity, within their error terms) and above the exact enumeration."""
+    k, counts, eps0, eps = case
+    c3 = (counts[0], counts[1], sum(counts[2:]))
+    ex = _exact(k, eps0, counts, eps)
+    a = S.reveal2d_upper(k, eps0, c3, [eps], -80.0, 1e12, 64, build="add")[0]
+    b = S.reveal2d_upper(k, eps0, c3, [eps], -80.0, 1e12, 64, build="coins")[0]
+    for x, y in zip(a, b):
+        assert abs(x[0] - y[0]) < 1e-7 * (1 + abs(x[0]))
+    assert _le(ex, max(b[0][0], b[1][0]))
+
+
+def test_reveal2d_build_is_validated():
+    with pytest.raises(ValueError, match="build must be"):
+        S.reveal2d_upper(4, 1.0, (5, 3, 4), [0.1], -40.0, 1e9, 8, build="fft")
+
+
 def test_iid_sum_law_error_model():
     """The powered law's error model: computed (1 - rel) <= true, excess over (1 + rel) <= drop."""
     for c, probs, tol in [(37, (0.3, 0.1), -30.0), (200, (0.05, 0.2), -20.0), (150, (0.4, 0.4), -8.0)]:

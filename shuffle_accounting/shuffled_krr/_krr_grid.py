@@ -18,7 +18,9 @@ probability ``1/2`` each, independently of everything else, so their joint law i
     R(N, j) = P(N_o = N) * Bin(N, 1/2)(j),   N_o ~ Bin(c, 2 pbar) + Bin(b, 2/3)  (independent).
 
 Other classes (users holding ``d`` or ``o``) are added by direct 2-D convolution with their
-trinomial laws.
+trinomial laws, one user at a time (:func:`add_users`), or, for a k-RR class at ``d`` joining a
+pool whose reports different from ``v`` are ``d`` w.p. ``1/(k - 1)``, by its coins
+(:func:`pivot_coins_grid`: a mixture over the number of its truthful users).
 
 Error model (every quantity is an upper or lower bound, never an estimate):
 
@@ -53,6 +55,8 @@ __all__ = [
     "pivot_grid",
     "binom_rows",
     "class_grid",
+    "pivot_coins_grid",
+    "pivot_coins_work",
     "conv2d",
     "Hockey",
     "hockey_upper",
@@ -332,6 +336,204 @@ def class_grid(c: int, log_v: float, log_d: float, log_o: float, log_tol: float)
     l_do = float(np.logaddexp(log_d, log_o))
     no = law_from_binom(c, l_do, log_v, log_tol)
     return pivot_grid(no, log_tol, log_d - l_do, log_o - l_do)
+
+
+def _coins_dims(
+    c_v_law: Law1D, pool_lo: int, c_d: int, log_fix: float, log_qu: float, log_r: float, z: float
+) -> tuple[int, int, int]:
+    """``(W_F, W_m, W_x)``: estimated window sizes of :func:`pivot_coins_grid` (no arrays built)."""
+    fix = math.exp(log_fix)
+    sd_f = math.sqrt(c_d * fix * (1.0 - fix))
+    w_f = int(2.0 * z * sd_f + 5.0) if c_d > 0 else 1
+    qu = math.exp(log_qu)
+    pool = pool_lo + c_d * (1.0 - fix) + z * sd_f
+    w_m = int(c_v_law.arr.size + 2.0 * z * math.sqrt(max(pool, 1.0) * qu * (1.0 - qu)) + w_f + 5.0)
+    r = math.exp(log_r)
+    m_hi = c_v_law.lo + c_v_law.arr.size + pool * qu + z * math.sqrt(max(pool, 1.0) * qu)
+    w_x = int(w_m * r + 2.0 * z * math.sqrt(max(m_hi, 1.0) * r * (1.0 - r)) + 5.0)
+    return w_f, w_m, w_x
+
+
+def pivot_coins_work(
+    c_v_law: Law1D, pool_lo: int, c_d: int, log_fix: float, log_qu: float, log_r: float, log_tol: float
+) -> tuple[float, float]:
+    """``(work, cells)`` estimated for :func:`pivot_coins_grid` (about ``3 W_F W_m W_x`` for the
+    products and sums of its main loop, and the cells of its grid before trimming), from the
+    windows' sizes at ``z`` standard deviations (no arrays built)."""
+    z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
+    w_f, w_m, w_x = _coins_dims(c_v_law, pool_lo, c_d, log_fix, log_qu, log_r, z)
+    return 3.0 * float(w_f) * (w_m - 0.5 * w_f) * w_x, float(w_m + w_f) * (w_x + w_f)
+
+
+def pivot_coins_grid(
+    c_v_law: Law1D,
+    pool_lo: int,
+    c_d: int,
+    log_fix: float,
+    log_unif: float,
+    log_qu: float,
+    log_1mqu: float,
+    log_r: float,
+    log_1mr: float,
+    log_tol: float,
+) -> Grid:
+    """A pivot structure plus one class whose users are "truthful ``d``" or uniform, by their coins.
+
+    Setting (the ``(N, j)`` coordinates of this module): ``N_o`` counts the reports different
+    from ``v`` of a pivot structure whose reports different from ``v`` are ``d`` w.p. ``r``
+    independently, ``N_o ~ X + Bin(u, q_u)`` with ``X ~ c_v_law`` (independent) and ``u``
+    *uniform users* (pool), ``u = pool_lo`` here. Add ``c_d`` users of a class each of which,
+    independently, reports ``d`` (its own value) with probability ``1 - gamma = e^log_fix``
+    ("truthful") and otherwise (``gamma = e^log_unif``) behaves as one more uniform user: a report
+    different from ``v`` w.p. ``q_u``, then ``d`` w.p. ``r``. (k-RR in the merged view of
+    :mod:`~shuffle_accounting.shuffled_krr._krr_spread` with pivot ``v`` in ``{0, 1}``, ``d`` the
+    other, ``o`` the values ``>= 2``: ``1 - gamma = p - pbar``, ``q_u = (k - 1)/k``,
+    ``r = 1/(k - 1)``; the class at ``d`` reports ``d, v, o`` w.p. ``(1 - gamma) + gamma/k = p``,
+    ``gamma/k = pbar``, ``gamma (k - 2)/k = (k - 2) pbar``, as k-RR does.)
+
+    Law. Let ``F ~ Bin(c_d, 1 - gamma)`` be the number of truthful users of the class. Given
+    ``F`` they move ``(N, j)`` by ``(F, F)`` and the other ``c_d - F`` join the pool, so with
+    ``R_F(m, x) = P(N_o^(F) = m) Bin(m, r)(x)``, ``N_o^(F) ~ X + Bin(pool_lo + c_d - F, q_u)``:
+
+        R(N, j) = sum_F P(F) R_F(N - F, j - F)                                  (*)
+
+    (total probability over ``F``; given ``F`` the users are independent and the pool's
+    reports different from ``v`` are ``d`` w.p. ``r`` each, as in :func:`pivot_grid`). This costs
+    ``W_F W_m W_x`` products for the windows of ``F``, ``m`` and ``x``, against
+    ``c_d W_m W_x`` when the class is added one user at a time (:func:`add_users`): a factor
+    ``c_d / W_F ~ sqrt(c_d) / (2 z sqrt((1 - gamma) gamma))`` fewer.
+
+    Computation and error model (:class:`Grid`; every step outward):
+
+    * ``P(F)``: :func:`law_from_binom` on its window (outside mass and flushed entries in its
+      dropped mass ``d_F``; relative error ``rel_F``).
+    * ``N_o^(F)``: for the largest ``F`` of the window, ``c_v_law`` convolved with the windowed
+      ``Bin(pool_lo + c_d - F, q_u)`` (:func:`conv1d`; dropped mass ``d_P``, relative error
+      ``rel_P0``); each smaller ``F`` by one exact step ``P'(m) = (1 - q_u) P(m) + q_u P(m - 1)``
+      (the law plus one independent ``Bern(q_u)``): two products of non-negative numbers, with
+      ``q_u`` and ``1 - q_u`` each within ``2 * 2u`` relative of the exact values (one ``exp``),
+      and one sum, so each step adds at most ``5 * 2u`` relative per entry and no dropped mass
+      (a Markov kernel maps the true law's excess over the computed one to an excess of the same
+      total). After ``S`` steps ``rel_P = rel_P0 + (1 + rel_P0)((1 + 5 * 2u)^S - 1)``.
+    * ``Bin(m, r)(x)``: :func:`binom_rows` on one ``x`` window ``[j_lo, j_hi]`` for every ``m``
+      (Loader anchors, ``REL_PMF``, and the recurrence's ``extra``), the window widened (as in
+      :func:`pivot_grid`) until ``sum_m mix(m) P(Bin(m, r) outside)`` (doubled upper-bounding
+      tails, ``mix(m) = sum_F P(F) P(N_o^(F) = m)`` computed and rounded up, a law of total mass
+      at most 1 up to the dropped masses already counted) is at most ``e^log_tol / 4``; entries
+      flushed below ``e^-700`` of the maximum are bounded by their log-sum (each row's weight
+      ``mix(m) <= 1``).
+    * (*) as a sum over ``F`` of non-negative products ``P~(F) P~_F(m) B~(m, x)`` (two
+      roundings) placed at ``(m + F, x + F)``: at most ``W_F`` terms per cell, so the computed
+      cell is within ``rel = (1 + rel_F)(1 + rel_P)(1 + rel_B)(1 + (W_F + 4) 2u) - 1`` of the
+      windowed exact sum; the true sum is at least the windowed one (every window only removes
+      non-negative terms), and its excess over the computed one times ``(1 + rel)`` sums to at
+      most ``d_F + d_P + tails + flushed`` (each excess term times the other factors' true
+      masses, at most 1). Products that underflow add ``_TINY`` each (``2 W_F W_m W_x`` of them).
+    * Finally the grid is divided by its maximum (one more rounding, in ``rel``) and the leading
+      and trailing rows, then columns, whose computed mass is at most ``e^log_tol / 8`` on each
+      side are removed (:func:`trim_mass`); their computed mass, rounded up by
+      ``(1 + rel)(1 + (cells + 4) 2u)``, is added to the dropped mass (as in
+      :func:`sweep_users`: removing non-negative parts keeps ``true >= computed (1 - rel)``).
+
+    Args:
+        c_v_law: Law of ``X`` (e.g. ``Bin(c_v, (k - 1) pbar)`` of the pivot class).
+        pool_lo: Uniform users already in the pool (``>= 0``).
+        c_d: Users of the added class (``>= 0``).
+        log_fix: ``log(1 - gamma)``; ``log_unif``: ``log gamma``.
+        log_qu: ``log q_u``; ``log_1mqu``: ``log(1 - q_u)``.
+        log_r: ``log r``; ``log_1mr``: ``log(1 - r)``.
+        log_tol: Log of the dropped mass allowed for the windows (about ``4 e^log_tol`` in all).
+
+    Returns:
+        The :class:`Grid` of the pivot structure plus the class.
+    """
+    t4 = log_tol - math.log(4.0)
+    if c_d > 0:
+        wlaw = law_from_binom(c_d, log_fix, log_unif, t4)
+    else:
+        wlaw = Law1D(0, np.ones(1), 0.0, -math.inf, 0.0)
+    f_lo, w_f = wlaw.lo, wlaw.arr.size
+    f_hi = f_lo + w_f - 1
+    start = conv1d(c_v_law, law_from_binom(pool_lo + c_d - f_hi, log_qu, log_1mqu, t4))
+    m_lo = start.lo
+    w_m = start.arr.size + w_f - 1
+    Pm = np.zeros((w_f, w_m))
+    Pm[w_f - 1, : start.arr.size] = start.arr
+    qu, q1 = math.exp(log_qu), math.exp(log_1mqu)
+    cur = start.arr
+    for i in range(w_f - 2, -1, -1):  # F = f_lo + i: one more uniform user than F + 1
+        nxt = np.empty(cur.size + 1)
+        nxt[:-1] = q1 * cur
+        nxt[-1] = 0.0
+        nxt[1:] += qu * cur
+        cur = nxt
+        Pm[i, : cur.size] = cur
+    steps = w_f - 1
+    rel_p = start.rel + (1.0 + start.rel) * math.expm1(steps * math.log1p(5.0 * _U))
+    # mix(m) = sum_F P(F) P_F(m), rounded up (for the weight of the x-window tails)
+    mix = (wlaw.arr @ Pm) * (1.0 + wlaw.rel) * (1.0 + rel_p) * (1.0 + (w_f + 4) * _U)
+    with np.errstate(divide="ignore"):
+        lmix = np.log(mix) + wlaw.scale + start.scale
+    Ms = np.arange(m_lo, m_lo + w_m, dtype=float)
+    r = math.exp(log_r)
+    z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
+    m_hi = m_lo + w_m - 1
+    sdr = math.sqrt(max(m_hi, 1) * r * (1.0 - r))
+    while True:
+        j_lo = max(0, int(math.floor(m_lo * r - z * sdr)) - 2)
+        j_hi = min(m_hi, int(math.ceil(m_hi * r + z * sdr)) + 2)
+        with np.errstate(divide="ignore"):
+            lt_lo = np.where(j_lo > 0, log_binom_cdf(np.full(Ms.shape, j_lo - 1.0), Ms, r), -np.inf)
+            lt_hi = np.where(Ms > j_hi, log_binom_sf(np.full(Ms.shape, j_hi + 1.0), Ms, r), -np.inf)
+        tails = np.logaddexp(lt_lo, lt_hi) + math.log(2.0)
+        ltail = float(logsumexp(lmix + tails))
+        if ltail <= t4 or (j_lo == 0 and j_hi == m_hi):
+            break
+        z *= 1.5
+    lb, extra = binom_rows(Ms, j_lo, j_hi, log_r, log_1mr)
+    B, mxb, flb = _flush(lb)
+    w_x = B.shape[1]
+    out = np.zeros((w_m + w_f - 1, w_x + w_f - 1))
+    for i in range(w_f):
+        wi = wlaw.arr[i]
+        if wi == 0.0:
+            continue
+        size = start.arr.size + (w_f - 1 - i)  # the support of P_F (the rest of its row is 0)
+        out[i : i + size, i : i + w_x] += (wi * Pm[i, :size])[:, None] * B[:size]
+    scale = wlaw.scale + start.scale + mxb
+    rel_b = REL_PMF + 4.0 * _U + extra
+    rel = (1.0 + wlaw.rel) * (1.0 + rel_p) * (1.0 + rel_b) * (1.0 + (w_f + 4) * _U) - 1.0
+    products = 2.0 * w_f * w_m * w_x
+    drops = [
+        wlaw.log_drop,
+        start.log_drop + math.log1p(wlaw.rel) + 1e-12,
+        ltail,
+        math.log(products * _TINY) + scale,
+    ]
+    if flb > -math.inf:
+        drops.append(flb + math.log(2.0))
+    # rescale by the maximum (one rounding, in rel) and trim rows and columns whose computed
+    # mass is at most e^log_tol / 4 in all (measured, rounded up, added to the dropped mass)
+    mx = float(np.max(out))
+    if mx <= 0.0:  # pragma: no cover - the law keeps a positive maximum
+        raise RuntimeError("internal: grid underflowed to zero")
+    out = out / mx
+    scale += math.log(mx)
+    rel = rel + (1.0 + rel) * _U
+    budget = math.exp(min(t4 - scale, 700.0))
+    grow = 1.0 + rel + (out.size + 4) * _U
+    n_lo, jj_lo = m_lo + f_lo, j_lo + f_lo
+    f, b, dr = trim_mass(out.sum(axis=1), budget)
+    if dr > 0.0:
+        drops.append(math.log(dr * grow) + scale)
+    out = out[f : out.shape[0] - b, :]
+    n_lo += f
+    f2, b2, dc = trim_mass(out.sum(axis=0), budget)
+    if dc > 0.0:
+        drops.append(math.log(dc * grow) + scale)
+    out = np.ascontiguousarray(out[:, f2 : out.shape[1] - b2])
+    jj_lo += f2
+    return Grid(n_lo, jj_lo, out, scale, float(logsumexp(drops)), rel)
 
 
 def conv2d(a: Grid, b: Grid) -> Grid:

@@ -53,7 +53,13 @@ Upper bounds (revealing information; joint convexity of the hockey-stick diverge
   independent uniform report, a Markov kernel applied alike to both hypotheses. So a cell
   ``[b_i, b_{i+1})`` of ``B`` is bounded by ``D(b_i)`` times its mass, the cells above the
   last stop by the last stop's value, and the mass of ``B`` below the window (at most the
-  binomial tail bound) by 1. With ``c_r = 0`` it is exact (``B = 0``).
+  binomial tail bound) by 1. With ``c_r = 0`` it is exact (``B = 0``). *Computing ``D``*: the
+  law of the larger of the classes at 0 and 1 (the pivot ``v``) with ``b`` uniform users has the
+  closed form of :func:`_krr_grid.pivot_grid`; the smaller class (at ``d``) joins it either by
+  convolution or by its own coins (:func:`_krr_grid.pivot_coins_grid`: its users are truthful,
+  moving ``(N, j)`` by ``(1, 1)``, w.p. ``1 - gamma``, else uniform users of the pool, so the law is
+  a mixture over ``F ~ Bin(c_d, 1 - gamma)`` of pivot structures, in ``W_F W_m W_x`` products
+  instead of ``c_d`` user steps); every other uniform user is then added one at a time.
 * **U1, keep one class, reveal every other coin.** The same argument with the coins of *every*
   other user not at ``v`` (``v = 0``, or ``v = 1`` by relabelling 0 <-> 1, which swaps the two
   directions) revealed: ``B ~ Bin(n - 1 - c_v, gamma)``, and given ``B`` every other user's
@@ -116,12 +122,14 @@ into the dropped mass, so deltas far in the tail (below about ``e^-600``, e.g. `
 ``eps0`` at large ``n``) get a lower end of ``-inf`` and an upper end near ``e^-700``: sound,
 not informative (the exact families work in log space and have no such floor). The
 two-dimensional routes (L2, U2) run only within the caller's work budget, which at the default
-budget means up to a few thousand users in the classes at 0 and 1; beyond, UP is the upper end
-(widths of about 1e-2 in log at ``delta ~ e^-22 .. e^-31``, ``n = 1e5 - 1e6``, the others
-spread evenly) or, when it is smaller, U1 (its normal-limit distance is 9 % larger than the
-truth at ``k = 10``, ``eps0 = 2``: widths of about 2 in log). With ``c_0`` and ``c_1`` far
-apart both lose (UP by the unpaired users' coins): counts proportional to ``1 / (j + 1)`` at
-``k = 10``, ``n = 1e5``: width 2.8 (5.2 with U1); ``benchmarks/README.md``.
+budget means U2 up to about ``n = 2e4`` (its smaller class added by its coins; L2 up to a few
+thousand users in the classes at 0 and 1); beyond, UP is the upper end (widths of about 1e-2
+in log at ``delta ~ e^-22 .. e^-31``, ``n = 1e5 - 1e6``, the others spread evenly) or, when it
+is smaller, U1 (its normal-limit distance is 9 % larger than the truth at ``k = 10``,
+``eps0 = 2``: widths of about 2 in log). With ``c_0`` and ``c_1`` far apart both lose (UP by
+the unpaired users' coins): counts proportional to ``1 / (j + 1)`` at ``k = 10``: width 4e-3
+at ``n = 1e4`` and 6e-3 at ``2e4`` (U2), 1.6 at ``3e4`` and 2.8 at ``1e5`` (UP) with the
+default budget; a larger ``max_work`` lets U2 run there (``benchmarks/README.md``).
 """
 
 from __future__ import annotations
@@ -449,6 +457,8 @@ def reveal2d_upper(
     t: float,
     budget: float,
     max_stops: int,
+    *,
+    build: str = "auto",
 ):
     """U2: ``((log upper fwd, log upper rev) per eps, work)``, or ``(None, work)`` over ``budget``.
 
@@ -456,7 +466,14 @@ def reveal2d_upper(
     (merged into the pivot's ``N_o``: a uniform report different from the pivot value is the other
     of 0 and 1 w.p. ``1 / (k - 1)``, like the pivot class's), then uniform users added one at a
     time (:func:`_krr_grid.sweep_users`) up to each stop, :func:`_krr_grid.hockey_upper` there.
+    The smaller class (at ``d``, the other of 0 and 1) joins the pivot's law either by direct
+    2-D convolution or one user at a time (:func:`_add`), or by its coins
+    (:func:`_krr_grid.pivot_coins_grid`: each of its users is truthful, reporting ``d``, w.p.
+    ``1 - gamma``, else one more uniform user of the pool), whichever is estimated cheaper;
+    ``build`` (keyword only; ``"auto"``, ``"add"`` or ``"coins"``) forces one, for tests.
     """
+    if build not in ("auto", "add", "coins"):
+        raise ValueError(f"build must be 'auto', 'add' or 'coins', got {build!r}")
     c0, c1, cr = c3
     stops, lw, ltail = b_stops(cr, k, eps0, t, max_stops)
     lq = -math.log1p((k - 1) * math.exp(-eps0)) - eps0
@@ -469,15 +486,27 @@ def reveal2d_upper(
     if (span + 6.0 * stops.size * len(eps)) * guess > budget:
         return None, math.inf  # clearly over: do not even build the grids
     rows, v, R, classes, grids = _reveal2d_setup(k, eps0, c0, c1, int(stops[0]), t)
-    base_work = _add_work(R, classes, grids, t)
     z = _z(t)
-    span = float(stops[-1] - stops[0])
+    base_work = _add_work(R, classes, grids, t)
     grow = 2.0 * z * math.sqrt(0.25 * (c0 + c1 + stops[-1])) + 4.0
     cells = (R.arr.shape[0] + grow) * (R.arr.shape[1] + grow)
     work = base_work + span * cells + 6.0 * cells * stops.size * len(eps)
+    coins = None
+    if classes and build != "add":
+        lg, l1mg = _gamma(k, eps0)
+        cv_law = G.law_from_binom(cv, math.log(k - 1) + lq, lq + eps0, t)
+        l_qu, l_r = math.log(q_u), math.log(r0)
+        coins = (cv_law, int(stops[0]), cd, l1mg, lg, l_qu, -math.log(k), l_r, math.log1p(-r0), t)
+        c_work = G.pivot_coins_work(cv_law, int(stops[0]), cd, l1mg, l_qu, l_r, t)[0]
+        # the grid it builds is trimmed to the law's mass: the sweep's cells are about `guess`
+        c_total = c_work + (span + 6.0 * stops.size * len(eps)) * guess
+        if build == "coins" or c_total < work:
+            work = c_total
+        else:
+            coins = None
     if work > budget:
         return None, work
-    R = _add(R, classes, grids, t)
+    R = G.pivot_coins_grid(*coins) if coins is not None else _add(R, classes, grids, t)
     pi0, pi1 = _coords(rows[0], v), _coords(rows[1], v)
     fu = np.empty((stops.size, len(eps)))
     ru = np.empty((stops.size, len(eps)))
@@ -940,8 +969,14 @@ def spread_log_bounds(
     l2 = merged_work(k, eps0, c3, len(eps), t)[1]
     share = rem - l2 if l2 <= rem / 2 else rem
     pair2, w = None, 0.0
+    # U2's truncation: e^-30 below the smallest lower end is enough (its dropped mass, added to
+    # the upper end, is then at most ~1e-13 of the value); a shallower level means narrower
+    # windows, so U2 fits the budget at larger n
+    t2 = t_u
+    if np.all(np.isfinite(low)):
+        t2 = max(t_u, float(np.min(low)) - 30.0)
     for ms in (4096, 1024, 256, 64):
-        pair2, w = reveal2d_upper(k, eps0, c3, eps, t_u, share, ms)
+        pair2, w = reveal2d_upper(k, eps0, c3, eps, t2, share, ms)
         if pair2 is not None:
             break
     if pair2 is not None:
