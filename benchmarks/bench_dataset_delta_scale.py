@@ -116,7 +116,7 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for k, eps0, eps, others, max_work in cases:
-        mw = "default" if max_work is None else f"{max_work:.0e}"
+        mw = "default" if max_work is None else f"{max_work:.2g}"
         t = time.perf_counter()
         try:
             lo, up = dataset_log_delta_bounds(eps, k, eps0, others, max_work=max_work)
