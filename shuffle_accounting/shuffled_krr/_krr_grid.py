@@ -428,7 +428,9 @@ def pivot_coins_grid(
       windowed exact sum; the true sum is at least the windowed one (every window only removes
       non-negative terms), and its excess over the computed one times ``(1 + rel)`` sums to at
       most ``d_F + d_P + tails + flushed`` (each excess term times the other factors' true
-      masses, at most 1). Products that underflow add ``_TINY`` each (``2 W_F W_m W_x`` of them).
+      masses, at most 1). Products that underflow add ``_TINY`` each: ``2 W_F W_m W_x`` in the
+      sum, and ``2 W_F W_m`` in the recurrence, each of which can reach ``W_F`` later laws and
+      ``W_x`` cells per entry (counted as ``2 W_F W_m W_x (W_F + 1)`` in all).
     * Finally the grid is divided by its maximum (one more rounding, in ``rel``) and the leading
       and trailing rows, then columns, whose computed mass is at most ``e^log_tol / 8`` on each
       side are removed (:func:`trim_mass`); their computed mass, rounded up by
@@ -503,7 +505,9 @@ def pivot_coins_grid(
     scale = wlaw.scale + start.scale + mxb
     rel_b = REL_PMF + 4.0 * _U + extra
     rel = (1.0 + wlaw.rel) * (1.0 + rel_p) * (1.0 + rel_b) * (1.0 + (w_f + 4) * _U) - 1.0
-    products = 2.0 * w_f * w_m * w_x
+    # underflowed products: the main loop's, and the recurrence's (a mass lost there reaches every
+    # later P_F, each of whose entries meets at most w_x values of B <= 1 and one weight <= 1)
+    products = 2.0 * w_f * w_m * w_x * (w_f + 1.0)
     drops = [
         wlaw.log_drop,
         start.log_drop + math.log1p(wlaw.rel) + 1e-12,
