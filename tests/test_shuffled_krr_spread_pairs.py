@@ -305,9 +305,9 @@ def test_normal_limit_ratios_choose_the_routes():
     assert 1.0 - 1e-12 <= r_u1 < r_up
     _, up_p, info = S.spread_log_bounds(10, 2.0, tuple(_even(10, 3000)), [0.05], -85.0, 1e8)
     assert not any(r.startswith("U1") for r in info["routes"]) and info["upper_from"] == ["UP"]
-    # with 3e8 U2 fits (its smaller class joins by its coins, _krr_grid.pivot_coins_grid) and is
-    # tighter: measured -6.7570 against UP's -6.6903 (L1: -6.7576)
-    low, up_2, info = S.spread_log_bounds(10, 2.0, tuple(_even(10, 3000)), [0.05], -85.0, 3e8)
+    # with 1e9 U2 fits (its smaller class joins by its coins, _krr_grid.pivot_coins_grid) and is
+    # tighter: measured -6.7571 against UP's -6.6903 (L1: -6.7576)
+    low, up_2, info = S.spread_log_bounds(10, 2.0, tuple(_even(10, 3000)), [0.05], -85.0, 1e9)
     assert not any(r.startswith("U1") for r in info["routes"]) and info["upper_from"] == ["U2"]
     assert low[0] <= up_2[0] < up_p[0] and up_2[0] - low[0] < 1e-3
     _, _, info = S.spread_log_bounds(100, 4.0, (5000, 0) + (50,) * 98, [0.2], -85.0, 3e8)

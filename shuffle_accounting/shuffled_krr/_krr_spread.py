@@ -498,8 +498,9 @@ def reveal2d_upper(
         l_qu, l_r = math.log(q_u), math.log(r0)
         coins = (cv_law, int(stops[0]), cd, l1mg, lg, l_qu, -math.log(k), l_r, math.log1p(-r0), t)
         c_work = G.pivot_coins_work(cv_law, int(stops[0]), cd, l1mg, l_qu, l_r, t)[0]
-        # the grid it builds is trimmed to the law's mass: the sweep's cells are about `guess`
-        c_total = c_work + (span + 6.0 * stops.size * len(eps)) * guess
+        # the grid it builds is trimmed to the law's mass, so the sweep's cells are about `guess`
+        # (calibrated: about 4 units per cell and user step, and per cell and hockey sum)
+        c_total = c_work + 4.0 * guess * (span + 2.0 * stops.size * len(eps))
         if build == "coins" or c_total < work:
             work = c_total
         else:
