@@ -128,7 +128,7 @@ in log at ``delta ~ e^-22 .. e^-31``, ``n = 1e5 - 1e6``, the others spread evenl
 is smaller, U1 (its normal-limit distance is 9 % larger than the truth at ``k = 10``,
 ``eps0 = 2``: widths of about 2 in log). With ``c_0`` and ``c_1`` far apart both lose (UP by
 the unpaired users' coins): counts proportional to ``1 / (j + 1)`` at ``k = 10``: width 4e-3
-at ``n = 1e4`` and 6e-3 at ``2e4`` (U2), 1.6 at ``3e4`` and 2.8 at ``1e5`` (UP) with the
+at ``n = 1e4`` and 6.6e-3 at ``2e4`` (U2), 1.6 at ``3e4`` and 2.8 at ``1e5`` (UP) with the
 default budget; a larger ``max_work`` lets U2 run there (``benchmarks/README.md``).
 """
 
