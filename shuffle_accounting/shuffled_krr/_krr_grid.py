@@ -387,8 +387,10 @@ def _coins_sum(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, int]:
     ``F``'s window) and ``H[m, u] = B[m, m - u]`` (zero outside ``x``'s window), scattered back
     to ``(N, j)``. Each cell is a sum of at most ``terms`` non-negative products (the block's
     width in ``m``; the zeros add nothing), in whatever order the BLAS takes: relative error at
-    most ``terms * 2u`` (Higham, Thm 3.1, any order), counted by the caller. Returns ``(out,
-    terms)``.
+    most ``gamma_terms <= terms * 2u`` (Higham, *Accuracy and Stability of Numerical Algorithms*,
+    2nd ed., section 3.1: the inner-product bound holds for any order of the additions, with or
+    without fused multiply-adds), counted by the caller. Each ``(N, j)`` cell is written by one
+    block only. Returns ``(out, terms)``.
     """
     w_f, w_m = A.shape
     w_x = B.shape[1]
