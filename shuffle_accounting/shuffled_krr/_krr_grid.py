@@ -57,6 +57,7 @@ __all__ = [
     "class_grid",
     "pivot_coins_grid",
     "pivot_coins_work",
+    "window_z",
     "conv2d",
     "Hockey",
     "hockey_upper",
@@ -130,6 +131,57 @@ def _flush(lp: np.ndarray) -> tuple[np.ndarray, float, float]:
     with np.errstate(under="ignore"):
         arr = np.where(keep, np.exp(np.where(keep, lp - mx, 0.0)), 0.0)
     return arr, mx, flushed
+
+
+def window_z(log_tol: float) -> float:
+    """Starting half-width, in standard deviations, of a window whose outside mass should be
+    about ``e^log_tol``: ``max(8, sqrt(2 |log_tol|) + 2)`` (the Gaussian tail ``e^(-z^2 / 2)``
+    with a margin; every window built from it is then widened until its bound is checked)."""
+    return max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
+
+
+def _row_window(
+    Ns: np.ndarray, lw: np.ndarray, log_r: float, log_tol: float, z: float
+) -> tuple[int, int, float]:
+    """``(j_lo, j_hi, log tail)``: one ``j`` window for the rows ``Bin(N, r)``, ``N`` in ``Ns``
+    (consecutive integers), weighted by ``e^lw`` (upper bounds on the rows' weights).
+
+    The window covers ``N r +- z sqrt(N_hi r (1 - r))`` for every ``N`` and widens (``z`` x1.5)
+    until ``sum_N e^lw(N) P(Bin(N, r) outside)`` (doubled upper-bounding tails) is at most
+    ``e^log_tol``, or the window is all of ``[0, N_hi]``; that sum is returned as the log tail.
+    """
+    n_lo, n_hi = int(Ns[0]), int(Ns[-1])
+    r = math.exp(log_r)
+    sdr = math.sqrt(max(n_hi, 1) * r * (1.0 - r))
+    while True:
+        j_lo = max(0, int(math.floor(n_lo * r - z * sdr)) - 2)
+        j_hi = min(n_hi, int(math.ceil(n_hi * r + z * sdr)) + 2)
+        with np.errstate(divide="ignore"):
+            lt_lo = np.where(j_lo > 0, log_binom_cdf(np.full(Ns.shape, j_lo - 1.0), Ns, r), -np.inf)
+            lt_hi = np.where(Ns > j_hi, log_binom_sf(np.full(Ns.shape, j_hi + 1.0), Ns, r), -np.inf)
+        tails = np.logaddexp(lt_lo, lt_hi) + math.log(2.0)
+        ltail = float(logsumexp(lw + tails))
+        if ltail <= log_tol or (j_lo == 0 and j_hi == n_hi):
+            return j_lo, j_hi, ltail
+        z *= 1.5
+
+
+def _trim_edges(
+    arr: np.ndarray, budget: float, grow: float, scale: float, drops: list[float]
+) -> tuple[np.ndarray, int, int]:
+    """``arr`` without its leading and trailing rows, then columns, of computed mass at most
+    ``budget / 2`` on each side (:func:`trim_mass`); ``(view, rows removed at the front,
+    columns removed at the front)``. The removed masses, times ``grow`` (the caller's bound on
+    the true mass per unit of computed mass), are appended to ``drops`` in logs, plus ``scale``.
+    """
+    f, b, dr = trim_mass(arr.sum(axis=1), budget)
+    if dr > 0.0:
+        drops.append(math.log(dr * grow) + scale)
+    arr = arr[f : arr.shape[0] - b, :]
+    f2, b2, dc = trim_mass(arr.sum(axis=0), budget)
+    if dc > 0.0:
+        drops.append(math.log(dc * grow) + scale)
+    return arr[:, f2 : arr.shape[1] - b2], f, f2
 
 
 def binom_window(N: int, log_pi: float, log_1mpi: float, log_tol: float) -> tuple[int, np.ndarray, float]:
@@ -243,23 +295,11 @@ def pivot_grid(no_law: Law1D, log_tol: float, log_r: float = _LOG_HALF, log_1mr:
     """
     n_lo = no_law.lo
     n_hi = n_lo + no_law.arr.size - 1
-    z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
+    z = window_z(log_tol)
     Ns = np.arange(n_lo, n_hi + 1, dtype=float)
     with np.errstate(divide="ignore"):
         lpn = np.log(no_law.arr) + no_law.scale + math.log1p(no_law.rel)
-    r = math.exp(log_r)
-    sdr = math.sqrt(max(n_hi, 1) * r * (1.0 - r))
-    while True:
-        j_lo = max(0, int(math.floor(n_lo * r - z * sdr)) - 2)
-        j_hi = min(n_hi, int(math.ceil(n_hi * r + z * sdr)) + 2)
-        with np.errstate(divide="ignore"):
-            lt_lo = np.where(j_lo > 0, log_binom_cdf(np.full(Ns.shape, j_lo - 1.0), Ns, r), -np.inf)
-            lt_hi = np.where(Ns > j_hi, log_binom_sf(np.full(Ns.shape, j_hi + 1.0), Ns, r), -np.inf)
-        tails = np.logaddexp(lt_lo, lt_hi) + math.log(2.0)
-        ltail = float(logsumexp(lpn + tails))
-        if ltail <= log_tol or (j_lo == 0 and j_hi == n_hi):
-            break
-        z *= 1.5
+    j_lo, j_hi, ltail = _row_window(Ns, lpn, log_r, log_tol, z)
     lb, extra = binom_rows(Ns, j_lo, j_hi, log_r, log_1mr)
     with np.errstate(divide="ignore"):
         lr = np.log(no_law.arr)[:, None] + lb
@@ -356,19 +396,18 @@ def _coins_dims(
 
 def pivot_coins_work(
     c_v_law: Law1D, pool_lo: int, c_d: int, log_fix: float, log_qu: float, log_r: float, log_tol: float
-) -> tuple[float, float]:
-    """``(work, cells)`` estimated for :func:`pivot_coins_grid`, from the windows' sizes at ``z``
+) -> float:
+    """The work estimated for :func:`pivot_coins_grid`, from the windows' sizes at ``z``
     standard deviations (no arrays built): the multiply-adds of :func:`_coins_sum`'s matrix
     products counted at :data:`_COINS_PER_UNIT` per work unit, plus ``6 W_F W_m`` for the laws
     and ``20 W_m W_x`` for the binomial rows (calibrated on the 2-core development machine so that
     a unit is about a nanosecond: 2.8e8, 1.3e9 and 7.7e9 units took 0.27, 1.26 and 5.5 s for the
-    k = 10 datasets with counts proportional to ``1 / (j + 1)`` at n = 1e4, 3e4 and 1e5); and
-    the grid's cells before trimming."""
-    z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
+    k = 10 datasets with counts proportional to ``1 / (j + 1)`` at n = 1e4, 3e4 and 1e5)."""
+    z = window_z(log_tol)
     w_f, w_m, w_x = _coins_dims(c_v_law, pool_lo, c_d, log_fix, log_qu, log_r, z)
     rows, width = w_m + w_f, _COINS_CHUNK + w_f
     fma = float(rows) * width * (width + w_x)
-    return fma / _COINS_PER_UNIT + 6.0 * w_f * w_m + 20.0 * w_m * w_x, float(w_m + w_f) * (w_x + w_f)
+    return fma / _COINS_PER_UNIT + 6.0 * w_f * w_m + 20.0 * w_m * w_x
 
 
 #: Rows of ``N`` per matrix product in :func:`_coins_sum` (measured fastest here among 64-1024).
@@ -533,21 +572,7 @@ def pivot_coins_grid(
     with np.errstate(divide="ignore"):
         lmix = np.log(mix) + wlaw.scale + start.scale
     Ms = np.arange(m_lo, m_lo + w_m, dtype=float)
-    r = math.exp(log_r)
-    z = max(8.0, math.sqrt(2.0 * max(0.0, -log_tol)) + 2.0)
-    m_hi = m_lo + w_m - 1
-    sdr = math.sqrt(max(m_hi, 1) * r * (1.0 - r))
-    while True:
-        j_lo = max(0, int(math.floor(m_lo * r - z * sdr)) - 2)
-        j_hi = min(m_hi, int(math.ceil(m_hi * r + z * sdr)) + 2)
-        with np.errstate(divide="ignore"):
-            lt_lo = np.where(j_lo > 0, log_binom_cdf(np.full(Ms.shape, j_lo - 1.0), Ms, r), -np.inf)
-            lt_hi = np.where(Ms > j_hi, log_binom_sf(np.full(Ms.shape, j_hi + 1.0), Ms, r), -np.inf)
-        tails = np.logaddexp(lt_lo, lt_hi) + math.log(2.0)
-        ltail = float(logsumexp(lmix + tails))
-        if ltail <= t4 or (j_lo == 0 and j_hi == m_hi):
-            break
-        z *= 1.5
+    j_lo, j_hi, ltail = _row_window(Ms, lmix, log_r, t4, window_z(log_tol))
     lb, extra = binom_rows(Ms, j_lo, j_hi, log_r, log_1mr)
     B, mxb, flb = _flush(lb)
     w_x = B.shape[1]
@@ -576,18 +601,9 @@ def pivot_coins_grid(
     rel = rel + (1.0 + rel) * _U
     budget = math.exp(min(t4 - scale, 700.0))
     grow = 1.0 + rel + (out.size + 4) * _U
-    n_lo, jj_lo = m_lo + f_lo, j_lo + f_lo
-    f, b, dr = trim_mass(out.sum(axis=1), budget)
-    if dr > 0.0:
-        drops.append(math.log(dr * grow) + scale)
-    out = out[f : out.shape[0] - b, :]
-    n_lo += f
-    f2, b2, dc = trim_mass(out.sum(axis=0), budget)
-    if dc > 0.0:
-        drops.append(math.log(dc * grow) + scale)
-    out = np.ascontiguousarray(out[:, f2 : out.shape[1] - b2])
-    jj_lo += f2
-    return Grid(n_lo, jj_lo, out, scale, float(logsumexp(drops)), rel)
+    out, f, f2 = _trim_edges(out, budget, grow, scale, drops)
+    out = np.ascontiguousarray(out)
+    return Grid(m_lo + f_lo + f, j_lo + f_lo + f2, out, scale, float(logsumexp(drops)), rel)
 
 
 def conv2d(a: Grid, b: Grid) -> Grid:
@@ -1161,7 +1177,7 @@ def add_classes_work(
     sc = sum(x[1] for x in shapes) - len(shapes) + 1
     direct += float(R.arr.size) * sr * sc
     c_rest = sum(c for c, _ in classes)
-    z = max(8.0, math.sqrt(2.0 * max(0.0, -t)) + 2.0)
+    z = window_z(t)
     grow = 2.0 * z * math.sqrt(0.25 * c_rest) + 4.0
     sequential = float(c_rest) * (R.arr.shape[0] + grow) * (R.arr.shape[1] + grow)
     return direct, sequential
@@ -1344,15 +1360,8 @@ def sweep_users(R: Grid, stops, log_w: tuple[float, float, float], log_tol: floa
         top_scale = max(top_scale, scale)
         budget = math.exp(budget_log - scale)
         grow = 1.0 + rel + (arr.size + 4) * _U
-        f, b, dr = trim_mass(arr.sum(axis=1), budget)
-        if dr > 0.0:
-            drops.append(math.log(dr * grow) + scale)
-        arr = arr[f : arr.shape[0] - b, :]
+        arr, f, f2 = _trim_edges(arr, budget, grow, scale, drops)
         n_lo += f
-        f2, b2, dc = trim_mass(arr.sum(axis=0), budget)
-        if dc > 0.0:
-            drops.append(math.log(dc * grow) + scale)
-        arr = arr[:, f2 : arr.shape[1] - b2]
         j_lo += f2
         rel = R.rel + (1.0 + R.rel) * 7.0 * _U * done * 1.001
         if done == stops[k_stop]:

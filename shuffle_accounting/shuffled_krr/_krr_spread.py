@@ -195,13 +195,9 @@ def _gamma(k: int, eps0: float) -> tuple[float, float]:
     return math.log(k) + lq, lq + math.log(math.expm1(eps0))
 
 
-def _z(t: float) -> float:
-    return max(8.0, math.sqrt(2.0 * max(0.0, -t)) + 2.0)
-
-
 def _grid_cells(c: float, q: float, r: float, t: float) -> float:
     """Estimated cells of a :func:`_krr_grid.pivot_grid` of ``c`` users, ``N ~ Bin(c, q)``, ``j | N ~ Bin(N, r)``."""
-    z = _z(t)
+    z = G.window_z(t)
     rows = 2.0 * z * math.sqrt(c * q * (1.0 - q)) + 5.0
     cols = rows * r + 2.0 * z * math.sqrt(c * q * r * (1.0 - r)) + 5.0
     return rows * min(cols, rows + 1.0)
@@ -210,7 +206,7 @@ def _grid_cells(c: float, q: float, r: float, t: float) -> float:
 def _sum_cells(parts: Sequence[tuple[float, float, float]], t: float) -> float:
     """Estimated cells of the law of several independent classes ``(c, q, r)`` (side lengths add
     in quadrature)."""
-    z = _z(t)
+    z = G.window_z(t)
     vr = sum(c * q * (1.0 - q) for c, q, _ in parts)
     vc = sum(c * q * r * (1.0 - r) + c * q * (1.0 - q) * r * r for c, q, r in parts)
     return (2.0 * z * math.sqrt(vr) + 5.0) * (2.0 * z * math.sqrt(vc) + 5.0)
@@ -329,7 +325,7 @@ def directions(k: int, eps0: float, c3: tuple[int, int, int]) -> list[tuple[int,
 
 def _linear_work(k: int, eps0: float, c3: tuple[int, int, int], a: int, b: int, t: float) -> float:
     rows = log_rows(k, eps0)
-    z = _z(t)
+    z = G.window_z(t)
     work = 0.0
     for x in (0, 1, 2):
         pa, pb = math.exp(rows[x][0]), math.exp(rows[x][1])
@@ -486,7 +482,7 @@ def reveal2d_upper(
     if (span + 6.0 * stops.size * len(eps)) * guess > budget:
         return None, math.inf  # clearly over: do not even build the grids
     rows, v, R, classes, grids = _reveal2d_setup(k, eps0, c0, c1, int(stops[0]), t)
-    z = _z(t)
+    z = G.window_z(t)
     base_work = _add_work(R, classes, grids, t)
     grow = 2.0 * z * math.sqrt(0.25 * (c0 + c1 + stops[-1])) + 4.0
     cells = (R.arr.shape[0] + grow) * (R.arr.shape[1] + grow)
@@ -497,7 +493,7 @@ def reveal2d_upper(
         cv_law = G.law_from_binom(cv, math.log(k - 1) + lq, lq + eps0, t)
         l_qu, l_r = math.log(q_u), math.log(r0)
         coins = (cv_law, int(stops[0]), cd, l1mg, lg, l_qu, -math.log(k), l_r, math.log1p(-r0), t)
-        c_work = G.pivot_coins_work(cv_law, int(stops[0]), cd, l1mg, l_qu, l_r, t)[0]
+        c_work = G.pivot_coins_work(cv_law, int(stops[0]), cd, l1mg, l_qu, l_r, t)
         # the grid it builds is trimmed to the law's mass, so the sweep's cells are about `guess`
         # (calibrated: about 4 units per cell and user step, and per cell and hockey sum)
         c_total = c_work + 4.0 * guess * (span + 2.0 * stops.size * len(eps))
@@ -711,7 +707,7 @@ def pairs_work(k: int, eps0: float, c3: tuple[int, int, int], n_eps: int, t: flo
     la, _, lb, _, _, _ = pair_logs(k, eps0)
     a, b = math.exp(la), math.exp(lb)
     var = m * (a * (1 - a) + b * (1 - b)) + (cr + e) * (2.0 / k) * (1 - 2.0 / k)
-    L = 2.0 * _z(t) * math.sqrt(var) + 10.0
+    L = 2.0 * G.window_z(t) * math.sqrt(var) + 10.0
     return max(n_eval, 1.0) * (300.0 * n_eps + 150.0) * L
 
 
@@ -808,7 +804,7 @@ def pairs_upper(
 def _reveal1d_work(k: int, eps0: float, cv: int, m: int, n_stops: int, n_eps: int, t: float) -> float:
     lq = -math.log1p((k - 1) * math.exp(-eps0)) - eps0
     q = (k - 1) * math.exp(lq)
-    z = _z(t)
+    z = G.window_z(t)
     L1 = 2.0 * z * math.sqrt(cv * q * (1 - q)) + 4.0
     L2 = 2.0 * z * math.sqrt(m * (k - 1) / k / k) + 4.0
     return n_stops * (L1 * L2 + 60.0 * n_eps * (L1 + L2))

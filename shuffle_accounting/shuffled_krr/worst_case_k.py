@@ -455,7 +455,7 @@ class BoxProblem:
             # grid at most (c_v + 1)^2 grown by 2 z sqrt(users / 4) + 4 per side) is surely within
             # its budget: add_classes then always accepts (direct or sequential)
             rest = sum(L) - max(L)
-            z = max(8.0, math.sqrt(2.0 * max(0.0, -(t - math.log(8.0)))) + 2.0)
+            z = G.window_z(t - math.log(8.0))
             side = max(L) + 1.0 + 2.0 * z * math.sqrt(0.25 * rest) + 4.0
             if rest * side * side <= 0.5 * G.MAX_SEQUENTIAL_WORK:
                 got = True
@@ -483,7 +483,7 @@ class BoxProblem:
             n_lo, n_hi = s1 - n_hi, s1 - n_lo  # N_o ~ Bin(s1, 2/3) = s1 - Bin(s1, 1/3)
         else:
             n_lo = n_hi = 0
-        z = max(8.0, math.sqrt(2.0 * max(0.0, -t)) + 2.0)
+        z = G.window_z(t)
         sdr = math.sqrt(max(n_hi, 1) * 0.25)
         cols = (
             min(n_hi, math.ceil(0.5 * n_hi + z * sdr) + 2) - max(0, math.floor(0.5 * n_lo - z * sdr) - 2) + 1
