@@ -33,10 +33,11 @@ from shuffle_accounting.shuffled_krr.lower import lower_epsilon
 from _timeout import call_with_timeout
 
 
-def _reference() -> float:
-    t = time.perf_counter()
+def _reference(clock=time.perf_counter) -> float:
+    """Seconds (of ``clock``: wall by default) of the fixed reference computation."""
+    t = clock()
     ShuffledKRR(3, 1.0, 10**4).epsilon(1e-6, method="blanket")
-    return time.perf_counter() - t
+    return clock() - t
 
 
 def _row(n: int, eps0: float, delta: float, budget: dict):
@@ -68,9 +69,7 @@ def _deep_rows(smoke: bool) -> None:
     The ratio is the row's CPU seconds over the reference computation's CPU seconds, both
     measured in this run (CPU time: the rows are long, and a loaded machine distorts wall time).
     """
-    cpu = time.process_time()
-    ShuffledKRR(3, 1.0, 10**4).epsilon(1e-6, method="blanket")
-    ref = time.process_time() - cpu
+    ref = _reference(time.process_time)
     print(f"reference CPU {ref:.3f} s")
     rows = (("n = 40, eps0 = 0.25, eps = 0.2", 0.25, 40, (0.2,)),) if smoke else DEEP_ROWS
     print(f"{'query':<48} {'deep':>5} {'log delta':>10} {'conv':>5} {'cpu':>7} {'ratio':>6}")
