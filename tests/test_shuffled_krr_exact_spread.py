@@ -283,6 +283,55 @@ def test_u2_by_coins_matches_the_other_build_and_the_enumeration(case):
 def test_reveal2d_build_is_validated():
     with pytest.raises(ValueError, match="build must be"):
         S.reveal2d_upper(4, 1.0, (5, 3, 4), [0.1], -40.0, 1e9, 8, build="fft")
+    with pytest.raises(ValueError, match="sweep must be 'auto', 'full' or 'core', got 'half'"):
+        S.reveal2d_upper(4, 1.0, (5, 3, 4), [0.1], -40.0, 1e9, 8, sweep="half")
+
+
+@pytest.mark.parametrize(
+    "k, counts, eps0, eps",
+    [
+        (4, (10, 5, 15, 9), 1.0, 0.1),
+        (4, (3, 12, 30, 4), 2.0, 0.4),
+        (5, (4, 2, 8, 5, 0), 0.7, 0.05),
+        (4, (12, 1, 26, 0), 0.8, 0.6),
+    ],
+)
+def test_u2_sweep_plans_are_ordered_and_sound(k, counts, eps0, eps):
+    """U2 (v): ``D`` is non-increasing in ``B``, so a group of cells may share the bound at its
+    lowest value. Every stop evaluated ("full") <= the cells above the core merged ("auto": one
+    build, or two when clearly cheaper) <= the cells below it merged too ("core", a second build
+    at the core's start, unless that share is too large: the last case), all three above the
+    exact enumeration (n = 20 - 50), and the merged plans within 1e-3 in log of the full one. A
+    plan that bounded the lower cells by the core's start (too small) would fall below "full"."""
+    c3 = (counts[0], counts[1], sum(counts[2:]))
+    lg = S._gamma(k, eps0)[0]
+    stops = S.b_stops(c3[2], k, eps0, -80.0, 4096)[0]
+    assert S._core(stops, c3[2], lg)[0] > 0  # the core starts above the window's bottom
+    ex = _exact(k, eps0, counts, eps)
+    vals = {}
+    for sweep in ("full", "auto", "core"):
+        f, r = S.reveal2d_upper(k, eps0, c3, [eps], -80.0, 1e12, 4096, sweep=sweep)[0]
+        vals[sweep] = max(f[0], r[0])
+        assert _le(ex, vals[sweep])
+    tol = 1e-7 * (1 + abs(vals["full"]))  # grids built directly or swept: two bounds of one D
+    assert vals["full"] <= vals["auto"] + tol <= vals["core"] + 2 * tol
+    assert vals["core"] - vals["full"] < 1e-3
+    if counts == (10, 5, 15, 9):  # here the lower cells do share the bottom's bound (measured)
+        assert vals["core"] > vals["full"] + 1e-7
+
+
+def test_u2_tries_its_cell_counts_in_order():
+    """Several ``max_stops`` are tried in order: the first that fits the budget runs (the same
+    value as that one alone), and none fitting gives ``None`` with the last one's estimate."""
+    k, eps0, c3, eps = 10, 2.0, (300, 150, 550), [0.2]
+    fine = S.reveal2d_upper(k, eps0, c3, eps, -40.0, 1e12, 1024)
+    coarse = S.reveal2d_upper(k, eps0, c3, eps, -40.0, 1e12, 8)
+    assert coarse[1] < fine[1]
+    both = S.reveal2d_upper(k, eps0, c3, eps, -40.0, 0.5 * (fine[1] + coarse[1]), (1024, 8))
+    assert both[1] == coarse[1] and both[0][0][0] == coarse[0][0][0]
+    assert S.reveal2d_upper(k, eps0, c3, eps, -40.0, 1e12, (1024, 8))[0][0][0] == fine[0][0][0]
+    none = S.reveal2d_upper(k, eps0, c3, eps, -40.0, 0.5 * coarse[1], (1024, 8))
+    assert none[0] is None and none[1] == coarse[1]
 
 
 def test_iid_sum_law_error_model():
