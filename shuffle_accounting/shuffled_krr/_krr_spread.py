@@ -126,14 +126,16 @@ into the dropped mass, so deltas far in the tail (below about ``e^-600``, e.g. `
 ``eps0`` at large ``n``) get a lower end of ``-inf`` and an upper end near ``e^-700``: sound,
 not informative (the exact families work in log space and have no such floor). The
 two-dimensional routes (L2, U2) run only within the caller's work budget, which at the default
-budget means U2 up to about ``n = 2e4`` (its smaller class added by its coins; L2 up to a few
-thousand users in the classes at 0 and 1); beyond, UP is the upper end (widths of about 1e-2
-in log at ``delta ~ e^-22 .. e^-31``, ``n = 1e5 - 1e6``, the others spread evenly) or, when it
-is smaller, U1 (its normal-limit distance is 9 % larger than the truth at ``k = 10``,
-``eps0 = 2``: widths of about 2 in log). With ``c_0`` and ``c_1`` far apart both lose (UP by
-the unpaired users' coins): counts proportional to ``1 / (j + 1)`` at ``k = 10``: width 4e-3
-at ``n = 1e4`` and 6.6e-3 at ``2e4`` (U2), 1.6 at ``3e4`` and 2.8 at ``1e5`` (UP) with the
-default budget; a larger ``max_work`` lets U2 run there (``benchmarks/README.md``).
+budget means U2 up to about ``n = 3e4`` (its smaller class added by its coins, ``B`` swept over
+its core only; L2 up to a few thousand users in the classes at 0 and 1); beyond, UP is the
+upper end (widths of about 1e-2 in log at ``delta ~ e^-22 .. e^-31``, ``n = 1e5 - 1e6``, the
+others spread evenly) or, when it is smaller, U1 (its normal-limit distance is 9 % larger than
+the truth at ``k = 10``, ``eps0 = 2``: widths of about 2 in log). With ``c_0`` and ``c_1`` far
+apart both lose (UP by the unpaired users' coins): counts proportional to ``1 / (j + 1)`` at
+``k = 10``: width 4.1e-3 at ``n = 1e4``, 6.4e-3 at ``2e4`` and 8.0e-3 at ``3e4`` (U2), 2.8 at
+``1e5`` and 3.6 at ``1e6`` (UP) with the default budget; ``max_work = 3e10`` lets U2 run at
+``1e5`` (1.6e-2, about 25 s); at ``1e6`` U2 would take about 1e12 work units, the sweep of
+``B``'s core growing like ``n^1.5`` (``benchmarks/README.md``).
 """
 
 from __future__ import annotations
