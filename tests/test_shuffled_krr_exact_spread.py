@@ -304,9 +304,9 @@ def test_u2_sweep_plans_are_ordered_and_sound(k, counts, eps0, eps):
     exact enumeration (n = 20 - 50), and the merged plans within 1e-3 in log of the full one. A
     plan that bounded the lower cells by the core's start (too small) would fall below "full"."""
     c3 = (counts[0], counts[1], sum(counts[2:]))
-    lg = S._gamma(k, eps0)[0]
+    lg = math.log(k) - math.log1p((k - 1) * math.exp(-eps0)) - eps0  # log gamma, gamma = k pbar
     stops = S.b_stops(c3[2], k, eps0, -80.0, 4096)[0]
-    assert S._core(stops, c3[2], lg)[0] > 0  # the core starts above the window's bottom
+    assert S.core_range(stops, c3[2], lg)[0] > 0  # the core starts above the window's bottom
     ex = _exact(k, eps0, counts, eps)
     vals = {}
     for sweep in ("full", "auto", "core"):
@@ -318,6 +318,26 @@ def test_u2_sweep_plans_are_ordered_and_sound(k, counts, eps0, eps):
     assert vals["core"] - vals["full"] < 1e-3
     if counts == (10, 5, 15, 9):  # here the lower cells do share the bottom's bound (measured)
         assert vals["core"] > vals["full"] + 1e-7
+
+
+def test_u2_core_plan_splits_a_steep_lower_group():
+    """Where the cells below the core, bounded at the window's bottom, hold too large a share,
+    the core plan builds the law once more at 6 sd below the mean and sweeps only from there (the
+    cells below that point keep the bottom's bound): the trace shows the split, and the value
+    stays between the every-stop value and that value + 1e-3 (k = 4, n = 300, counts
+    proportional to 1 / (j + 1))."""
+    k, eps0, c3, eps = 4, 1.0, (146, 71, 82), [0.1]
+    g = math.exp(math.log(k) - math.log1p((k - 1) * math.exp(-eps0)) - eps0)
+    stops = S.b_stops(c3[2], k, eps0, -60.0, 64)[0]
+    i_lo = S.core_range(stops, c3[2], math.log(g))[0]
+    trace: list = []
+    f, r = S.reveal2d_upper(k, eps0, c3, eps, -60.0, 1e12, 64, sweep="core", trace=trace)[0]
+    full = S.reveal2d_upper(k, eps0, c3, eps, -60.0, 1e12, 64, sweep="full")[0]
+    lower = [int(i) for i, _ in trace[0]]
+    i_mid = int(np.searchsorted(stops, c3[2] * g - 6.0 * math.sqrt(c3[2] * g * (1 - g))))
+    assert 0 < i_mid < i_lo and lower == [0] + list(range(i_mid, i_lo))
+    v, v_full = max(f[0], r[0]), max(full[0][0], full[1][0])
+    assert v_full - 1e-7 * (1 + abs(v_full)) <= v <= v_full + 1e-3
 
 
 def test_u2_tries_its_cell_counts_in_order():

@@ -53,17 +53,17 @@ Upper bounds (revealing information; joint convexity of the hockey-stick diverge
   independent uniform report, a Markov kernel applied alike to both hypotheses. So a cell
   ``[b_i, b_{i+1})`` of ``B`` is bounded by ``D(b_i)`` times its mass, any run of consecutive
   cells by ``D`` at its lowest value times their total mass (the cells above the core
-  ``E B +- 4 sd`` share the value at its top; when building the law twice is cheaper than
-  sweeping up to the core, the cells below it share the value at the window's bottom, unless
-  that share would exceed ``1e-4`` of the core's part: :func:`reveal2d_upper`), and the mass of
+  ``E B - 4 sd .. E B + 3 sd`` share the value at its top; when building the law twice is
+  cheaper than sweeping up to the core, the cells below it share the value at the window's
+  bottom, unless that share would be too large: :func:`reveal2d_upper`), and the mass of
   ``B`` below the window (at most the binomial tail bound) by 1. With ``c_r = 0`` it is exact
-  (``B = 0``). *Computing ``D``*: the
-  law of the larger of the classes at 0 and 1 (the pivot ``v``) with ``b`` uniform users has the
-  closed form of :func:`_krr_grid.pivot_grid`; the smaller class (at ``d``) joins it either by
-  convolution or by its own coins (:func:`_krr_grid.pivot_coins_grid`: its users are truthful,
-  moving ``(N, j)`` by ``(1, 1)``, w.p. ``1 - gamma``, else uniform users of the pool, so the law is
-  a mixture over ``F ~ Bin(c_d, 1 - gamma)`` of pivot structures, in ``W_F W_m W_x`` products
-  instead of ``c_d`` user steps); every other uniform user is then added one at a time.
+  (``B = 0``). *Computing ``D``*: the law of the larger of the classes at 0 and 1 (the pivot
+  ``v``) with ``b`` uniform users has the closed form of :func:`_krr_grid.pivot_grid`; the
+  smaller class (at ``d``) joins it either by convolution or by its own coins
+  (:func:`_krr_grid.pivot_coins_grid`: its users are truthful, moving ``(N, j)`` by ``(1, 1)``,
+  w.p. ``1 - gamma``, else uniform users of the pool, so the law is a mixture over
+  ``F ~ Bin(c_d, 1 - gamma)`` of pivot structures, in ``W_F W_m W_x`` products instead of
+  ``c_d`` user steps); every other uniform user is then added one at a time.
 * **U1, keep one class, reveal every other coin.** The same argument with the coins of *every*
   other user not at ``v`` (``v = 0``, or ``v = 1`` by relabelling 0 <-> 1, which swaps the two
   directions) revealed: ``B ~ Bin(n - 1 - c_v, gamma)``, and given ``B`` every other user's
@@ -162,6 +162,7 @@ __all__ = [
     "MAX_PAIR_CELLS",
     "CORE_SD",
     "CORE_SHARE",
+    "core_range",
     "U2_DEPTH",
     "normal_limit_ratios",
     "pair_logs",
@@ -457,7 +458,7 @@ def _log_mass(lw: np.ndarray) -> float:
     return float(logsumexp(lw)) + (lw.size + 4) * 2.0 * _U
 
 
-def _core(stops: np.ndarray, m: int, lg: float) -> tuple[int, int]:
+def core_range(stops: np.ndarray, m: int, lg: float) -> tuple[int, int]:
     """``(i_lo, i_hi)``: the first and last stop of the core (:data:`CORE_SD`) of ``Bin(m, e^lg)``
     (``i_lo <= i_hi``; the nearest stops when none is in it)."""
     g = math.exp(lg)
@@ -494,6 +495,7 @@ def reveal2d_upper(
     *,
     build: str = "auto",
     sweep: str = "auto",
+    trace: list | None = None,
 ):
     """U2: ``((log upper fwd, log upper rev) per eps, work)``, or ``(None, work)`` over ``budget``.
 
@@ -510,10 +512,14 @@ def reveal2d_upper(
       is at most 1.4e-3 and ``D`` decreases little over them);
     * with ``sweep="core"`` the cells below the core share the value at the window's bottom,
       built directly so that the sweep starts at the core (their mass, at most 3.2e-5, times
-      ``D``'s growth down to the bottom). Where that share exceeds :data:`CORE_SHARE` of the
-      core's part (for any eps, against the larger direction's: delta is the larger), the lower
-      stops are swept from the bottom's law and evaluated after all, when the budget allows
-      (measured: so at n = 3e4 with counts proportional to ``1 / (j + 1)``, k = 10);
+      ``D``'s growth down to the bottom). Where that share exceeds half of :data:`CORE_SHARE`
+      of the core's part (for any eps, against the larger direction's: delta is the larger),
+      the law is built once more at ``CORE_SD[0] + 2`` standard deviations below the mean, the
+      cells from there to the core sharing its value, and a group still over that share is
+      swept stop by stop from its own law, when the budget allows (measured: the cells just
+      below the core are so swept at n = 3e4 with counts proportional to ``1 / (j + 1)``, k =
+      10, and at n = 300 - 2500 for k = 4 and 10); ``trace`` (a list, for tests) receives the
+      ``(index, value)`` of the stops whose bounds the cells below the core use;
     * ``sweep="full"`` evaluates every stop from the bottom up; ``"auto"`` sweeps from the bottom
       to the core's top, or builds twice when that is estimated at most 0.8 of the cost.
 
@@ -541,7 +547,7 @@ def reveal2d_upper(
     work = math.inf
     for ms in tries:
         stops, lw, ltail = b_stops(cr, k, eps0, t, ms)
-        i_lo, i_hi = _core(stops, cr, lg)
+        i_lo, i_hi = core_range(stops, cr, lg)
         parts = [(cv, 1.0 - p, r0), (int(stops[i_hi]), q_u, r0), (cd, 1.0 - pbar, p / (1.0 - pbar))]
         guess = _sum_cells(parts, t)
         if (float(stops[i_hi] - stops[i_lo]) + 6.0 * (i_hi - i_lo + 1) * n_eps) * guess > budget:
@@ -564,14 +570,16 @@ def reveal2d_upper(
                 return 4.0 * guess * (span + 2.0 * n_eval * n_eps)
             return span * cells + 6.0 * cells * n_eval * n_eps
 
-        def cost(starts: list[int], span: float, n_eval: int, base_work=base_work, cv_law=cv_law):
-            add = len(starts) * base_work + sweep_cost(span, n_eval, False)
+        def build_cost(b0: int, by_coins: bool, base_work=base_work, cv_law=cv_law) -> float:
+            if by_coins and cv_law is not None:
+                return G.pivot_coins_work(cv_law, b0, cd, l1mg, math.log(q_u), math.log(r0), t)
+            return base_work
+
+        def cost(starts: list[int], span: float, n_eval: int, cv_law=cv_law):
+            add = sum(build_cost(b0, False) for b0 in starts) + sweep_cost(span, n_eval, False)
             if cv_law is None:
                 return add, False
-            cw = sum(
-                G.pivot_coins_work(cv_law, b0, cd, l1mg, math.log(q_u), math.log(r0), t) for b0 in starts
-            )
-            by_coins = cw + sweep_cost(span, n_eval, True)
+            by_coins = sum(build_cost(b0, True) for b0 in starts) + sweep_cost(span, n_eval, True)
             if build == "coins" or by_coins < add:
                 return by_coins, True
             return add, False
@@ -631,25 +639,47 @@ def reveal2d_upper(
             run(grid_at(int(stops[0])), 0, i_hi)
         else:
             run(grid_at(lo_s), i_lo, i_hi)
-            g_bot = grid_at(int(stops[0]))
-            run(g_bot, 0, 0)
-            # the cells below the core share D at the bottom, unless that share exceeds
-            # CORE_SHARE of the core's part (D steep in B: small n, eps near eps0); then, within
-            # the budget, sweep up from the bottom as the one-build plan does
-            bot = _log_mass(lw[:i_lo])
             core_part = np.array(
                 [_mix(lw[i_lo:i_hi], x[i_lo:i_hi], _NEG) if i_hi > i_lo else x[i_hi] for x in (fu, ru)]
             )
-            # (against the larger direction per eps: delta's bound is the max of the two)
-            share = bot + np.maximum(fu[0], ru[0]) - np.max(core_part, axis=0)
-            steep = bool(np.any(share > math.log(CORE_SHARE)))
-            extra = sweep_cost(float(lo_s - stops[0]), i_lo - 1, coins)
-            if steep and i_lo > 1 and work + extra <= budget:
-                work += extra
-                run(g_bot, 0, i_lo - 1)
-            else:
-                ev = [0] + list(range(i_lo, i_hi + 1))
-                ev_lw = [bot] + list(lw[i_lo:i_hi]) + [_log_mass(lw[i_hi:])]
+            core_max = np.max(core_part, axis=0)  # per eps; delta's bound is the larger direction
+            lim = math.log(0.5 * CORE_SHARE)
+
+            def steep(a: int, b: int) -> bool:
+                """Do cells a..b-1, bounded by D at stop a, exceed CORE_SHARE / 2 of the core's part?"""
+                return bool(np.any(_log_mass(lw[a:b]) + np.maximum(fu[a], ru[a]) - core_max > lim))
+
+            # the cells below the core share D at the window's bottom; where that share is too
+            # large (D steep in B: small n, eps near eps0) they are split once more at
+            # CORE_SD[0] + 2 standard deviations below the mean (one more build), and a group
+            # still too large is swept stop by stop from its own law, within the budget
+            g_bot = grid_at(int(stops[0]))
+            run(g_bot, 0, 0)
+            groups = [(0, i_lo, g_bot)]
+            if steep(0, i_lo):
+                g = math.exp(lg)
+                i_mid = int(
+                    np.searchsorted(stops, cr * g - (CORE_SD[0] + 2.0) * math.sqrt(cr * g * (1.0 - g)))
+                )
+                w_mid = build_cost(int(stops[i_mid]), coins) + sweep_cost(0.0, 1, coins)
+                if 0 < i_mid < i_lo and work + w_mid <= budget:
+                    work += w_mid
+                    g_mid = grid_at(int(stops[i_mid]))
+                    run(g_mid, i_mid, i_mid)
+                    groups = [(0, i_mid, g_bot), (i_mid, i_lo, g_mid)]
+            lower: list[tuple[int, float]] = []
+            for a, b, ga in groups:
+                extra = sweep_cost(float(stops[b - 1] - stops[a]), b - a - 1, coins)
+                if b - a > 1 and steep(a, b) and work + extra <= budget:
+                    work += extra
+                    run(ga, a, b - 1)
+                    lower += [(i, float(lw[i])) for i in range(a, b)]
+                else:
+                    lower.append((a, _log_mass(lw[a:b])))
+            if trace is not None:
+                trace.append([(i, stops[i]) for i, _ in lower])
+            ev = [i for i, _ in lower] + list(range(i_lo, i_hi + 1))
+            ev_lw = [x for _, x in lower] + list(lw[i_lo:i_hi]) + [_log_mass(lw[i_hi:])]
     lws = np.array(ev_lw)
     return (_mix(lws, fu[ev], ltail), _mix(lws, ru[ev], ltail)), work
 
