@@ -681,6 +681,8 @@ def reveal2d_upper(
             ev = [i for i, _ in lower] + list(range(i_lo, i_hi + 1))
             ev_lw = [x for _, x in lower] + list(lw[i_lo:i_hi]) + [_log_mass(lw[i_hi:])]
     lws = np.array(ev_lw)
+    if np.isnan(fu[ev]).any() or np.isnan(ru[ev]).any():  # pragma: no cover - every plan fills its stops
+        raise RuntimeError("internal: a U2 stop used as a bound was never evaluated")
     return (_mix(lws, fu[ev], ltail), _mix(lws, ru[ev], ltail)), work
 
 
