@@ -123,7 +123,7 @@ def test_every_route_brackets_the_exact_enumeration(case):
     t = -80.0
     lows = [
         S.linear_lower(k, eps0, c3, a, b, [eps], t)[0]
-        for a, b in [(1, 1), (2, 1), (1, 3), (1, 9), (1, 0), (0, 1)]
+        for a, b in [(1, 1), (2, 1), (1, 3), (1, 9), (1, 0), (0, 1), (7, 10), (13, 9)]
     ]
     lows.append(S.merged_lower(k, eps0, c3, [eps], t, 1e12)[0][0])
     for lo in lows:
@@ -338,6 +338,22 @@ def test_u2_core_plan_splits_a_steep_lower_group():
     assert 0 < i_mid < i_lo and lower == [0] + list(range(i_mid, i_lo))
     v, v_full = max(f[0], r[0]), max(full[0][0], full[1][0])
     assert v_full - 1e-7 * (1 + abs(v_full)) <= v <= v_full + 1e-3
+
+
+def test_linear_directions_refine_the_discriminant_ratio():
+    """``directions``: (1, 1), then the ratios nearest the Gaussian discriminant with a + b <= 7,
+    17 and 29 (each new one strictly nearer), then the counts (1, 0) and (0, 1). For k = 10,
+    counts proportional to 1 / (j + 1) (ratio 0.6936): 2 : 3, 7 : 10, 9 : 13; the finer ones
+    give a larger (tighter) lower end than 2 : 3 at n = 1e4, each still a lower bound (the
+    routes' test above checks 7 : 10 and 13 : 9 against the exact enumeration)."""
+    k, eps0, c3 = 10, 2.0, (3420, 1706, 4873)
+    dirs = S.directions(k, eps0, c3)
+    assert dirs == [(1, 1), (2, 3), (7, 10), (9, 13), (1, 0), (0, 1)]
+    lows = {ab: S.linear_lower(k, eps0, c3, *ab, [0.05], -60.0)[0] for ab in dirs[1:4]}
+    assert lows[(7, 10)] > lows[(2, 3)] + 2e-3 and lows[(9, 13)] > lows[(2, 3)] + 2e-3
+    # an even spread keeps (1, 1) only; a ratio already nearest at a + b <= 7 is not repeated
+    assert S.directions(k, eps0, (1008, 999, 7992)) == [(1, 1), (1, 0), (0, 1)]
+    assert S.directions(4, 1.0, (300, 0, 699)) == [(1, 1), (3, 4), (1, 0), (0, 1)]
 
 
 def test_u2_tries_its_cell_counts_in_order():

@@ -132,9 +132,9 @@ upper end (widths of about 1e-2 in log at ``delta ~ e^-22 .. e^-31``, ``n = 1e5 
 others spread evenly) or, when it is smaller, U1 (its normal-limit distance is 9 % larger than
 the truth at ``k = 10``, ``eps0 = 2``: widths of about 2 in log). With ``c_0`` and ``c_1`` far
 apart both lose (UP by the unpaired users' coins): counts proportional to ``1 / (j + 1)`` at
-``k = 10``: width 4.1e-3 at ``n = 1e4``, 6.4e-3 at ``2e4`` and 8.0e-3 at ``3e4`` (U2), 2.8 at
-``1e5`` and 3.6 at ``1e6`` (UP) with the default budget; ``max_work = 3e10`` lets U2 run at
-``1e5`` (1.6e-2, about 25 s); at ``1e6`` U2 would take about 1e12 work units, the sweep of
+``k = 10``: width 1.6e-3 at ``n = 1e4``, 2.6e-3 at ``2e4`` and 3.8e-3 at ``3e4`` (U2 above,
+L1 with ``T = 7 h0 - 10 h1`` below), 2.8 at ``1e5`` and 3.1 at ``1e6`` (UP) with the default
+budget; ``max_work = 3e10`` lets U2 run at ``1e5`` (8.9e-3, about 25 s); at ``1e6`` U2 would take about 1e12 work units, the sweep of
 ``B``'s core growing like ``n^1.5`` (``benchmarks/README.md``).
 """
 
@@ -311,8 +311,12 @@ def directions(k: int, eps0: float, c3: tuple[int, int, int]) -> list[tuple[int,
     ``Sigma`` is the covariance of the others' ``(h0, h1)`` (three-category counts), and the
     normal-limit log-likelihood ratio of the target's shift ``(1, -1)`` is linear along
     ``Sigma^-1 (1, -1) = (V1 + C, -(V0 + C)) / det``; the ratio is chosen among coprime
-    ``a + b <= 7`` and ``1 : m``, ``m : 1`` (``m <= 64``). ``(1, 0)`` and ``(0, 1)`` (the counts
-    of 0s and of 1s) are cheap and help where one count is small.
+    ``a + b <= 7`` and ``1 : m``, ``m : 1`` (``m <= 64``), then, when they differ from it, the
+    nearest with ``a + b <= 17`` and ``<= 29`` (finer directions, dearer statistics: the law of
+    ``T`` spans ``a + b`` times as many values; measured, k = 10, counts proportional to
+    ``1 / (j + 1)``, n = 1e4 and 3e4: ``7 : 10`` and ``9 : 13`` raise the lower end by 2.5e-3
+    and 4.2e-3 in log over ``2 : 3``, halving the bracket). ``(1, 0)`` and ``(0, 1)`` (the
+    counts of 0s and of 1s) are cheap and help where one count is small.
     """
     rows = log_rows(k, eps0)
     V0 = V1 = C = 0.0
@@ -325,15 +329,20 @@ def directions(k: int, eps0: float, c3: tuple[int, int, int]) -> list[tuple[int,
     wa, wb = V1 + C, V0 + C
     if wa > 0 and wb > 0:
         target = wa / wb
-        cands = {(a, b) for a in range(1, 7) for b in range(1, 7) if a + b <= 7 and math.gcd(a, b) == 1}
-        cands |= {(1, m) for m in range(1, 65)} | {(m, 1) for m in range(1, 65)}
-        best = min(sorted(cands), key=lambda ab: abs(math.log(ab[0] / ab[1] / target)))
-        if best != (1, 1):
-            out.append(best)
+        ends = {(1, m) for m in range(1, 65)} | {(m, 1) for m in range(1, 65)}
+        for limit in (7, 17, 29):
+            cands = {(a, b) for a in range(1, limit) for b in range(1, limit - a + 1) if math.gcd(a, b) == 1}
+            best = min(sorted(cands | ends), key=lambda ab: abs(math.log(ab[0] / ab[1] / target)))
+            if best not in out:
+                out.append(best)
     return out + [(1, 0), (0, 1)]
 
 
 def _linear_work(k: int, eps0: float, c3: tuple[int, int, int], a: int, b: int, t: float) -> float:
+    """Estimated work of :func:`linear_lower` (units of about a nanosecond): per class, ``0.3 L^2``
+    for the direct convolutions of laws of ``L`` values, plus ``1e6`` (calibrated on the 2-core
+    development machine: 4 ms to 0.5 s against 3.4e6 to 5.6e8 units, k = 10, n = 1e4 - 1e5,
+    ``(a, b)`` from ``(1, 1)`` to ``(9, 13)``)."""
     rows = log_rows(k, eps0)
     z = G.window_z(t)
     work = 0.0
@@ -341,7 +350,7 @@ def _linear_work(k: int, eps0: float, c3: tuple[int, int, int], a: int, b: int, 
         pa, pb = math.exp(rows[x][0]), math.exp(rows[x][1])
         var = a * a * pa + b * b * pb - (a * pa - b * pb) ** 2
         L = 2.0 * z * math.sqrt(c3[x] * max(var, 0.0)) + a + b + 4.0
-        work += 3.0 * L * L
+        work += 0.3 * L * L + 1e6
     return work
 
 
@@ -1132,8 +1141,16 @@ def spread_log_bounds(
         info["routes"] += ["U1(keep 0)", "U1(keep 1)"]
         upf, upr = pair
         up_src = ["U1"] * len(eps)
-    # U2 with the finest cells of B that fit, keeping room for L2 when L2 fits half of what is left
+    # the other lower-end directions are cheap next to U2: their work is set aside first (up to a
+    # tenth of what is left), so that U2 does not crowd them out
     rem = budget - used
+    aside = 0.0
+    for a, b in directions(k, eps0, c3)[1:]:
+        w = _linear_work(k, eps0, c3, a, b, t)
+        if aside + w <= 0.1 * rem:
+            aside += w
+    # U2 with the finest cells of B that fit, keeping room for L2 when L2 fits half of what is left
+    rem -= aside
     l2 = merged_work(k, eps0, c3, len(eps), t)[1]
     share = rem - l2 if l2 <= rem / 2 else rem
     # U2's truncation: e^-15 below the smallest lower end is enough (its dropped mass, a few
