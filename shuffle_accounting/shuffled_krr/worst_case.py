@@ -258,6 +258,9 @@ DEFAULT_TOL = 5e-5
 #: ``ShuffledKRR.epsilon`` is a delta query, and a delta gap of ``5e-5`` costs about 25 times the
 #: epsilon gap's precision at ``delta ~ 1e-6``.
 EPS_GAP_MIN_N: int = 1000
+#: Smallest relative gap in delta a delta query stops at where the curve is flat and the epsilon
+#: gap is the stop (:func:`_certify_delta`; twice the leaves' rounding bracket, ~1e-7).
+FLAT_DELTA_TOL = 2e-7
 #: Share of the model's width given to each piece of the planned first cover (:func:`_plan`).
 _PLAN_SAFETY = 0.9
 #: Up to this many multiply-adds the laws of a family are convolved in full (one eps at a time).
@@ -1259,14 +1262,26 @@ def _quantize(m: int) -> int:
 
 
 def _certify_delta(
-    pr: WorstCaseProblem, eps: float, tol: float, max_evals: int, eps_tol: float | None = None
+    pr: WorstCaseProblem,
+    eps: float,
+    tol: float,
+    max_evals: int,
+    eps_tol: float | None = None,
+    *,
+    eps_or: bool = True,
 ):
     """Cover for ``delta(eps)``: stop when every bound is within ``(1 + tol)`` of the best leaf.
 
-    With ``eps_tol`` it also stops once every bound is at most the best leaf's exhibited value at
-    ``eps / (1 + eps_tol)``: the certified delta is then no larger than a concrete dataset's delta
-    at that smaller eps, i.e. the gap measured in epsilon is at most ``eps_tol`` (a looser stop in
-    delta where the curve is steep; only tightness, never soundness, depends on the stop).
+    With ``eps_tol`` the stop is also measured in epsilon: every bound at most the best leaf's
+    exhibited value at ``eps / (1 + eps_tol)`` (the certified delta is then no larger than a
+    concrete dataset's delta at that smaller eps, i.e. the gap in epsilon is at most ``eps_tol``).
+    Where the curve is flat (that value below ``(1 + tol)`` times the best leaf) the epsilon gap
+    is the stop, floored at :data:`FLAT_DELTA_TOL` in delta (the leaves' own rounding bracket is
+    about 1e-7): a delta gap of ``tol`` would be a gap of ``tol`` over the slope in epsilon (8e-3
+    at n = 1e4, eps0 = 0.5, delta = 2e-3: 0.6 %), and the round trip of ``ShuffledKRR.epsilon``
+    would carry it to the returned epsilon. Where it is steep the epsilon gap is the stop when
+    ``eps_or`` (large n: a looser stop in delta), else the delta gap. Only tightness, never
+    soundness, depends on the stop.
     """
     best, best_c = -math.inf, 0
     # bounds are kept uncapped (the slack model of _plan / _split) and capped by (F5) where they
@@ -1287,7 +1302,9 @@ def _certify_delta(
         if eps_tol is not None and best > -math.inf:
             if best_c not in shrunk:
                 shrunk[best_c] = pr.leaf(best_c, eps / (1.0 + eps_tol))[1]
-            t = max(t, shrunk[best_c])
+            t_eps = max(shrunk[best_c], best + math.log1p(FLAT_DELTA_TOL))
+            if t_eps < t or eps_or:
+                t = t_eps
         return t
 
     heap = [(-up, 0, pr.n - 1, -1.0)]  # (-bound, c1, c2, slack slope estimate)
@@ -1396,10 +1413,13 @@ def certify(
         delta: ``0 < delta < 1``, to certify ``epsilon(delta)`` (keyword only).
         tol: Stopping tolerance (keyword only): relative gap in delta (``eps`` given) or in
             epsilon (``delta`` given) between the certified and the exhibited value; default
-            :data:`DEFAULT_TOL` = ``5e-5`` (for a delta query above :data:`EPS_GAP_MIN_N` users
-            the default also stops at that gap measured in epsilon, whichever comes first), half the issue-11 target gap of ``1e-4`` (the cover
-            needs about ``log(1/tol)`` times more pieces, so ``1e-7`` costs about 2-3 x more at
-            ``n = 1e6``; any ``tol`` down to the leaves' rounding bracket, ~``1e-7``, is useful).
+            :data:`DEFAULT_TOL` = ``5e-5`` (a delta query with the default also measures that
+            gap in epsilon: where the curve is flat, just below ``delta(0)``, the epsilon gap is
+            the stop, floored at :data:`FLAT_DELTA_TOL` in delta; elsewhere, above
+            :data:`EPS_GAP_MIN_N` users, whichever comes first), half the issue-11 target gap of
+            ``1e-4`` (the cover needs about ``log(1/tol)`` times more pieces, so ``1e-7`` costs
+            about 2-3 x more at ``n = 1e6``; any ``tol`` down to the leaves' rounding bracket,
+            ~``1e-7``, is useful).
         max_evals: Work budget in bound evaluations (keyword only).
 
     Returns:
@@ -1452,8 +1472,8 @@ def certify(
         pr = WorstCaseProblem(eps0, n, level, memo=True)
         # with the default tolerance above EPS_GAP_MIN_N users, the stop is the same gap measured
         # in epsilon (as for epsilon queries); a delta gap of DEFAULT_TOL is ~25 x finer there
-        eps_tol = DEFAULT_TOL if (tol_given is None and n > EPS_GAP_MIN_N and eps > 0.0) else None
-        cover, best, best_c = _certify_delta(pr, eps, tol, max_evals, eps_tol)
+        eps_tol = DEFAULT_TOL if (tol_given is None and eps > 0.0) else None
+        cover, best, best_c = _certify_delta(pr, eps, tol, max_evals, eps_tol, eps_or=n > EPS_GAP_MIN_N)
         ld = max(c.log_bound for c in cover)
         return WorstCaseCertificate(
             2,
