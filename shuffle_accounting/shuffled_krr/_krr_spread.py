@@ -134,8 +134,9 @@ the truth at ``k = 10``, ``eps0 = 2``: widths of about 2 in log). With ``c_0`` a
 apart both lose (UP by the unpaired users' coins): counts proportional to ``1 / (j + 1)`` at
 ``k = 10``: width 1.6e-3 at ``n = 1e4``, 2.6e-3 at ``2e4`` and 3.8e-3 at ``3e4`` (U2 above,
 L1 with ``T = 7 h0 - 10 h1`` below), 2.8 at ``1e5`` and 3.1 at ``1e6`` (UP) with the default
-budget; ``max_work = 3e10`` lets U2 run at ``1e5`` (8.9e-3, about 25 s); at ``1e6`` U2 would take about 1e12 work units, the sweep of
-``B``'s core growing like ``n^1.5`` (``benchmarks/README.md``).
+budget; ``max_work = 3e10`` lets U2 run at ``1e5`` (8.9e-3, about 25 s); at ``1e6`` U2 would
+take about 1e12 work units, the sweep of ``B``'s core growing like ``n^1.5``
+(``benchmarks/README.md``).
 """
 
 from __future__ import annotations
@@ -467,26 +468,32 @@ def _log_mass(lw: np.ndarray) -> float:
     return float(logsumexp(lw)) + (lw.size + 4) * 2.0 * _U
 
 
-def core_range(stops: np.ndarray, m: int, lg: float) -> tuple[int, int]:
-    """``(i_lo, i_hi)``: the first and last stop of the core (:data:`CORE_SD`) of ``Bin(m, e^lg)``
-    (``i_lo <= i_hi``; the nearest stops when none is in it)."""
+def core_range(stops: np.ndarray, m: int, lg: float, sds: tuple[float, float] = CORE_SD) -> tuple[int, int]:
+    """``(i_lo, i_hi)``: the first and last stop from ``sds[0]`` standard deviations below the mean
+    of ``Bin(m, e^lg)`` to ``sds[1]`` above (by default the core, :data:`CORE_SD`; ``i_lo <=
+    i_hi``; the nearest stops when none is in that range)."""
     g = math.exp(lg)
     mean, sd = m * g, math.sqrt(m * g * (1.0 - g))
-    i_lo = min(int(np.searchsorted(stops, mean - CORE_SD[0] * sd, side="left")), stops.size - 1)
-    i_hi = max(int(np.searchsorted(stops, mean + CORE_SD[1] * sd, side="right")) - 1, i_lo)
+    i_lo = min(int(np.searchsorted(stops, mean - sds[0] * sd, side="left")), stops.size - 1)
+    i_hi = max(int(np.searchsorted(stops, mean + sds[1] * sd, side="right")) - 1, i_lo)
     return i_lo, i_hi
+
+
+def _reveal2d_pivot(k: int, eps0: float, c0: int, c1: int, b0: int, t: float) -> G.Grid:
+    """The pivot's law (the larger of the classes at 0 and 1) plus ``b0`` uniform users."""
+    lp = -math.log1p((k - 1) * math.exp(-eps0))
+    lq = lp - eps0
+    no = G.law_from_binom(max(c0, c1), math.log(k - 1) + lq, lp, t)
+    if b0 > 0:
+        no = G.conv1d(no, G.law_from_binom(b0, math.log((k - 1) / k), -math.log(k), t))
+    return G.pivot_grid(no, t, -math.log(k - 1), math.log((k - 2) / (k - 1)))
 
 
 def _reveal2d_setup(k: int, eps0: float, c0: int, c1: int, b0: int, t: float):
     rows = log_rows(k, eps0)
     v = 0 if c0 >= c1 else 1
     d = 1 - v
-    lp = -math.log1p((k - 1) * math.exp(-eps0))
-    lq = lp - eps0
-    no = G.law_from_binom(c0 if v == 0 else c1, math.log(k - 1) + lq, lp, t)
-    if b0 > 0:
-        no = G.conv1d(no, G.law_from_binom(b0, math.log((k - 1) / k), -math.log(k), t))
-    R = G.pivot_grid(no, t, -math.log(k - 1), math.log((k - 2) / (k - 1)))
+    R = _reveal2d_pivot(k, eps0, c0, c1, b0, t)
     cd = c1 if v == 0 else c0
     classes = [(cd, _coords(rows[d], v))] if cd > 0 else []
     grids = [G.class_grid(cd, *_coords(rows[d], v), t)] if cd > 0 else []
@@ -562,16 +569,16 @@ def reveal2d_upper(
         if (float(stops[i_hi] - stops[i_lo]) + 6.0 * (i_hi - i_lo + 1) * n_eps) * guess > budget:
             work = math.inf
             continue  # clearly over: do not even build the grids
-        if setup is None:
+        if setup is None:  # the same for every try (the window's bottom does not depend on ms)
             setup = _reveal2d_setup(k, eps0, c0, c1, int(stops[0]), t)
-        rows, v, R0, classes, grids = setup
+            rows, v, R0, classes, grids = setup
+            base_work = _add_work(R0, classes, grids, t)
+            cv_law = None
+            if classes and build != "add":
+                cv_law = G.law_from_binom(cv, math.log(k - 1) + lq, lq + eps0, t)
         # the plans' work: builds, then cell steps of the sweep and hockey sums at the stops
-        base_work = _add_work(R0, classes, grids, t)
         grow = 2.0 * z * math.sqrt(0.25 * (c0 + c1 + stops[i_hi])) + 4.0
         cells = (R0.arr.shape[0] + grow) * (R0.arr.shape[1] + grow)
-        cv_law = None
-        if classes and build != "add":
-            cv_law = G.law_from_binom(cv, math.log(k - 1) + lq, lq + eps0, t)
 
         def sweep_cost(span: float, n_eval: int, by_coins: bool, guess=guess, cells=cells) -> float:
             if by_coins:  # the coins' grid is trimmed to the law's mass: about `guess` cells
@@ -614,14 +621,13 @@ def reveal2d_upper(
             break
     else:
         return None, work
-    rows, v, R0, classes, grids = setup
 
     def grid_at(b0: int) -> G.Grid:
         if coins and cv_law is not None:
             return G.pivot_coins_grid(
                 cv_law, b0, cd, l1mg, lg, math.log(q_u), -math.log(k), math.log(r0), math.log1p(-r0), t
             )
-        R = R0 if b0 == int(stops[0]) else _reveal2d_setup(k, eps0, c0, c1, b0, t)[2]
+        R = R0 if b0 == int(stops[0]) else _reveal2d_pivot(k, eps0, c0, c1, b0, t)
         return _add(R, classes, grids, t)
 
     pi0, pi1 = _coords(rows[0], v), _coords(rows[1], v)
@@ -666,10 +672,7 @@ def reveal2d_upper(
             run(g_bot, 0, 0)
             groups = [(0, i_lo, g_bot)]
             if steep(0, i_lo):
-                g = math.exp(lg)
-                i_mid = int(
-                    np.searchsorted(stops, cr * g - (CORE_SD[0] + 2.0) * math.sqrt(cr * g * (1.0 - g)))
-                )
+                i_mid = core_range(stops, cr, lg, (CORE_SD[0] + 2.0, CORE_SD[1]))[0]
                 w_mid = build_cost(int(stops[i_mid]), coins) + sweep_cost(0.0, 1, coins)
                 if 0 < i_mid < i_lo and work + w_mid <= budget:
                     work += w_mid
@@ -1144,9 +1147,9 @@ def spread_log_bounds(
     # the other lower-end directions are cheap next to U2: their work is set aside first (up to a
     # tenth of what is left), so that U2 does not crowd them out
     rem = budget - used
+    more_l1 = [(a, b, _linear_work(k, eps0, c3, a, b, t)) for a, b in directions(k, eps0, c3)[1:]]
     aside = 0.0
-    for a, b in directions(k, eps0, c3)[1:]:
-        w = _linear_work(k, eps0, c3, a, b, t)
+    for _, _, w in more_l1:
         if aside + w <= 0.1 * rem:
             aside += w
     # U2 with the finest cells of B that fit, keeping room for L2 when L2 fits half of what is left
@@ -1190,8 +1193,7 @@ def spread_log_bounds(
                 up_src[i] = "UP"
         upf, upr = np.minimum(upf, val), np.minimum(upr, val)
     # more lower ends with what is left of the budget
-    for a, b in directions(k, eps0, c3)[1:]:
-        w = _linear_work(k, eps0, c3, a, b, t)
+    for a, b, w in more_l1:
         if used + w > budget:
             continue
         used += w

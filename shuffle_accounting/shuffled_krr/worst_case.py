@@ -1470,8 +1470,9 @@ def certify(
         # point builds the same problem, so its bounds come from the memo
         level = canonical_level(level)
         pr = WorstCaseProblem(eps0, n, level, memo=True)
-        # with the default tolerance above EPS_GAP_MIN_N users, the stop is the same gap measured
-        # in epsilon (as for epsilon queries); a delta gap of DEFAULT_TOL is ~25 x finer there
+        # with the default tolerance the gap is also measured in epsilon (as for epsilon queries):
+        # the stop where the curve is flat, and above EPS_GAP_MIN_N users wherever it comes first
+        # (a delta gap of DEFAULT_TOL is ~25 x finer there at delta ~ 1e-6)
         eps_tol = DEFAULT_TOL if (tol_given is None and eps > 0.0) else None
         cover, best, best_c = _certify_delta(pr, eps, tol, max_evals, eps_tol, eps_or=n > EPS_GAP_MIN_N)
         ld = max(c.log_bound for c in cover)
