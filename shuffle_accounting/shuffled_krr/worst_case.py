@@ -259,8 +259,10 @@ DEFAULT_TOL = 5e-5
 #: epsilon gap's precision at ``delta ~ 1e-6``.
 EPS_GAP_MIN_N: int = 1000
 #: Smallest relative gap in delta a delta query stops at where the curve is flat and the epsilon
-#: gap is the stop (:func:`_certify_delta`; twice the leaves' rounding bracket, ~1e-7).
-FLAT_DELTA_TOL = 2e-7
+#: gap is the stop (:func:`_certify_delta`), unless twice the best leaf's own rounding bracket is
+#: larger (measured 2-4e-10 at n = 1e4; the floor was 2e-7 until it was found to bind: at
+#: n = 1e4, delta = 0.999 delta(0) the epsilon gap was 1.5-2.2e-4, above issue 11's 1e-4).
+FLAT_DELTA_TOL = 2e-9
 #: Share of the model's width given to each piece of the planned first cover (:func:`_plan`).
 _PLAN_SAFETY = 0.9
 #: Up to this many multiply-adds the laws of a family are convolved in full (one eps at a time).
@@ -1276,8 +1278,8 @@ def _certify_delta(
     exhibited value at ``eps / (1 + eps_tol)`` (the certified delta is then no larger than a
     concrete dataset's delta at that smaller eps, i.e. the gap in epsilon is at most ``eps_tol``).
     Where the curve is flat (that value below ``(1 + tol)`` times the best leaf) the epsilon gap
-    is the stop, floored at :data:`FLAT_DELTA_TOL` in delta (the leaves' own rounding bracket is
-    about 1e-7): a delta gap of ``tol`` would be a gap of ``tol`` over the slope in epsilon (8e-3
+    is the stop, floored at :data:`FLAT_DELTA_TOL` in delta or at twice the best leaf's own
+    rounding bracket (``log upper - log lower``, ~3e-10), whichever is larger: a delta gap of ``tol`` would be a gap of ``tol`` over the slope in epsilon (8e-3
     at n = 1e4, eps0 = 0.5, delta = 2e-3: 0.6 %), and the round trip of ``ShuffledKRR.epsilon``
     would carry it to the returned epsilon. Where it is steep the epsilon gap is the stop when
     ``eps_or`` (large n: a looser stop in delta), else the delta gap. Only tightness, never
@@ -1295,14 +1297,17 @@ def _certify_delta(
         if lo > best:
             best, best_c = lo, c
     ltol = math.log1p(tol)
-    shrunk: dict[int, float] = {}
+    shrunk: dict[int, tuple[float, float]] = {}
 
     def target() -> float:
         t = best + ltol
         if eps_tol is not None and best > -math.inf:
             if best_c not in shrunk:
-                shrunk[best_c] = pr.leaf(best_c, eps / (1.0 + eps_tol))[1]
-            t_eps = max(shrunk[best_c], best + math.log1p(FLAT_DELTA_TOL))
+                # (the witness's value at the smaller eps, the floor: its own rounding bracket)
+                bracket = pr.leaf(best_c, eps)
+                floor = max(math.log1p(FLAT_DELTA_TOL), 2.0 * (bracket[0] - bracket[1]))
+                shrunk[best_c] = (pr.leaf(best_c, eps / (1.0 + eps_tol))[1], floor)
+            t_eps = max(shrunk[best_c][0], best + shrunk[best_c][1])
             if t_eps < t or eps_or:
                 t = t_eps
         return t
@@ -1415,11 +1420,12 @@ def certify(
             epsilon (``delta`` given) between the certified and the exhibited value; default
             :data:`DEFAULT_TOL` = ``5e-5`` (a delta query with the default also measures that
             gap in epsilon: where the curve is flat, just below ``delta(0)``, the epsilon gap is
-            the stop, floored at :data:`FLAT_DELTA_TOL` in delta; elsewhere, above
-            :data:`EPS_GAP_MIN_N` users, whichever comes first), half the issue-11 target gap of
-            ``1e-4`` (the cover needs about ``log(1/tol)`` times more pieces, so ``1e-7`` costs
-            about 2-3 x more at ``n = 1e6``; any ``tol`` down to the leaves' rounding bracket,
-            ~``1e-7``, is useful).
+            the stop, floored at :data:`FLAT_DELTA_TOL` in delta or twice the witness's rounding
+            bracket; elsewhere, above :data:`EPS_GAP_MIN_N` users, whichever comes first), half
+            the issue-11 target gap of ``1e-4`` (the cover needs about ``log(1/tol)`` times more
+            pieces, so ``1e-7`` costs about 2-3 x more at ``n = 1e6``; any ``tol`` down to the
+            leaves' rounding bracket is useful: measured 4e-10 relative up to ``n = 1e6`` and
+            up to 8e-9 at ``n = 1e7``, eps0 = 0.05; wider, ~1e-5, within a few tenths of eps0).
         max_evals: Work budget in bound evaluations (keyword only).
 
     Returns:
