@@ -64,8 +64,10 @@ class WorkBudgetExceeded(ParameterError, RuntimeError):
       budget and a cheaper alternative;
     * *mid-search*, by a search whose cost is not known in advance (the k = 2 worst-case branch
       and bound of :mod:`shuffle_accounting.shuffled_krr.worst_case`, a convolution above its
-      size cap): the budget ran out before a certified value was reached. Nothing partial is
-      returned.
+      size cap): the budget ran out before the requested tolerance was reached. Where the
+      search has a sound value at that point, :attr:`partial` holds it (the k = 2 branch and
+      bound: a :class:`~shuffle_accounting.shuffled_krr.worst_case.WorstCaseCertificate` whose
+      cover is complete and re-checkable, only looser than asked); else it is ``None``.
 
     It derives from both :class:`ParameterError` (hence ``ValueError``: the inputs are valid
     numbers but too large for the requested method) and ``RuntimeError`` (what the worst-case
@@ -80,7 +82,14 @@ class WorkBudgetExceeded(ParameterError, RuntimeError):
         Traceback (most recent call last):
         ...
         shuffle_accounting._validation.WorkBudgetExceeded: histograms(k=3, n=30) needs about 500 units of work, above max_work = 100; use a smaller n, or raise max_work
+
+    Attributes:
+        partial: A sound partial result, or ``None`` (not kept when the exception is pickled).
     """
+
+    def __init__(self, *args: object, partial: Any = None) -> None:
+        super().__init__(*args)
+        self.partial = partial
 
 
 def _fmt(value: Any) -> str:

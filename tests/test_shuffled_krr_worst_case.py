@@ -247,7 +247,8 @@ def test_work_budget_is_reported_not_silently_wrong(monkeypatch):
     m = ShuffledKRR(2, 4.0, AUTO_WORST_CASE_MAX_N + 1)
     assert m.auto_method == "blanket"
     assert m.epsilon(1e-6) == m.epsilon(1e-6, method="blanket")
-    # over budget, auto (worst case and blanket) returns the blanket value
+    # over budget, auto returns the smaller of the blanket and the partial certificate
+    # (tests/test_worst_case_partial.py): with two evaluations that is the blanket
     m = ShuffledKRR(2, 0.5, 2000)
     real = W.certify
     monkeypatch.setattr(W, "certify", lambda *a, **k: real(*a, **{**k, "max_evals": 2}))

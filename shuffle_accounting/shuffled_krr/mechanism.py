@@ -480,7 +480,9 @@ class ShuffledKRR:
         return _wck.certify_k(self.k, self.eps0, self.n, deep=deep, **query)
 
     def _witness_certificate(self, **query):
-        """The certificate whose witness :meth:`epsilon_lower` / :meth:`worst_dataset` report.
+        """The certificate whose witness :meth:`epsilon_lower` / :meth:`worst_dataset` report,
+        and whether it converged (``(cert, True)``); ``(partial, False)`` where the branch and
+        bound ran out of budget (its witness so far, k = 2; ``None`` where there is none).
 
         :meth:`certificate` (k >= 4: with the box search) up to :data:`LOWER_BOX_SEARCH_MAX_N`
         users; above it, for k >= 4, the type bounds' certificate (the ``auto`` path, whose witness
@@ -488,18 +490,24 @@ class ShuffledKRR:
         n = 100-200 (benchmarks/README.md, autok), and the exhibited search
         (:func:`~shuffle_accounting.shuffled_krr.lower.lower_epsilon`) is kept beside it.
         """
-        if self.k < 4 or self.n <= LOWER_BOX_SEARCH_MAX_N:
-            return self.certificate(**query)
-        return _checked(self._certify(boxes=False, **query))
+        try:
+            if self.k < 4 or self.n <= LOWER_BOX_SEARCH_MAX_N:
+                return self.certificate(**query), True
+            return _checked(self._certify(boxes=False, **query)), True
+        except _wc.WorkBudgetExceeded as exc:
+            return (None if exc.partial is None else _checked(exc.partial)), False
 
     def _worst_case_log_delta(self, eps: float, *, strict: bool, deep: bool) -> tuple[float, float]:
-        """``(certified, exhibited)`` log delta of the branch and bound (``(inf, -inf)`` if over budget)."""
+        """``(certified, exhibited)`` log delta of the branch and bound; over budget, k = 2: those
+        of the cover reached so far (certified, looser than the tolerance), else ``(inf, -inf)``."""
         try:
             cert = self._certify(eps=eps, boxes=strict, deep=deep)
-        except _wc.WorkBudgetExceeded:
+        except _wc.WorkBudgetExceeded as exc:
             if strict:
                 raise
-            return math.inf, -math.inf
+            if exc.partial is None:
+                return math.inf, -math.inf
+            cert = exc.partial  # k = 2: the cover reached so far, certified and complete
         except (ValueError, ArithmeticError):  # k = 3 numerics at extreme eps0: auto keeps the blanket
             if strict or self.k == 2:
                 raise
@@ -624,10 +632,13 @@ class ShuffledKRR:
             try:
                 cert = _checked(self._certify(delta=delta, boxes=use == "worst-case"))
                 wc, shown = cert.epsilon, cert.epsilon_lower
-            except _wc.WorkBudgetExceeded:
+            except _wc.WorkBudgetExceeded as exc:
                 if use == "worst-case":
                     raise
                 wc, shown = math.inf, 0.0
+                if exc.partial is not None:  # k = 2: its witness (certified: eps0 only)
+                    cert = _checked(exc.partial)
+                    wc, shown = cert.epsilon, cert.epsilon_lower
             except (ValueError, ArithmeticError):  # k = 3 numerics at extreme eps0: keep the blanket
                 if use == "worst-case" or self.k == 2:
                     raise
@@ -760,11 +771,14 @@ class ShuffledKRR:
         """
         delta = check_delta("delta", delta)
         if self._method("auto") == "auto" and self._auto_certifies(lambda: math.log(delta)):
-            # the certificate's witness (k = 2, 3: cannot be missed)
-            low = self._witness_certificate(delta=delta).epsilon_lower
-            if self.k >= 3:  # k >= 4: the witness is the best pure dataset; keep the search too
-                # (k = 3: the witness's bisection is rounded down at its truncation level, the
-                # search's can be ~1e-9 higher: measured at eps0 = 1, n = 200, delta = 1e-6)
+            # the certificate's witness (k = 2, 3: cannot be missed where it converged)
+            cert, converged = self._witness_certificate(delta=delta)
+            low = 0.0 if cert is None else cert.epsilon_lower
+            if self.k >= 3 or not converged:
+                # k >= 4: the witness is the best pure dataset; keep the search too (k = 3: the
+                # witness's bisection is rounded down at its truncation level, the search's can
+                # be ~1e-9 higher: measured at eps0 = 1, n = 200, delta = 1e-6). Over budget
+                # (k = 2 just below delta(0) at n >= 1e5) the witness so far and the search
                 low = max(low, lower_epsilon(delta, self.k, self.eps0, self.n))
             return low
         return lower_epsilon(delta, self.k, self.eps0, self.n)
@@ -790,9 +804,12 @@ class ShuffledKRR:
         if self._method("auto") == "auto" and self._auto_certifies(
             lambda: float(self._blanket_log_delta(np.asarray(eps)))
         ):  # k = 2, 3: the certificate's witness
-            c = self._witness_certificate(eps=eps)
+            c, converged = self._witness_certificate(eps=eps)
+            if c is None:  # over budget with no witness to show: the search's
+                return worst_dataset(eps, self.k, self.eps0, self.n)
             ld = c.exhibited_log_delta
-            if self.k >= 4:  # k >= 4: the witness is the best pure dataset; keep the search too
+            if self.k >= 4 or not converged:  # k >= 4: the witness is the best pure dataset;
+                # over budget: the witness so far. Keep the search too
                 found = worst_dataset(eps, self.k, self.eps0, self.n)
                 if found.log_delta > ld:
                     return found

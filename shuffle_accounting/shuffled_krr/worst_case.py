@@ -202,6 +202,7 @@ import functools
 import heapq
 import math
 from dataclasses import dataclass
+from typing import NoReturn
 
 import numpy as np
 
@@ -1284,6 +1285,10 @@ def _certify_delta(
     would carry it to the returned epsilon. Where it is steep the epsilon gap is the stop when
     ``eps_or`` (large n: a looser stop in delta), else the delta gap. Only tightness, never
     soundness, depends on the stop.
+
+    Returns ``(cover, best, best_c, exhausted)``: ``exhausted`` when ``max_evals`` ran out first
+    (the cover is then still a partition of ``[0, n - 1]`` with a certified bound on each piece,
+    i.e. a sound but looser certificate).
     """
     best, best_c = -math.inf, 0
     # bounds are kept uncapped (the slack model of _plan / _split) and capped by (F5) where they
@@ -1324,13 +1329,15 @@ def _certify_delta(
                 best, best_c = lo, a
             heap.append((-u, a, b, kappa))
         heapq.heapify(heap)
+    exhausted = False
     while heap:
         neg, c1, c2, kappa = heap[0]
         goal = target()
         if pr.capped(-neg) <= goal:  # the heap's top is the largest bound, capped or not
             break
-        if pr.evaluations > max_evals:
-            raise WorkBudgetExceeded(f"branch and bound exceeded {max_evals} evaluations")
+        if pr.evaluations > max_evals:  # the cover below is complete (sound), only looser
+            exhausted = True
+            break
         heapq.heappop(heap)
         if c1 == c2:  # an exact leaf: nothing left to split
             done.append(CoverInterval(c1, c2, eps, pr.capped(-neg)))
@@ -1341,7 +1348,7 @@ def _certify_delta(
                 best, best_c = lo, a
             heapq.heappush(heap, (-u, a, b, _slope(c1, c2, -neg, a, b, u, kappa)))
     done.extend(CoverInterval(e[1], e[2], eps, pr.capped(-e[0])) for e in heap)
-    return done, best, best_c
+    return done, best, best_c, exhausted
 
 
 def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_evals: int):
@@ -1371,7 +1378,11 @@ def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_eva
     while heap:
         neg, c1, c2, e_at, kappa = heapq.heappop(heap)
         if pr.evaluations > max_evals:
-            raise WorkBudgetExceeded(f"branch and bound exceeded {max_evals} evaluations")
+            # the pieces left are not certified at eps_up: settle them at a larger eps
+            heapq.heappush(heap, (neg, c1, c2, e_at, kappa))
+            done, eps_up = _settle(pr, done, [h[:3] for h in heap], eps_up, log_delta)
+            ex = pr.leaf(best_c, eps_low)[1] if eps_low > 0 else -math.inf
+            return done, eps_up, eps_low, best_c, ex, True
         if e_at < eps_up:
             u, _ = pr.interval(c1, c2, eps_up, cap=False)
             e_at = eps_up
@@ -1398,7 +1409,52 @@ def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_eva
             ua, _ = pr.interval(a, b, eps_up, cap=False)
             heapq.heappush(heap, (-ua, a, b, eps_up, _slope(c1, c2, u, a, b, ua, kappa)))
     ex = pr.leaf(best_c, eps_low)[1] if eps_low > 0 else -math.inf
-    return done, eps_up, eps_low, best_c, ex
+    return done, eps_up, eps_low, best_c, ex, False
+
+
+#: Relative steps above the epsilon reached when an epsilon query's budget runs out, at which
+#: :func:`_settle` bounds a piece that fails (four per decade, ``1e-6`` to ``1e3``; ``eps0`` last).
+_SETTLE_STEPS = np.concatenate(([0.0], np.logspace(-6.0, 3.0, 37)))
+
+
+def _settle(
+    pr: WorstCaseProblem,
+    done: list[CoverInterval],
+    rest: list[tuple[float, int, int]],
+    eps_up: float,
+    log_delta: float,
+) -> tuple[list[CoverInterval], float]:
+    """Complete an epsilon query's cover when its budget ran out: ``(cover, certified epsilon)``.
+
+    ``done`` holds pieces certified (bound ``<= log_delta``) at eps ``<= eps_up``; the pieces of
+    ``rest`` (``(key, c1, c2)``, largest bound first by ``key``) are not. A bound at some eps
+    holds at every larger eps (``h_c`` is non-increasing in eps), so the pieces are taken in
+    turn at the current epsilon ``e``: one that passes is recorded at ``e``; one that fails is
+    bounded on the grid ``eps_up (1 + r)``, ``r`` in :data:`_SETTLE_STEPS`, and ``eps0`` (one
+    evaluation: the grid shares its threshold block), and ``e`` moves up to the first grid point
+    above it where that piece passes (``eps0`` always does: ``h_c(eps0) = 0``, the mechanism is
+    ``eps0``-DP), refined on 16 equal steps below that point. Every piece is then bounded by
+    ``log_delta`` at an eps ``<= e``, so ``e`` is certified; the grids' resolution (about 4 % of
+    the excess over ``eps_up``) only sets how loose it is. About one single-eps evaluation per
+    piece, plus two grid evaluations per raise.
+    """
+    grid = np.unique(np.append(np.minimum(eps_up * (1.0 + _SETTLE_STEPS), pr.eps0), pr.eps0))
+    e = eps_up
+    out = list(done)
+    for _, c1, c2 in sorted(rest):
+        u = pr.capped(pr.interval(c1, c2, e, cap=False)[0])
+        if u > log_delta:
+            g = grid[grid > e]  # non-empty: e < eps0 here (every bound at eps0 is -inf)
+            ug = pr.interval_many(c1, c2, g)[0]  # capped by (F5)
+            i = int(np.argmax(ug <= log_delta))  # the last point, eps0, passes
+            # 16 points between the last failing one and the first passing one (one more
+            # evaluation): the excess r is resolved to about 4 %, not a factor 1.8
+            fine = np.linspace(e if i == 0 else float(g[i - 1]), float(g[i]), 18)[1:-1]
+            uf = pr.interval_many(c1, c2, fine)[0]
+            j = int(np.argmax(uf <= log_delta)) if np.any(uf <= log_delta) else -1
+            e, u = (float(fine[j]), float(uf[j])) if j >= 0 else (float(g[i]), float(ug[i]))
+        out.append(CoverInterval(c1, c2, e, u))
+    return out, e
 
 
 def certify(
@@ -1434,8 +1490,12 @@ def certify(
     Raises:
         ParameterError: On invalid inputs (naming the parameter), or if both or neither of
             ``eps`` and ``delta`` are given.
-        WorkBudgetExceeded: If the work budget is exhausted before the gap closes, or a single
-            convolution exceeds :data:`MAX_CONV_WORK` (very large ``n``).
+        WorkBudgetExceeded: If the work budget is exhausted before the gap closes (its
+            ``partial`` is then the certificate reached so far: for ``eps=``, the current
+            cover, certified and complete, only more than ``tol`` above the exhibited value;
+            for ``delta=``, the witness found so far and the pieces left bounded at one larger
+            epsilon by :func:`_settle`; :func:`verify` accepts both), or a single convolution exceeds
+            :data:`MAX_CONV_WORK` (very large ``n``; ``partial`` is then ``None``).
 
     Example:
         >>> c = certify(2.0, 1000, eps=0.32332355)
@@ -1480,9 +1540,11 @@ def certify(
         # the stop where the curve is flat, and above EPS_GAP_MIN_N users wherever it comes first
         # (a delta gap of DEFAULT_TOL is ~25 x finer there at delta ~ 1e-6)
         eps_tol = DEFAULT_TOL if (tol_given is None and eps > 0.0) else None
-        cover, best, best_c = _certify_delta(pr, eps, tol, max_evals, eps_tol, eps_or=n > EPS_GAP_MIN_N)
+        cover, best, best_c, exhausted = _certify_delta(
+            pr, eps, tol, max_evals, eps_tol, eps_or=n > EPS_GAP_MIN_N
+        )
         ld = max(c.log_bound for c in cover)
-        return WorstCaseCertificate(
+        cert = WorstCaseCertificate(
             2,
             eps0,
             n,
@@ -1499,12 +1561,13 @@ def certify(
             level,
             pr.evaluations,
         )
+        return _exhausted(cert, max_evals) if exhausted else cert
     delta = check_delta("delta", delta)
     tol = DEFAULT_TOL if tol is None else check_real("tol", tol, low=0.0, low_open=True, high=1.0)
     pr = WorstCaseProblem(eps0, n, canonical_level(math.log(delta)), memo=True)
-    cover, eps_up, eps_low, best_c, ex = _certify_epsilon(pr, math.log(delta), tol, max_evals)
+    cover, eps_up, eps_low, best_c, ex, exhausted = _certify_epsilon(pr, math.log(delta), tol, max_evals)
     ld = max(c.log_bound for c in cover)
-    return WorstCaseCertificate(
+    cert = WorstCaseCertificate(
         2,
         eps0,
         n,
@@ -1520,6 +1583,18 @@ def certify(
         tuple(sorted(cover, key=lambda c: c.c_lo)),
         pr.log_level,
         pr.evaluations,
+    )
+    return _exhausted(cert, max_evals) if exhausted else cert
+
+
+def _exhausted(cert: WorstCaseCertificate, max_evals: int) -> NoReturn:
+    """Raise :class:`WorkBudgetExceeded` carrying ``cert``, the sound partial certificate."""
+    what = f"delta({cert.eps!r})" if cert.query == "delta" else f"epsilon({cert.delta!r})"
+    raise WorkBudgetExceeded(
+        f"branch and bound for {what} (eps0 = {cert.eps0!r}, n = {cert.n}) exceeded "
+        f"{max_evals} evaluations before the gap closed; the exception's .partial is a sound, "
+        "looser certificate (verify() re-checks it); raise max_evals for a tighter one",
+        partial=cert,
     )
 
 

@@ -1,0 +1,110 @@
+"""Over budget, the k = 2 branch and bound hands back what it has certified (issue 11).
+
+``WorkBudgetExceeded.partial`` is a complete, re-checkable certificate that is only looser than
+the tolerance asked for: the cover reached so far for a delta query, the pieces left settled at
+one larger epsilon for an epsilon query. ``method="auto"`` takes it (with the blanket's value,
+the smaller of the two) instead of dropping to the blanket alone, and ``epsilon_lower`` /
+``worst_dataset`` report its witness instead of raising. Checked here against brute force over
+every dataset (exact pmfs by convolution of the two binomials).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from shuffle_accounting._validation import WorkBudgetExceeded, check_work
+from shuffle_accounting.shuffled_krr import ShuffledKRR
+from shuffle_accounting.shuffled_krr import worst_case as W
+
+
+def brute_deltas(eps0: float, n: int, eps: float) -> np.ndarray:
+    """``delta_c(eps)`` for every ``c`` (c others at 0, the rest at 1; the target moves 0 -> 1)."""
+    p = math.exp(eps0) / (math.exp(eps0) + 1.0)
+    q = 1.0 - p
+    out = np.empty(n)
+    for c in range(n):
+        x = np.convolve(binom.pmf(np.arange(c + 1), c, q), binom.pmf(np.arange(n - c), n - 1 - c, p))
+        xs, xs1 = np.append(x, 0.0), np.insert(x, 0, 0.0)  # X(s), X(s - 1) for s = 0 .. n
+        P, Q = p * xs + q * xs1, q * xs + p * xs1  # S = number of ones
+        out[c] = np.sum(np.maximum(P - math.exp(eps) * Q, 0.0))
+    return out
+
+
+def _le(a: float, b: float, rel: float = 1e-9) -> bool:
+    return a <= b + rel * abs(b)
+
+
+def test_no_partial_for_up_front_budget_errors():
+    with pytest.raises(WorkBudgetExceeded) as info:
+        check_work("demo", 500, max_work=100, alternative="use less")
+    assert info.value.partial is None
+
+
+@pytest.mark.parametrize("eps0,n", [(1.0, 60), (0.5, 200)])
+@pytest.mark.parametrize("max_evals", [1, 3, 12])
+def test_partial_delta_certificate_bounds_every_dataset(eps0, n, max_evals):
+    for eps in (0.0, 0.02, 0.2):
+        truth = float(np.max(brute_deltas(eps0, n, eps)))
+        try:
+            cert = W.certify(eps0, n, eps=eps, max_evals=max_evals)
+        except WorkBudgetExceeded as exc:
+            cert = exc.partial
+            assert "partial" in str(exc)
+        assert W.verify(cert)
+        assert _le(truth, math.exp(cert.log_delta)), (eps, truth, cert.log_delta)
+        assert _le(math.exp(cert.exhibited_log_delta), truth)
+
+
+@pytest.mark.parametrize("eps0,n", [(1.0, 60), (0.5, 200)])
+@pytest.mark.parametrize("max_evals", [1, 3, 12])
+def test_partial_epsilon_certificate_is_settled_and_sound(eps0, n, max_evals):
+    for frac in (0.99, 0.5, 1e-3):  # just below delta(0), in the middle, the tail
+        delta = frac * float(np.max(brute_deltas(eps0, n, 0.0)))
+        try:
+            cert = W.certify(eps0, n, delta=delta, max_evals=max_evals)
+        except WorkBudgetExceeded as exc:
+            cert = exc.partial
+        assert W.verify(cert)
+        assert 0.0 < cert.epsilon <= eps0
+        assert _le(float(np.max(brute_deltas(eps0, n, cert.epsilon))), delta)  # certified
+        assert cert.epsilon_lower <= cert.epsilon
+        if cert.epsilon_lower > 0:  # the witness really exceeds delta there
+            assert brute_deltas(eps0, n, cert.epsilon_lower)[cert.worst_c] > delta
+
+
+def test_partial_epsilon_is_not_the_trivial_eps0():
+    # one evaluation cannot close the gap, but the settled cover is far below eps0
+    delta = 0.5 * float(np.max(brute_deltas(0.5, 200, 0.0)))
+    with pytest.raises(WorkBudgetExceeded) as info:
+        W.certify(0.5, 200, delta=delta, max_evals=3)
+    cert = info.value.partial
+    assert cert.epsilon < 0.1 * 0.5
+    full = W.certify(0.5, 200, delta=delta)
+    assert full.epsilon <= cert.epsilon
+
+
+def test_auto_uses_the_partial_certificates_over_budget(monkeypatch):
+    eps0, n = 0.5, 200
+    m = ShuffledKRR(2, eps0, n)
+    d = 0.99 * float(np.max(brute_deltas(eps0, n, 0.0)))  # the flat band, where budgets run out
+    bl_eps, bl_delta = m.epsilon(d, method="blanket"), m.delta(0.01, method="blanket")
+    real = W.certify
+    monkeypatch.setattr(W, "certify", lambda *a, **k: real(*a, **{**k, "max_evals": 100}))
+    with pytest.raises(WorkBudgetExceeded):
+        m.certificate(delta=d)
+    with pytest.raises(WorkBudgetExceeded):
+        m.certificate(eps=0.01)
+    e, low = m.epsilon(d), m.epsilon_lower(d)  # neither raises
+    assert 0.0 < low <= e < bl_eps  # the partial certificate beats the blanket (measured 0.55 x)
+    assert _le(float(np.max(brute_deltas(eps0, n, e))), d)
+    assert brute_deltas(eps0, n, low).max() > d
+    got = m.delta(0.01)
+    assert _le(float(np.max(brute_deltas(eps0, n, 0.01))), got) and got < bl_delta  # 0.87 x
+    wd = m.worst_dataset(0.01)
+    assert math.isclose(wd.delta, brute_deltas(eps0, n, 0.01)[wd.others[0]], rel_tol=1e-6)
+    with pytest.raises(WorkBudgetExceeded):
+        m.delta(0.01, method="worst-case")
