@@ -94,6 +94,7 @@ def test_auto_uses_the_partial_certificates_over_budget(monkeypatch):
     bl_eps, bl_delta = m.epsilon(d, method="blanket"), m.delta(0.01, method="blanket")
     real = W.certify
     monkeypatch.setattr(W, "certify", lambda *a, **k: real(*a, **{**k, "max_evals": 100}))
+    monkeypatch.setattr(W, "LEAF_BLOCK", 1)  # no blocks of leaves: they would converge here
     with pytest.raises(WorkBudgetExceeded):
         m.certificate(delta=d)
     with pytest.raises(WorkBudgetExceeded):
@@ -108,3 +109,29 @@ def test_auto_uses_the_partial_certificates_over_budget(monkeypatch):
     assert math.isclose(wd.delta, brute_deltas(eps0, n, 0.01)[wd.others[0]], rel_tol=1e-6)
     with pytest.raises(WorkBudgetExceeded):
         m.delta(0.01, method="worst-case")
+
+
+@pytest.mark.parametrize("eps0,n", [(0.5, 200), (2.0, 300)])
+def test_flat_band_is_resolved_by_blocks_of_exact_leaves(eps0, n):
+    """Just below delta(0) every dataset is within ~1e-5 of the others, so the cover needs every
+    leaf: it is evaluated in blocks of LEAF_BLOCK (one family each), re-checked by verify block
+    by block, and equals the brute-force maximum to the leaves' rounding."""
+    d0 = float(np.max(brute_deltas(eps0, n, 0.0)))
+    cert = W.certify(eps0, n, delta=0.99 * d0)
+    assert W.verify(cert)
+    assert any(iv.block is not None for iv in cert.cover)
+    assert cert.epsilon <= cert.epsilon_lower * (1 + 1e-4)
+    assert _le(float(np.max(brute_deltas(eps0, n, cert.epsilon))), 0.99 * d0)
+    eps = cert.epsilon_lower
+    dq = W.certify(eps0, n, eps=eps)
+    assert W.verify(dq)
+    assert sum(iv.block is not None for iv in dq.cover) == n  # every leaf, exact
+    truth = brute_deltas(eps0, n, eps)
+    assert _le(float(np.max(truth)), math.exp(dq.log_delta)) and dq.log_delta - math.log(np.max(truth)) < 1e-8
+    assert math.isclose(math.exp(dq.exhibited_log_delta), float(np.max(truth)), rel_tol=1e-8)
+    # a tampered block bound is caught
+    bad = [
+        iv if iv.block is None else type(iv)(iv.c_lo, iv.c_hi, iv.eps, iv.log_bound - 1e-6, iv.block)
+        for iv in dq.cover
+    ]
+    assert not W.verify(type(dq)(**{**dq.__dict__, "cover": tuple(bad)}))

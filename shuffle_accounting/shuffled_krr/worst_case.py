@@ -264,6 +264,21 @@ EPS_GAP_MIN_N: int = 1000
 #: larger (measured 2-4e-10 at n = 1e4; the floor was 2e-7 until it was found to bind: at
 #: n = 1e4, delta = 0.999 delta(0) the epsilon gap was 1.5-2.2e-4, above issue 11's 1e-4).
 FLAT_DELTA_TOL = 2e-9
+#: The floor where every leaf cannot be afforded (more than ``max_evals / 2`` blocks of
+#: :data:`LEAF_BLOCK`, ``n > 640000`` by default): there a stop below it exhausts the budget
+#: (measured at ``n = 1e6``, eps = 1e-10: 21 s for the (F5) cap's own gap of 1.2e-7).
+FLAT_DELTA_TOL_WIDE = 2e-7
+#: Largest number of datasets bounded together as one block of exact leaves
+#: (:meth:`WorstCaseProblem.block_many`): a failing interval of at most this many datasets whose
+#: split would give pieces of at most :data:`_BLOCK_PIECE` datasets is resolved into its leaves
+#: in one evaluation (where the curve is flat in ``c``, just below ``delta(0)``, the cover needs
+#: about ``n`` leaves: one at a time they cost ~0.7 ms each at ``n = 1e5``, a block ~0.05 ms each).
+LEAF_BLOCK: int = 64
+#: Widest split piece for which a small failing interval is resolved as a block of leaves.
+_BLOCK_PIECE: int = 4
+#: Largest mean width of a planned first cover for which a search evaluates every leaf instead
+#: (:func:`_flat_plan`).
+_LEAVES_PLAN_WIDTH: int = 16
 #: Share of the model's width given to each piece of the planned first cover (:func:`_plan`).
 _PLAN_SAFETY = 0.9
 #: Up to this many multiply-adds the laws of a family are convolved in full (one eps at a time).
@@ -834,6 +849,7 @@ class WorstCaseProblem:
         self._half_cache: dict[int, _Dist] = {}  # Bin(s, 1/2): siblings share their cells
         self._cell_cache: dict[int, list[tuple[int, float]]] = {}
         self._modes: dict[tuple[int, float], float] = {}  # (N, truncation) -> log-pmf at the mode
+        self._block_cache: dict[int, list[_Dist | None]] = {}  # K -> the laws C_j of a block
         self._tv: float | None = None  # (F5): log upper bound on max_c h_c(0), computed once
         self.evaluations = 0
 
@@ -895,6 +911,43 @@ class WorstCaseProblem:
         """``(log upper, log lower)`` on ``h_c(eps)``."""
         r = self.leaf_many(c, np.array([eps]))
         return float(r[0, 0]), float(r[1, 0])
+
+    def _block_laws(self, K: int) -> list[_Dist | None]:
+        """``C_j = Bin(j, pbar) + Bin(K - j, p)``, ``j = 0 .. K`` (cached: every block of ``K + 1``
+        datasets shares them)."""
+        if K not in self._block_cache:
+            t = self.log_tol - math.log(3.0)
+            laws: list[_Dist | None] = []
+            for j in range(K + 1):
+                a = binomial_dist(j, self.log_pbar, self.log_p, t) if j > 0 else None
+                b = binomial_dist(K - j, self.log_p, self.log_pbar, t) if j < K else None
+                laws.append(b if a is None else a if b is None else convolve_dists(a, b))
+            self._block_cache[K] = laws
+        return self._block_cache[K]
+
+    def block_many(self, c0: int, K: int, eps: np.ndarray) -> np.ndarray:
+        """``(2, K + 1, len(eps))``: ``(log upper, log lower)`` on ``h_c``, ``c = c0 .. c0 + K``.
+
+        The exact leaves of a block in one evaluation: ``Y_c = X + Y + C_j`` with ``X =
+        Bin(c0, pbar)``, ``Y = Bin(n - 1 - c0 - K, p)`` common and ``C_j = Bin(j, pbar) +
+        Bin(K - j, p)``, ``j = c - c0`` (the same law as the leaf's ``Bin(c, pbar) + Bin(n - 1 - c,
+        p)``: a sum of the same independent Bernoullis), evaluated as one :class:`_Family` by
+        (F2) with the same error terms and dropped mass (each of the three windows drops at most
+        ``e^log_tol / 3``). The brackets differ from :meth:`leaf_many`'s only in rounding (both
+        are certified). Counts as one evaluation.
+        """
+        self.evaluations += 1
+        eps = np.asarray(eps, dtype=float)
+        mk = self._memo_key(c0, c0 + K, eps)
+        key = None if mk is None else ("block", *mk)  # its own key: not the leaves' values
+        if key is not None and (hit := _MEMO.get(key)) is not None:
+            return hit.reshape(2, K + 1, 1)
+        t = self.log_tol - math.log(3.0)
+        fam = _Family(self._bin(c0, False, t), self._bin(self.n - 1 - c0 - K, True, t), self._block_laws(K))
+        r = _family_hockey(fam, eps, self.p, self.eps0)
+        if key is not None:
+            _MEMO.put(key, r[:, :, 0].reshape(-1))
+        return r
 
     def tv_log_bound(self) -> float:
         """Log of an upper bound on ``max_c h_c(0)`` (total variation), hence on every ``h_c(eps)``.
@@ -1083,12 +1136,16 @@ class CoverInterval:
         c_hi: Last dataset (inclusive).
         eps: The eps at which the bound was evaluated (it also holds at every larger eps).
         log_bound: Natural log of the certified bound ``U(c_lo, c_hi)`` at ``eps``.
+        block: For a leaf bounded as part of a block of leaves, the block's first dataset and
+            size ``(c0, K)`` (:meth:`WorstCaseProblem.block_many`; :func:`verify` recomputes it
+            so), else ``None``.
     """
 
     c_lo: int
     c_hi: int
     eps: float
     log_bound: float
+    block: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -1188,6 +1245,14 @@ def _split(c1: int, c2: int, u: float, target: float, kappa: float) -> list[tupl
     return [(edges[i], edges[i + 1] - 1) for i in range(k)]
 
 
+def _as_block(c1: int, c2: int, pieces: list[tuple[int, int]]) -> bool:
+    """Whether a failing interval is resolved into its exact leaves at once
+    (:meth:`WorstCaseProblem.block_many`): at most :data:`LEAF_BLOCK` datasets, split into pieces
+    of at most :data:`_BLOCK_PIECE` (the slack model expects the pieces to fail again down to
+    leaves, or nearly). Speed only: the leaves are the exact values."""
+    return c2 - c1 + 1 <= LEAF_BLOCK and (c2 - c1 + 1) <= _BLOCK_PIECE * len(pieces)
+
+
 def _slope(c1: int, c2: int, u: float, a: int, b: int, ua: float, kappa: float) -> float:
     """Slack slope estimate of a child ``[a, b]`` of ``[c1, c2]`` (see :func:`_split`)."""
     dm = (c2 - c1) - (b - a)
@@ -1196,7 +1261,7 @@ def _slope(c1: int, c2: int, u: float, a: int, b: int, ua: float, kappa: float) 
     return kappa
 
 
-def _plan(pr: WorstCaseProblem, eps, target, cap: int) -> list[tuple[int, int, float]] | None:
+def _plan(pr: WorstCaseProblem, eps, target, cap: int, *, leaves: bool = False):
     """A first partition of ``[0, n - 1]`` predicted to pass at ``eps`` (a speed heuristic only).
 
     Model: ``log h_c(eps)`` is interpolated linearly between leaves at 17 evenly spaced datasets
@@ -1208,7 +1273,9 @@ def _plan(pr: WorstCaseProblem, eps, target, cap: int) -> list[tuple[int, int, f
     one pass. ``eps`` and ``target`` may be arrays (a grid): the plan then serves every grid point
     whose own plan would have at most ``cap`` pieces (the others are left to the refinement).
     Returns ``(c1, c2, kappa)`` triples, or ``None`` when the model is unusable or predicts more
-    than ``cap`` pieces (the caller then splits from the root).
+    than ``cap`` pieces (the caller then splits from the root); with ``leaves`` (one ``eps``),
+    ``"leaves"`` where it predicts pieces of at most :data:`_LEAVES_PLAN_WIDTH` datasets on
+    average (:func:`_flat_plan`).
     """
     n = pr.n
     if n < 64:
@@ -1231,6 +1298,8 @@ def _plan(pr: WorstCaseProblem, eps, target, cap: int) -> list[tuple[int, int, f
         seg = np.maximum(h[1:], h[:-1])  # (segments, points)
         w = np.maximum(_PLAN_SAFETY * (tg[None, :] - seg) / np.where(ok, kappa, 1.0)[None, :], 1.0)
         count = np.sum(np.diff(cs)[:, None] / w, axis=0)
+    if leaves and ev.size == 1 and ok[0] and count[0] * _LEAVES_PLAN_WIDTH >= n:
+        return "leaves"
     ok &= count <= cap
     if not np.any(ok):
         return None
@@ -1253,6 +1322,36 @@ def _plan(pr: WorstCaseProblem, eps, target, cap: int) -> list[tuple[int, int, f
             return None
     pr.prefetch([(a, b) for a, b, _ in out])
     return out
+
+
+def _flat_plan(pr: WorstCaseProblem, eps: float, target: float, max_evals: int):
+    """The first cover of a search (:func:`_plan`, at most ``max_evals / 2`` pieces, else
+    ``None``), or ``"leaves"`` where the planned pieces average at most
+    :data:`_LEAVES_PLAN_WIDTH` datasets and every leaf, in blocks of :data:`LEAF_BLOCK`
+    (:func:`_all_leaves`), costs at most ``max_evals / 2`` evaluations: there the bounds are
+    flat in ``c`` (just below ``delta(0)``, where all datasets are within ~1e-5 of each other
+    and the stop is ~1e-8), and the cover would end in about ``n`` single leaves anyway."""
+    cap = max_evals // 2
+    return _plan(pr, eps, target, cap, leaves=-(-pr.n // LEAF_BLOCK) <= cap)
+
+
+def _all_leaves(pr: WorstCaseProblem, eps: float) -> tuple[list[CoverInterval], float, int]:
+    """Every dataset's exact value at ``eps`` in blocks of :data:`LEAF_BLOCK` leaves:
+    ``(cover of single leaves, the witness's lower value, the witness)``. The witness (the block
+    value with the largest lower bound) is re-evaluated as a leaf (what :func:`verify` recomputes)."""
+    cover: list[CoverInterval] = []
+    top, top_c = -math.inf, 0
+    e = np.array([eps])
+    for c0 in range(0, pr.n, LEAF_BLOCK):
+        K = min(LEAF_BLOCK, pr.n - c0) - 1
+        r = pr.block_many(c0, K, e)[:, :, 0]
+        cover.extend(
+            CoverInterval(c0 + j, c0 + j, eps, float(pr.capped(r[0, j])), (c0, K)) for j in range(K + 1)
+        )
+        j = int(np.argmax(r[1]))
+        if r[1, j] > top:
+            top, top_c = float(r[1, j]), c0 + j
+    return cover, (pr.leaf(top_c, eps)[1] if top > -math.inf else -math.inf), top_c
 
 
 def _quantize(m: int) -> int:
@@ -1279,8 +1378,9 @@ def _certify_delta(
     exhibited value at ``eps / (1 + eps_tol)`` (the certified delta is then no larger than a
     concrete dataset's delta at that smaller eps, i.e. the gap in epsilon is at most ``eps_tol``).
     Where the curve is flat (that value below ``(1 + tol)`` times the best leaf) the epsilon gap
-    is the stop, floored at :data:`FLAT_DELTA_TOL` in delta or at twice the best leaf's own
-    rounding bracket (``log upper - log lower``, ~3e-10), whichever is larger: a delta gap of ``tol`` would be a gap of ``tol`` over the slope in epsilon (8e-3
+    is the stop, floored at :data:`FLAT_DELTA_TOL` in delta (:data:`FLAT_DELTA_TOL_WIDE` where
+    the blocks of every leaf exceed half the budget) or at twice the best leaf's own rounding
+    bracket (``log upper - log lower``, ~4e-10), whichever is larger: a delta gap of ``tol`` would be a gap of ``tol`` over the slope in epsilon (8e-3
     at n = 1e4, eps0 = 0.5, delta = 2e-3: 0.6 %), and the round trip of ``ShuffledKRR.epsilon``
     would carry it to the returned epsilon. Where it is steep the epsilon gap is the stop when
     ``eps_or`` (large n: a looser stop in delta), else the delta gap. Only tightness, never
@@ -1310,7 +1410,8 @@ def _certify_delta(
             if best_c not in shrunk:
                 # (the witness's value at the smaller eps, the floor: its own rounding bracket)
                 bracket = pr.leaf(best_c, eps)
-                floor = max(math.log1p(FLAT_DELTA_TOL), 2.0 * (bracket[0] - bracket[1]))
+                flat = FLAT_DELTA_TOL if -(-pr.n // LEAF_BLOCK) <= max_evals // 2 else FLAT_DELTA_TOL_WIDE
+                floor = max(math.log1p(flat), 2.0 * (bracket[0] - bracket[1]))
                 shrunk[best_c] = (pr.leaf(best_c, eps / (1.0 + eps_tol))[1], floor)
             t_eps = max(shrunk[best_c][0], best + shrunk[best_c][1])
             if t_eps < t or eps_or:
@@ -1320,7 +1421,12 @@ def _certify_delta(
     heap = [(-up, 0, pr.n - 1, -1.0)]  # (-bound, c1, c2, slack slope estimate)
     done: list[CoverInterval] = []
     goal = target()
-    plan = _plan(pr, eps, goal, max_evals // 2) if pr.capped(up) > goal else None
+    plan = _flat_plan(pr, eps, goal, max_evals) if pr.capped(up) > goal else None
+    if plan == "leaves":  # flat in c: every dataset's exact value, in blocks (no slack left)
+        done, lo, c = _all_leaves(pr, eps)
+        if lo > best:
+            best, best_c = lo, c
+        return done, best, best_c, False
     if plan is not None:
         heap = []
         for a, b, kappa in plan:
@@ -1342,7 +1448,20 @@ def _certify_delta(
         if c1 == c2:  # an exact leaf: nothing left to split
             done.append(CoverInterval(c1, c2, eps, pr.capped(-neg)))
             continue
-        for a, b in _split(c1, c2, -neg, goal, kappa):
+        pieces = _split(c1, c2, -neg, goal, kappa)
+        if _as_block(c1, c2, pieces):  # its exact leaves in one evaluation
+            r = pr.block_many(c1, c2 - c1, np.array([eps]))[:, :, 0]
+            done.extend(
+                CoverInterval(c, c, eps, pr.capped(float(r[0, c - c1])), (c1, c2 - c1))
+                for c in range(c1, c2 + 1)
+            )
+            j = int(np.argmax(r[1]))
+            if r[1, j] > best:  # the witness is re-evaluated as a leaf (what verify recomputes)
+                lo = pr.leaf(c1 + j, eps)[1]
+                if lo > best:
+                    best, best_c = lo, c1 + j
+            continue
+        for a, b in pieces:
             u, lo = pr.interval(a, b, eps, cap=False)
             if lo > best:
                 best, best_c = lo, a
@@ -1370,11 +1489,18 @@ def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_eva
         # nothing exhibited above delta: try to certify eps = 0 first
         eps_up = 0.0
     heap = [(0.0, 0, pr.n - 1, -1.0, -1.0)]  # (-bound, c1, c2, eps of the bound, slack slope)
-    if eps_up > 0.0 and pr.interval(0, pr.n - 1, eps_up)[0] > log_delta:  # capped (F5)
-        plan = _plan(pr, eps_up, log_delta, max_evals // 2)
-        if plan is not None:  # unevaluated pieces (bound key 0.0), bounded when popped
-            heap = [(0.0, a, b, -1.0, kappa) for a, b, kappa in plan]
     done: list[CoverInterval] = []
+    if eps_up > 0.0 and pr.interval(0, pr.n - 1, eps_up)[0] > log_delta:  # capped (F5)
+        plan = _flat_plan(pr, eps_up, log_delta, max_evals)
+        if plan == "leaves":  # flat in c: every leaf at eps_up; those above delta searched below
+            leaves, _, _ = _all_leaves(pr, eps_up)
+            done = [iv for iv in leaves if iv.log_bound <= log_delta]
+            heap = [
+                (-iv.log_bound, iv.c_lo, iv.c_lo, eps_up, -1.0) for iv in leaves if iv.log_bound > log_delta
+            ]
+            heapq.heapify(heap)
+        elif plan is not None:  # unevaluated pieces (bound key 0.0), bounded when popped
+            heap = [(0.0, a, b, -1.0, kappa) for a, b, kappa in plan]
     while heap:
         neg, c1, c2, e_at, kappa = heapq.heappop(heap)
         if pr.evaluations > max_evals:
@@ -1756,11 +1882,21 @@ def verify(cert: WorstCaseCertificate) -> bool:
     pr = WorstCaseProblem(cert.eps0, cert.n, cert.log_level)
     nxt = 0
     top = -math.inf
+    blocks: dict[tuple[int, int, float], np.ndarray] = {}  # each block recomputed once
     for iv in cert.cover:
         if iv.c_lo != nxt or iv.c_hi < iv.c_lo or iv.eps > cert.eps:
             return False
         nxt = iv.c_hi + 1
-        u, _ = pr.interval(iv.c_lo, iv.c_hi, iv.eps)
+        if iv.block is not None:
+            c0, K = iv.block
+            if iv.c_lo != iv.c_hi or not (0 <= c0 <= iv.c_lo <= c0 + K <= cert.n - 1):
+                return False
+            bk = (c0, K, iv.eps)
+            if bk not in blocks:
+                blocks[bk] = pr.capped(pr.block_many(c0, K, np.array([iv.eps]))[0, :, 0])
+            u = float(blocks[bk][iv.c_lo - c0])
+        else:
+            u, _ = pr.interval(iv.c_lo, iv.c_hi, iv.eps)
         if u > iv.log_bound:
             return False
         top = max(top, iv.log_bound)
