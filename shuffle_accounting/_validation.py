@@ -54,7 +54,7 @@ class ParameterError(ValueError):
 
 
 class WorkBudgetExceeded(ParameterError, RuntimeError):
-    """A computation would exceed, or has exhausted, its work budget (no value was produced).
+    """A computation would exceed, or has exhausted, its work budget (see :attr:`partial`).
 
     The one budget error of the library (issue 13: there used to be two classes of this name).
     Two situations raise it:
