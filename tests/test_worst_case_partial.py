@@ -76,8 +76,11 @@ def test_partial_epsilon_certificate_is_settled_and_sound(eps0, n, max_evals):
             assert brute_deltas(eps0, n, cert.epsilon_lower)[cert.worst_c] > delta
 
 
-def test_partial_epsilon_is_not_the_trivial_eps0():
-    # one evaluation cannot close the gap, but the settled cover is far below eps0
+def test_partial_epsilon_is_not_the_trivial_eps0(monkeypatch):
+    # three evaluations cannot close the gap, but the settled cover is far below eps0 (blocks
+    # of leaves off: one block of all 200 leaves would close it in one evaluation)
+    monkeypatch.setattr(W, "LEAF_BLOCK", 1)
+    monkeypatch.setattr(W, "MAX_LEAF_BLOCK", 1)
     delta = 0.5 * float(np.max(brute_deltas(0.5, 200, 0.0)))
     with pytest.raises(WorkBudgetExceeded) as info:
         W.certify(0.5, 200, delta=delta, max_evals=3)
@@ -95,6 +98,7 @@ def test_auto_uses_the_partial_certificates_over_budget(monkeypatch):
     real = W.certify
     monkeypatch.setattr(W, "certify", lambda *a, **k: real(*a, **{**k, "max_evals": 100}))
     monkeypatch.setattr(W, "LEAF_BLOCK", 1)  # no blocks of leaves: they would converge here
+    monkeypatch.setattr(W, "MAX_LEAF_BLOCK", 1)
     with pytest.raises(WorkBudgetExceeded):
         m.certificate(delta=d)
     with pytest.raises(WorkBudgetExceeded):
@@ -111,11 +115,14 @@ def test_auto_uses_the_partial_certificates_over_budget(monkeypatch):
         m.delta(0.01, method="worst-case")
 
 
-@pytest.mark.parametrize("eps0,n", [(0.5, 200), (2.0, 300)])
-def test_flat_band_is_resolved_by_blocks_of_exact_leaves(eps0, n):
+@pytest.mark.parametrize(
+    "eps0,n,max_evals,size", [(0.5, 200, 20000, 64), (2.0, 300, 20000, 64), (0.5, 2000, 63, 128)]
+)
+def test_flat_band_is_resolved_by_blocks_of_exact_leaves(eps0, n, max_evals, size):
     """Just below delta(0) every dataset is within ~1e-5 of the others, so the cover needs every
-    leaf: it is evaluated in blocks of LEAF_BLOCK (one family each), re-checked by verify block
-    by block, and equals the brute-force maximum to the leaves' rounding."""
+    leaf: it is evaluated in blocks of LEAF_BLOCK (one family each; doubled until they fit half
+    the budget: 128 for 2000 users in 31 evaluations), re-checked by verify block by block, and
+    equals the brute-force maximum to the leaves' rounding."""
     d0 = float(np.max(brute_deltas(eps0, n, 0.0)))
     cert = W.certify(eps0, n, delta=0.99 * d0)
     assert W.verify(cert)
@@ -123,9 +130,10 @@ def test_flat_band_is_resolved_by_blocks_of_exact_leaves(eps0, n):
     assert cert.epsilon <= cert.epsilon_lower * (1 + 1e-4)
     assert _le(float(np.max(brute_deltas(eps0, n, cert.epsilon))), 0.99 * d0)
     eps = cert.epsilon_lower
-    dq = W.certify(eps0, n, eps=eps)
+    dq = W.certify(eps0, n, eps=eps, max_evals=max_evals)
     assert W.verify(dq)
     assert sum(iv.block is not None for iv in dq.cover) == n  # every leaf, exact
+    assert {iv.block[1] + 1 for iv in dq.cover if iv.block is not None} >= {size}
     truth = brute_deltas(eps0, n, eps)
     assert _le(float(np.max(truth)), math.exp(dq.log_delta)) and dq.log_delta - math.log(np.max(truth)) < 1e-8
     assert math.isclose(math.exp(dq.exhibited_log_delta), float(np.max(truth)), rel_tol=1e-8)

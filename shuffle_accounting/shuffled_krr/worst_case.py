@@ -234,6 +234,8 @@ __all__ = [
     "MAX_CONV_WORK",
     "DEFAULT_TOL",
     "BOUND_MEMO_SIZE",
+    "LEAF_BLOCK",
+    "MAX_LEAF_BLOCK",
     "bound_memo_info",
     "clear_bound_memo",
 ]
@@ -265,8 +267,9 @@ EPS_GAP_MIN_N: int = 1000
 #: n = 1e4, delta = 0.999 delta(0) the epsilon gap was 1.5-2.2e-4, above issue 11's 1e-4).
 FLAT_DELTA_TOL = 2e-9
 #: The floor where every leaf cannot be afforded (more than ``max_evals / 2`` blocks of
-#: :data:`LEAF_BLOCK`, ``n > 640000`` by default): there a stop below it exhausts the budget
-#: (measured at ``n = 1e6``, eps = 1e-10: 21 s for the (F5) cap's own gap of 1.2e-7).
+#: :data:`MAX_LEAF_BLOCK`, ``n > 2.56e6`` by default): there a stop below it exhausts the budget
+#: (measured at ``n = 1e6`` before the blocks grew to 256, eps = 1e-10: 21 s for the (F5) cap's
+#: own gap of 1.2e-7).
 FLAT_DELTA_TOL_WIDE = 2e-7
 #: Largest number of datasets bounded together as one block of exact leaves
 #: (:meth:`WorstCaseProblem.block_many`): a failing interval of at most this many datasets whose
@@ -274,6 +277,10 @@ FLAT_DELTA_TOL_WIDE = 2e-7
 #: in one evaluation (where the curve is flat in ``c``, just below ``delta(0)``, the cover needs
 #: about ``n`` leaves: one at a time they cost ~0.7 ms each at ``n = 1e5``, a block ~0.05 ms each).
 LEAF_BLOCK: int = 64
+#: Largest block when a search evaluates every leaf (:func:`_leaf_block`): blocks double from
+#: :data:`LEAF_BLOCK` until they fit half the budget (measured per block, n = 1e5 and 1e6 alike:
+#: 1.8 ms for 64 leaves, 2.5 ms for 128, 4.5 ms for 256).
+MAX_LEAF_BLOCK: int = 256
 #: Widest split piece for which a small failing interval is resolved as a block of leaves.
 _BLOCK_PIECE: int = 4
 #: Largest mean width of a planned first cover for which a search evaluates every leaf instead
@@ -1275,7 +1282,7 @@ def _plan(pr: WorstCaseProblem, eps, target, cap: int, *, leaves: bool = False):
     Returns ``(c1, c2, kappa)`` triples, or ``None`` when the model is unusable or predicts more
     than ``cap`` pieces (the caller then splits from the root); with ``leaves`` (one ``eps``),
     ``"leaves"`` where it predicts pieces of at most :data:`_LEAVES_PLAN_WIDTH` datasets on
-    average (:func:`_flat_plan`).
+    average, or more than ``cap`` pieces (:func:`_flat_plan`).
     """
     n = pr.n
     if n < 64:
@@ -1298,7 +1305,7 @@ def _plan(pr: WorstCaseProblem, eps, target, cap: int, *, leaves: bool = False):
         seg = np.maximum(h[1:], h[:-1])  # (segments, points)
         w = np.maximum(_PLAN_SAFETY * (tg[None, :] - seg) / np.where(ok, kappa, 1.0)[None, :], 1.0)
         count = np.sum(np.diff(cs)[:, None] / w, axis=0)
-    if leaves and ev.size == 1 and ok[0] and count[0] * _LEAVES_PLAN_WIDTH >= n:
+    if leaves and ev.size == 1 and ok[0] and (count[0] * _LEAVES_PLAN_WIDTH >= n or count[0] > cap):
         return "leaves"
     ok &= count <= cap
     if not np.any(ok):
@@ -1324,26 +1331,40 @@ def _plan(pr: WorstCaseProblem, eps, target, cap: int, *, leaves: bool = False):
     return out
 
 
+def _leaf_block(n: int, cap: int) -> int | None:
+    """Block size for evaluating every leaf within ``cap`` evaluations: :data:`LEAF_BLOCK` doubled
+    until ``ceil(n / size) <= cap``, or ``None`` beyond :data:`MAX_LEAF_BLOCK`."""
+    size = LEAF_BLOCK
+    while -(-n // size) > cap:
+        size *= 2
+        if size > MAX_LEAF_BLOCK:
+            return None
+    return size
+
+
 def _flat_plan(pr: WorstCaseProblem, eps: float, target: float, max_evals: int):
     """The first cover of a search (:func:`_plan`, at most ``max_evals / 2`` pieces, else
-    ``None``), or ``"leaves"`` where the planned pieces average at most
-    :data:`_LEAVES_PLAN_WIDTH` datasets and every leaf, in blocks of :data:`LEAF_BLOCK`
-    (:func:`_all_leaves`), costs at most ``max_evals / 2`` evaluations: there the bounds are
-    flat in ``c`` (just below ``delta(0)``, where all datasets are within ~1e-5 of each other
-    and the stop is ~1e-8), and the cover would end in about ``n`` single leaves anyway."""
+    ``None``), or the block size (an ``int``) with which to evaluate every leaf
+    (:func:`_all_leaves`) where that fits in ``max_evals / 2`` evaluations (:func:`_leaf_block`)
+    and the planned pieces average at most :data:`_LEAVES_PLAN_WIDTH` datasets, or are more than
+    ``max_evals / 2``: there the bounds are flat in ``c`` (just below ``delta(0)``, where all
+    datasets are within ~1e-5 of each other and the stop is ~1e-8), and the cover would end in
+    about ``n`` single leaves, or run out of budget, anyway."""
     cap = max_evals // 2
-    return _plan(pr, eps, target, cap, leaves=-(-pr.n // LEAF_BLOCK) <= cap)
+    size = _leaf_block(pr.n, cap)
+    plan = _plan(pr, eps, target, cap, leaves=size is not None)
+    return size if plan == "leaves" else plan
 
 
-def _all_leaves(pr: WorstCaseProblem, eps: float) -> tuple[list[CoverInterval], float, int]:
-    """Every dataset's exact value at ``eps`` in blocks of :data:`LEAF_BLOCK` leaves:
+def _all_leaves(pr: WorstCaseProblem, eps: float, size: int) -> tuple[list[CoverInterval], float, int]:
+    """Every dataset's exact value at ``eps`` in blocks of ``size`` leaves:
     ``(cover of single leaves, the witness's lower value, the witness)``. The witness (the block
     value with the largest lower bound) is re-evaluated as a leaf (what :func:`verify` recomputes)."""
     cover: list[CoverInterval] = []
     top, top_c = -math.inf, 0
     e = np.array([eps])
-    for c0 in range(0, pr.n, LEAF_BLOCK):
-        K = min(LEAF_BLOCK, pr.n - c0) - 1
+    for c0 in range(0, pr.n, size):
+        K = min(size, pr.n - c0) - 1
         r = pr.block_many(c0, K, e)[:, :, 0]
         cover.extend(
             CoverInterval(c0 + j, c0 + j, eps, float(pr.capped(r[0, j])), (c0, K)) for j in range(K + 1)
@@ -1410,7 +1431,7 @@ def _certify_delta(
             if best_c not in shrunk:
                 # (the witness's value at the smaller eps, the floor: its own rounding bracket)
                 bracket = pr.leaf(best_c, eps)
-                flat = FLAT_DELTA_TOL if -(-pr.n // LEAF_BLOCK) <= max_evals // 2 else FLAT_DELTA_TOL_WIDE
+                flat = FLAT_DELTA_TOL if _leaf_block(pr.n, max_evals // 2) else FLAT_DELTA_TOL_WIDE
                 floor = max(math.log1p(flat), 2.0 * (bracket[0] - bracket[1]))
                 shrunk[best_c] = (pr.leaf(best_c, eps / (1.0 + eps_tol))[1], floor)
             t_eps = max(shrunk[best_c][0], best + shrunk[best_c][1])
@@ -1422,8 +1443,8 @@ def _certify_delta(
     done: list[CoverInterval] = []
     goal = target()
     plan = _flat_plan(pr, eps, goal, max_evals) if pr.capped(up) > goal else None
-    if plan == "leaves":  # flat in c: every dataset's exact value, in blocks (no slack left)
-        done, lo, c = _all_leaves(pr, eps)
+    if isinstance(plan, int):  # flat in c: every dataset's exact value, in blocks (no slack left)
+        done, lo, c = _all_leaves(pr, eps, plan)
         if lo > best:
             best, best_c = lo, c
         return done, best, best_c, False
@@ -1492,8 +1513,8 @@ def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_eva
     done: list[CoverInterval] = []
     if eps_up > 0.0 and pr.interval(0, pr.n - 1, eps_up)[0] > log_delta:  # capped (F5)
         plan = _flat_plan(pr, eps_up, log_delta, max_evals)
-        if plan == "leaves":  # flat in c: every leaf at eps_up; those above delta searched below
-            leaves, _, _ = _all_leaves(pr, eps_up)
+        if isinstance(plan, int):  # flat in c: every leaf at eps_up; those above delta searched below
+            leaves, _, _ = _all_leaves(pr, eps_up, plan)
             done = [iv for iv in leaves if iv.log_bound <= log_delta]
             heap = [
                 (-iv.log_bound, iv.c_lo, iv.c_lo, eps_up, -1.0) for iv in leaves if iv.log_bound > log_delta
