@@ -59,9 +59,11 @@ def test_partial_delta_certificate_bounds_every_dataset(eps0, n, max_evals):
         assert _le(math.exp(cert.exhibited_log_delta), truth)
 
 
-@pytest.mark.parametrize("eps0,n", [(1.0, 60), (0.5, 200)])
-@pytest.mark.parametrize("max_evals", [1, 3, 12])
+@pytest.mark.parametrize("eps0,n", [(1.0, 60), (0.5, 200), (2.0, 1000)])
+@pytest.mark.parametrize("max_evals", [1, 3, 12, 40, 100])
 def test_partial_epsilon_certificate_is_settled_and_sound(eps0, n, max_evals):
+    # (budgets 40 and 100 at n = 1000 stop inside the rounds over blocks of leaves, whose
+    # leaves left are settled in blocks)
     for frac in (0.99, 0.5, 1e-3):  # just below delta(0), in the middle, the tail
         delta = frac * float(np.max(brute_deltas(eps0, n, 0.0)))
         try:

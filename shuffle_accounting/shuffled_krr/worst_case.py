@@ -1254,10 +1254,10 @@ def _split(c1: int, c2: int, u: float, target: float, kappa: float) -> list[tupl
 
 def _as_block(c1: int, c2: int, pieces: list[tuple[int, int]]) -> bool:
     """Whether a failing interval is resolved into its exact leaves at once
-    (:meth:`WorstCaseProblem.block_many`): at most :data:`LEAF_BLOCK` datasets, split into pieces
+    (:meth:`WorstCaseProblem.block_many`): at most :data:`MAX_LEAF_BLOCK` datasets, split into pieces
     of at most :data:`_BLOCK_PIECE` (the slack model expects the pieces to fail again down to
     leaves, or nearly). Speed only: the leaves are the exact values."""
-    return c2 - c1 + 1 <= LEAF_BLOCK and (c2 - c1 + 1) <= _BLOCK_PIECE * len(pieces)
+    return c2 - c1 + 1 <= max(LEAF_BLOCK, MAX_LEAF_BLOCK) and (c2 - c1 + 1) <= _BLOCK_PIECE * len(pieces)
 
 
 def _slope(c1: int, c2: int, u: float, a: int, b: int, ua: float, kappa: float) -> float:
@@ -1511,15 +1511,53 @@ def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_eva
         eps_up = 0.0
     heap = [(0.0, 0, pr.n - 1, -1.0, -1.0)]  # (-bound, c1, c2, eps of the bound, slack slope)
     done: list[CoverInterval] = []
+
+    def leaf_done(c: int) -> None:
+        """Leaf ``c`` above delta at eps_up: search its exhibited epsilon (a new witness raises
+        eps_low and eps_up), then record it certified at eps_up."""
+        nonlocal eps_low, eps_up, best_c
+        e = pr.leaf_epsilon(c, log_delta, upper=False, floor=eps_low)
+        if e > eps_low:
+            eps_low, best_c = e, c
+            eps_up = max(eps_up, min(pr.eps0, eps_low * (1.0 + tol)))
+        u = pr.capped(pr.leaf(c, eps_up)[0])
+        if u > log_delta:  # rounding band of this leaf: move eps_up past its upper crossing
+            eps_up = max(eps_up, pr.leaf_epsilon(c, log_delta, upper=True))
+            u = pr.capped(pr.leaf(c, eps_up)[0])
+        if u > log_delta:  # pragma: no cover - eps0 itself always certifies (h = 0)
+            eps_up = pr.eps0
+            u = -math.inf
+        done.append(CoverInterval(c, c, eps_up, u))
+
     if eps_up > 0.0 and pr.interval(0, pr.n - 1, eps_up)[0] > log_delta:  # capped (F5)
         plan = _flat_plan(pr, eps_up, log_delta, max_evals)
-        if isinstance(plan, int):  # flat in c: every leaf at eps_up; those above delta searched below
-            leaves, _, _ = _all_leaves(pr, eps_up, plan)
-            done = [iv for iv in leaves if iv.log_bound <= log_delta]
-            heap = [
-                (-iv.log_bound, iv.c_lo, iv.c_lo, eps_up, -1.0) for iv in leaves if iv.log_bound > log_delta
-            ]
-            heapq.heapify(heap)
+        if isinstance(plan, int):  # flat in c: every leaf, in blocks, at eps_up
+            # each round records the leaves at most delta, searches the worst leaf above (its
+            # exhibited epsilon raises eps_low and eps_up) and re-evaluates the blocks left
+            pending = {c0: set(range(c0, min(c0 + plan, pr.n))) for c0 in range(0, pr.n, plan)}
+            heap = []
+            while pending:
+                worst, worst_c, nxt = -math.inf, -1, {}
+                for c0, left in pending.items():
+                    K = min(plan, pr.n - c0) - 1
+                    r = pr.capped(pr.block_many(c0, K, np.array([eps_up]))[0, :, 0])
+                    over = set()
+                    for c in left:
+                        if r[c - c0] <= log_delta:
+                            done.append(CoverInterval(c, c, eps_up, float(r[c - c0]), (c0, K)))
+                        else:
+                            over.add(c)
+                            if r[c - c0] > worst:
+                                worst, worst_c = float(r[c - c0]), c
+                    if over:
+                        nxt[c0] = over
+                if worst_c >= 0:
+                    leaf_done(worst_c)
+                    nxt[worst_c - worst_c % plan].discard(worst_c)
+                pending = {c0: left for c0, left in nxt.items() if left}
+                if pr.evaluations > max_evals:  # the leaves left go to the loop (and its settle)
+                    heap = [(0.0, c, c, -1.0, -1.0) for left in pending.values() for c in left]
+                    break
         elif plan is not None:  # unevaluated pieces (bound key 0.0), bounded when popped
             heap = [(0.0, a, b, -1.0, kappa) for a, b, kappa in plan]
     while heap:
@@ -1539,20 +1577,26 @@ def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_eva
             done.append(CoverInterval(c1, c2, e_at, pr.capped(u)))
             continue
         if c1 == c2:
-            e = pr.leaf_epsilon(c1, log_delta, upper=False, floor=eps_low)
-            if e > eps_low:
-                eps_low, best_c = e, c1
-                eps_up = max(eps_up, min(pr.eps0, eps_low * (1.0 + tol)))
-            u = pr.capped(pr.leaf(c1, eps_up)[0])
-            if u > log_delta:  # rounding band of this leaf: move eps_up past its upper crossing
-                eps_up = max(eps_up, pr.leaf_epsilon(c1, log_delta, upper=True))
-                u = pr.capped(pr.leaf(c1, eps_up)[0])
-            if u > log_delta:  # pragma: no cover - eps0 itself always certifies (h = 0)
-                eps_up = pr.eps0
-                u = -math.inf
-            done.append(CoverInterval(c1, c2, eps_up, u))
+            leaf_done(c1)
             continue
-        for a, b in _split(c1, c2, u, log_delta, kappa):
+        pieces = _split(c1, c2, u, log_delta, kappa)
+        if _as_block(c1, c2, pieces):  # its exact leaves at once
+            left = set(range(c1, c2 + 1))
+            while left:
+                r = pr.capped(pr.block_many(c1, c2 - c1, np.array([eps_up]))[0, :, 0])
+                over = {c for c in left if r[c - c1] > log_delta}
+                if not over:
+                    done.extend(
+                        CoverInterval(c, c, eps_up, float(r[c - c1]), (c1, c2 - c1)) for c in sorted(left)
+                    )
+                    break
+                # the worst leaf above delta: its exhibited epsilon may raise eps_low and eps_up
+                # (the others are re-evaluated at the new eps_up)
+                c = max(over, key=lambda c: r[c - c1])
+                leaf_done(c)
+                left.discard(c)
+            continue
+        for a, b in pieces:
             ua, _ = pr.interval(a, b, eps_up, cap=False)
             heapq.heappush(heap, (-ua, a, b, eps_up, _slope(c1, c2, u, a, b, ua, kappa)))
     ex = pr.leaf(best_c, eps_low)[1] if eps_low > 0 else -math.inf
@@ -1588,6 +1632,7 @@ def _settle(
     grid = np.unique(np.append(np.minimum(eps_up * (1.0 + _SETTLE_STEPS), pr.eps0), pr.eps0))
     e = eps_up
     out = list(done)
+    rest = _settle_blocks(pr, out, rest, e, log_delta)
     for _, c1, c2 in sorted(rest):
         u = pr.capped(pr.interval(c1, c2, e, cap=False)[0])
         if u > log_delta:
@@ -1602,6 +1647,38 @@ def _settle(
             e, u = (float(fine[j]), float(uf[j])) if j >= 0 else (float(g[i]), float(ug[i]))
         out.append(CoverInterval(c1, c2, e, u))
     return out, e
+
+
+def _settle_blocks(
+    pr: WorstCaseProblem,
+    out: list[CoverInterval],
+    rest: list[tuple[float, int, int]],
+    e: float,
+    log_delta: float,
+) -> list[tuple[float, int, int]]:
+    """Single leaves of ``rest`` bounded at ``e`` in blocks of consecutive datasets (at most
+    :data:`MAX_LEAF_BLOCK`, :meth:`WorstCaseProblem.block_many`): those at most ``log_delta``
+    are appended to ``out``; returns the pieces still to settle (the wider ones and the leaves
+    above). Speed only (a budget often runs out with ~n single leaves left, one evaluation each)."""
+    size = max(LEAF_BLOCK, MAX_LEAF_BLOCK)
+    leaves = sorted(c1 for _, c1, c2 in rest if c1 == c2)
+    keep = [r for r in rest if r[1] != r[2]]
+    if size < 2:
+        return rest
+    i = 0
+    while i < len(leaves):
+        j = i + 1  # a run of consecutive datasets, at most `size` long
+        while j < len(leaves) and leaves[j] == leaves[j - 1] + 1 and j - i < size:
+            j += 1
+        c0, K = leaves[i], j - i - 1
+        r = pr.capped(pr.block_many(c0, K, np.array([e]))[0, :, 0])
+        for t in range(K + 1):
+            if r[t] <= log_delta:
+                out.append(CoverInterval(c0 + t, c0 + t, e, float(r[t]), (c0, K)))
+            else:
+                keep.append((-float(r[t]), c0 + t, c0 + t))
+        i = j
+    return keep
 
 
 def certify(
