@@ -636,7 +636,7 @@ class ShuffledKRR:
                 if use == "worst-case":
                     raise
                 wc, shown = math.inf, 0.0
-                if exc.partial is not None:  # k = 2: its witness (certified: eps0 only)
+                if exc.partial is not None:  # k = 2: the settled partial certificate, its witness
                     cert = _checked(exc.partial)
                     wc, shown = cert.epsilon, cert.epsilon_lower
             except (ValueError, ArithmeticError):  # k = 3 numerics at extreme eps0: keep the blanket

@@ -939,9 +939,10 @@ class WorstCaseProblem:
         Bin(c0, pbar)``, ``Y = Bin(n - 1 - c0 - K, p)`` common and ``C_j = Bin(j, pbar) +
         Bin(K - j, p)``, ``j = c - c0`` (the same law as the leaf's ``Bin(c, pbar) + Bin(n - 1 - c,
         p)``: a sum of the same independent Bernoullis), evaluated as one :class:`_Family` by
-        (F2) with the same error terms and dropped mass (each of the three windows drops at most
-        ``e^log_tol / 3``). The brackets differ from :meth:`leaf_many`'s only in rounding (both
-        are certified). Counts as one evaluation.
+        (F2) with the same error terms; the mass every window drops (truncated at
+        ``e^log_tol / 3`` each) is tracked and added, as for a leaf, so the truncation only sets
+        the tightness. The brackets differ from :meth:`leaf_many`'s only in rounding and
+        truncation (both are certified). Counts as one evaluation.
         """
         self.evaluations += 1
         eps = np.asarray(eps, dtype=float)
@@ -1401,9 +1402,10 @@ def _certify_delta(
     Where the curve is flat (that value below ``(1 + tol)`` times the best leaf) the epsilon gap
     is the stop, floored at :data:`FLAT_DELTA_TOL` in delta (:data:`FLAT_DELTA_TOL_WIDE` where
     the blocks of every leaf exceed half the budget) or at twice the best leaf's own rounding
-    bracket (``log upper - log lower``, ~4e-10), whichever is larger: a delta gap of ``tol`` would be a gap of ``tol`` over the slope in epsilon (8e-3
-    at n = 1e4, eps0 = 0.5, delta = 2e-3: 0.6 %), and the round trip of ``ShuffledKRR.epsilon``
-    would carry it to the returned epsilon. Where it is steep the epsilon gap is the stop when
+    bracket (``log upper - log lower``, ~4e-10), whichever is larger: a delta gap of ``tol``
+    would be a gap of ``tol`` over the slope in epsilon (8e-3 at n = 1e4, eps0 = 0.5,
+    delta = 2e-3: 0.6 %), and the round trip of ``ShuffledKRR.epsilon`` would carry it to the
+    returned epsilon. Where it is steep the epsilon gap is the stop when
     ``eps_or`` (large n: a looser stop in delta), else the delta gap. Only tightness, never
     soundness, depends on the stop.
 
