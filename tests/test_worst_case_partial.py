@@ -147,3 +147,8 @@ def test_flat_band_is_resolved_by_blocks_of_exact_leaves(eps0, n, max_evals, siz
         for iv in dq.cover
     ]
     assert not W.verify(type(dq)(**{**dq.__dict__, "cover": tuple(bad)}))
+    # so is a block that does not hold its leaf, or reaches past the last dataset
+    for blk in ((1, 0), (n - 2, 5)):
+        iv = dq.cover[0] if blk == (1, 0) else dq.cover[-1]
+        moved = [type(iv)(iv.c_lo, iv.c_hi, iv.eps, iv.log_bound, blk) if x is iv else x for x in dq.cover]
+        assert not W.verify(type(dq)(**{**dq.__dict__, "cover": tuple(moved)}))

@@ -1357,23 +1357,38 @@ def _flat_plan(pr: WorstCaseProblem, eps: float, target: float, max_evals: int):
     return size if plan == "leaves" else plan
 
 
-def _all_leaves(pr: WorstCaseProblem, eps: float, size: int) -> tuple[list[CoverInterval], float, int]:
-    """Every dataset's exact value at ``eps`` in blocks of ``size`` leaves:
-    ``(cover of single leaves, the witness's lower value, the witness)``. The witness (the block
-    value with the largest lower bound) is re-evaluated as a leaf (what :func:`verify` recomputes)."""
+def _blocks(n: int, size: int) -> list[tuple[int, int]]:
+    """``[0, n - 1]`` as blocks ``(c0, K)`` of ``size`` datasets (``K + 1``; the last may be shorter)."""
+    return [(c0, min(size, n - c0) - 1) for c0 in range(0, n, size)]
+
+
+def _block_bounds(pr: WorstCaseProblem, c0: int, K: int, eps: float) -> np.ndarray:
+    """``(2, K + 1)``: the (F5)-capped log upper and the log lower values of block ``(c0, K)``."""
+    r = pr.block_many(c0, K, np.array([eps]))[:, :, 0]
+    return np.vstack((pr.capped(r[0]), r[1]))
+
+
+def _block_leaf(c: int, c0: int, K: int, eps: float, up: np.ndarray) -> CoverInterval:
+    """Leaf ``c`` of block ``(c0, K)`` as a cover piece (its capped upper value ``up[c - c0]``)."""
+    return CoverInterval(c, c, eps, float(up[c - c0]), (c0, K))
+
+
+def _all_leaves(
+    pr: WorstCaseProblem, eps: float, blocks: list[tuple[int, int]], floor: float = -math.inf
+) -> tuple[list[CoverInterval], float, int]:
+    """Every leaf of ``blocks`` (``(c0, K)`` each) at ``eps``: ``(cover of single leaves, the
+    witness's lower value, the witness)``. The witness (the block value with the largest lower
+    bound) is re-evaluated as a leaf (what :func:`verify` recomputes), only if its block value
+    exceeds ``floor`` (else ``(-inf, -1)``: no better witness)."""
     cover: list[CoverInterval] = []
-    top, top_c = -math.inf, 0
-    e = np.array([eps])
-    for c0 in range(0, pr.n, size):
-        K = min(size, pr.n - c0) - 1
-        r = pr.block_many(c0, K, e)[:, :, 0]
-        cover.extend(
-            CoverInterval(c0 + j, c0 + j, eps, float(pr.capped(r[0, j])), (c0, K)) for j in range(K + 1)
-        )
+    top, top_c = floor, -1
+    for c0, K in blocks:
+        r = _block_bounds(pr, c0, K, eps)
+        cover.extend(_block_leaf(c, c0, K, eps, r[0]) for c in range(c0, c0 + K + 1))
         j = int(np.argmax(r[1]))
         if r[1, j] > top:
             top, top_c = float(r[1, j]), c0 + j
-    return cover, (pr.leaf(top_c, eps)[1] if top > -math.inf else -math.inf), top_c
+    return cover, (pr.leaf(top_c, eps)[1] if top_c >= 0 else -math.inf), top_c
 
 
 def _quantize(m: int) -> int:
@@ -1426,6 +1441,7 @@ def _certify_delta(
             best, best_c = lo, c
     ltol = math.log1p(tol)
     shrunk: dict[int, tuple[float, float]] = {}
+    flat = math.log1p(FLAT_DELTA_TOL if _leaf_block(pr.n, max_evals // 2) else FLAT_DELTA_TOL_WIDE)
 
     def target() -> float:
         t = best + ltol
@@ -1433,8 +1449,7 @@ def _certify_delta(
             if best_c not in shrunk:
                 # (the witness's value at the smaller eps, the floor: its own rounding bracket)
                 bracket = pr.leaf(best_c, eps)
-                flat = FLAT_DELTA_TOL if _leaf_block(pr.n, max_evals // 2) else FLAT_DELTA_TOL_WIDE
-                floor = max(math.log1p(flat), 2.0 * (bracket[0] - bracket[1]))
+                floor = max(flat, 2.0 * (bracket[0] - bracket[1]))
                 shrunk[best_c] = (pr.leaf(best_c, eps / (1.0 + eps_tol))[1], floor)
             t_eps = max(shrunk[best_c][0], best + shrunk[best_c][1])
             if t_eps < t or eps_or:
@@ -1446,7 +1461,7 @@ def _certify_delta(
     goal = target()
     plan = _flat_plan(pr, eps, goal, max_evals) if pr.capped(up) > goal else None
     if isinstance(plan, int):  # flat in c: every dataset's exact value, in blocks (no slack left)
-        done, lo, c = _all_leaves(pr, eps, plan)
+        done, lo, c = _all_leaves(pr, eps, _blocks(pr.n, plan))
         if lo > best:
             best, best_c = lo, c
         return done, best, best_c, False
@@ -1473,16 +1488,10 @@ def _certify_delta(
             continue
         pieces = _split(c1, c2, -neg, goal, kappa)
         if _as_block(c1, c2, pieces):  # its exact leaves in one evaluation
-            r = pr.block_many(c1, c2 - c1, np.array([eps]))[:, :, 0]
-            done.extend(
-                CoverInterval(c, c, eps, pr.capped(float(r[0, c - c1])), (c1, c2 - c1))
-                for c in range(c1, c2 + 1)
-            )
-            j = int(np.argmax(r[1]))
-            if r[1, j] > best:  # the witness is re-evaluated as a leaf (what verify recomputes)
-                lo = pr.leaf(c1 + j, eps)[1]
-                if lo > best:
-                    best, best_c = lo, c1 + j
+            leaves, lo, c = _all_leaves(pr, eps, [(c1, c2 - c1)], floor=best)
+            done.extend(leaves)
+            if lo > best:
+                best, best_c = lo, c
             continue
         for a, b in pieces:
             u, lo = pr.interval(a, b, eps, cap=False)
@@ -1531,35 +1540,35 @@ def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_eva
             u = -math.inf
         done.append(CoverInterval(c, c, eps_up, u))
 
+    def resolve(blocks: list[tuple[int, int]]) -> list[int]:
+        """Every leaf of ``blocks`` certified, in rounds: record each block whose leaves are all
+        at most delta at eps_up, search the worst leaf above (its exhibited epsilon raises
+        eps_low and eps_up), re-evaluate the blocks left. Returns the leaves left when the
+        budget runs out (else none): the caller's loop settles them."""
+        pending = {b: set(range(b[0], b[0] + b[1] + 1)) for b in blocks}
+        while pending:
+            worst, worst_b, worst_c = -math.inf, blocks[0], -1
+            for (c0, K), left in pending.items():
+                up = _block_bounds(pr, c0, K, eps_up)[0]
+                over = [c for c in left if up[c - c0] > log_delta]
+                if not over:
+                    done.extend(_block_leaf(c, c0, K, eps_up, up) for c in sorted(left))
+                    left.clear()
+                for c in over:
+                    if up[c - c0] > worst:
+                        worst, worst_b, worst_c = float(up[c - c0]), (c0, K), c
+            if worst_c >= 0:
+                leaf_done(worst_c)
+                pending[worst_b].discard(worst_c)
+            pending = {b: left for b, left in pending.items() if left}
+            if pr.evaluations > max_evals:
+                return [c for left in pending.values() for c in left]
+        return []
+
     if eps_up > 0.0 and pr.interval(0, pr.n - 1, eps_up)[0] > log_delta:  # capped (F5)
         plan = _flat_plan(pr, eps_up, log_delta, max_evals)
-        if isinstance(plan, int):  # flat in c: every leaf, in blocks, at eps_up
-            # each round records the leaves at most delta, searches the worst leaf above (its
-            # exhibited epsilon raises eps_low and eps_up) and re-evaluates the blocks left
-            pending = {c0: set(range(c0, min(c0 + plan, pr.n))) for c0 in range(0, pr.n, plan)}
-            heap = []
-            while pending:
-                worst, worst_c, nxt = -math.inf, -1, {}
-                for c0, left in pending.items():
-                    K = min(plan, pr.n - c0) - 1
-                    r = pr.capped(pr.block_many(c0, K, np.array([eps_up]))[0, :, 0])
-                    over = set()
-                    for c in left:
-                        if r[c - c0] <= log_delta:
-                            done.append(CoverInterval(c, c, eps_up, float(r[c - c0]), (c0, K)))
-                        else:
-                            over.add(c)
-                            if r[c - c0] > worst:
-                                worst, worst_c = float(r[c - c0]), c
-                    if over:
-                        nxt[c0] = over
-                if worst_c >= 0:
-                    leaf_done(worst_c)
-                    nxt[worst_c - worst_c % plan].discard(worst_c)
-                pending = {c0: left for c0, left in nxt.items() if left}
-                if pr.evaluations > max_evals:  # the leaves left go to the loop (and its settle)
-                    heap = [(0.0, c, c, -1.0, -1.0) for left in pending.values() for c in left]
-                    break
+        if isinstance(plan, int):  # flat in c: every leaf, in blocks (leaves left: the loop settles)
+            heap = [(0.0, c, c, -1.0, -1.0) for c in resolve(_blocks(pr.n, plan))]
         elif plan is not None:  # unevaluated pieces (bound key 0.0), bounded when popped
             heap = [(0.0, a, b, -1.0, kappa) for a, b, kappa in plan]
     while heap:
@@ -1583,20 +1592,8 @@ def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_eva
             continue
         pieces = _split(c1, c2, u, log_delta, kappa)
         if _as_block(c1, c2, pieces):  # its exact leaves at once
-            left = set(range(c1, c2 + 1))
-            while left:
-                r = pr.capped(pr.block_many(c1, c2 - c1, np.array([eps_up]))[0, :, 0])
-                over = {c for c in left if r[c - c1] > log_delta}
-                if not over:
-                    done.extend(
-                        CoverInterval(c, c, eps_up, float(r[c - c1]), (c1, c2 - c1)) for c in sorted(left)
-                    )
-                    break
-                # the worst leaf above delta: its exhibited epsilon may raise eps_low and eps_up
-                # (the others are re-evaluated at the new eps_up)
-                c = max(over, key=lambda c: r[c - c1])
-                leaf_done(c)
-                left.discard(c)
+            for c in resolve([(c1, c2 - c1)]):
+                heapq.heappush(heap, (0.0, c, c, -1.0, -1.0))
             continue
         for a, b in pieces:
             ua, _ = pr.interval(a, b, eps_up, cap=False)
@@ -1663,22 +1660,19 @@ def _settle_blocks(
     are appended to ``out``; returns the pieces still to settle (the wider ones and the leaves
     above). Speed only (a budget often runs out with ~n single leaves left, one evaluation each)."""
     size = max(LEAF_BLOCK, MAX_LEAF_BLOCK)
-    leaves = sorted(c1 for _, c1, c2 in rest if c1 == c2)
-    keep = [r for r in rest if r[1] != r[2]]
     if size < 2:
         return rest
+    leaves = sorted(c1 for _, c1, c2 in rest if c1 == c2)
+    keep = [r for r in rest if r[1] != r[2]]
     i = 0
     while i < len(leaves):
         j = i + 1  # a run of consecutive datasets, at most `size` long
         while j < len(leaves) and leaves[j] == leaves[j - 1] + 1 and j - i < size:
             j += 1
         c0, K = leaves[i], j - i - 1
-        r = pr.capped(pr.block_many(c0, K, np.array([e]))[0, :, 0])
-        for t in range(K + 1):
-            if r[t] <= log_delta:
-                out.append(CoverInterval(c0 + t, c0 + t, e, float(r[t]), (c0, K)))
-            else:
-                keep.append((-float(r[t]), c0 + t, c0 + t))
+        up = _block_bounds(pr, c0, K, e)[0]
+        out.extend(_block_leaf(c, c0, K, e, up) for c in range(c0, c0 + K + 1) if up[c - c0] <= log_delta)
+        keep.extend((-float(up[c - c0]), c, c) for c in range(c0, c0 + K + 1) if up[c - c0] > log_delta)
         i = j
     return keep
 
