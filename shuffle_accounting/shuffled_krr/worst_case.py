@@ -202,7 +202,7 @@ import functools
 import heapq
 import math
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import NamedTuple, NoReturn
 
 import numpy as np
 
@@ -1269,22 +1269,22 @@ def _slope(c1: int, c2: int, u: float, a: int, b: int, ua: float, kappa: float) 
     return kappa
 
 
-def _plan(pr: WorstCaseProblem, eps, target, cap: int, *, leaves: bool = False):
-    """A first partition of ``[0, n - 1]`` predicted to pass at ``eps`` (a speed heuristic only).
+class _PlanModel(NamedTuple):
+    """The model of :func:`_plan` at one or more points ``eps`` (see there): the knots ``cs``,
+    the leaves' log values ``h`` there (knots x points), the measured slopes ``kappa``, the
+    targets ``tg``, which points the model can serve (``ok``) and its predicted numbers of
+    pieces (``pieces``)."""
 
-    Model: ``log h_c(eps)`` is interpolated linearly between leaves at 17 evenly spaced datasets
-    plus the seeds (it is nearly linear in ``c`` for ``k = 2``, see *Cost* in the module
-    docstring), and ``log U(c1, c2) ~ max(h_c1, h_c2) + kappa (c2 - c1)`` with ``kappa``
-    measured on one probe interval. Each piece gets :data:`_PLAN_SAFETY` of the width the model
-    allows below ``target``. Any partition is sound (every piece is bounded, and split further
-    if it fails); this one replaces the ``O(log n)`` levels of halving from ``[0, n - 1]`` by
-    one pass. ``eps`` and ``target`` may be arrays (a grid): the plan then serves every grid point
-    whose own plan would have at most ``cap`` pieces (the others are left to the refinement).
-    Returns ``(c1, c2, kappa)`` triples, or ``None`` when the model is unusable or predicts more
-    than ``cap`` pieces (the caller then splits from the root); with ``leaves`` (one ``eps``),
-    ``"leaves"`` where it predicts pieces of at most :data:`_LEAVES_PLAN_WIDTH` datasets on
-    average, or more than ``cap`` pieces (:func:`_flat_plan`).
-    """
+    cs: np.ndarray
+    h: np.ndarray
+    kappa: np.ndarray
+    tg: np.ndarray
+    ok: np.ndarray
+    pieces: np.ndarray
+
+
+def _plan_model(pr: WorstCaseProblem, eps, target) -> _PlanModel | None:
+    """Fit the model of :func:`_plan` (``None`` below 64 datasets, where none is used)."""
     n = pr.n
     if n < 64:
         return None
@@ -1306,12 +1306,16 @@ def _plan(pr: WorstCaseProblem, eps, target, cap: int, *, leaves: bool = False):
         seg = np.maximum(h[1:], h[:-1])  # (segments, points)
         w = np.maximum(_PLAN_SAFETY * (tg[None, :] - seg) / np.where(ok, kappa, 1.0)[None, :], 1.0)
         count = np.sum(np.diff(cs)[:, None] / w, axis=0)
-    if leaves and ev.size == 1 and ok[0] and (count[0] * _LEAVES_PLAN_WIDTH >= n or count[0] > cap):
-        return "leaves"
-    ok &= count <= cap
+    return _PlanModel(cs, h, kappa, tg, ok, count)
+
+
+def _plan_pieces(pr: WorstCaseProblem, model: _PlanModel, cap: int) -> list[tuple[int, int, float]] | None:
+    """The partition :func:`_plan` builds from its model (``None`` if more than ``cap`` pieces)."""
+    n = pr.n
+    ok = model.ok & (model.pieces <= cap)
     if not np.any(ok):
         return None
-    h, tg, kappa = h[:, ok], tg[ok], kappa[ok]
+    cs, h, tg, kappa = model.cs, model.h[:, ok], model.tg[ok], model.kappa[ok]
     out: list[tuple[int, int, float]] = []
     c = 0
     while c <= n - 1:
@@ -1330,6 +1334,24 @@ def _plan(pr: WorstCaseProblem, eps, target, cap: int, *, leaves: bool = False):
             return None
     pr.prefetch([(a, b) for a, b, _ in out])
     return out
+
+
+def _plan(pr: WorstCaseProblem, eps, target, cap: int) -> list[tuple[int, int, float]] | None:
+    """A first partition of ``[0, n - 1]`` predicted to pass at ``eps`` (a speed heuristic only).
+
+    Model (:func:`_plan_model`): ``log h_c(eps)`` is interpolated linearly between leaves at 17
+    evenly spaced datasets plus the seeds (it is nearly linear in ``c`` for ``k = 2``, see *Cost*
+    in the module docstring), and ``log U(c1, c2) ~ max(h_c1, h_c2) + kappa (c2 - c1)`` with
+    ``kappa`` measured on one probe interval. Each piece gets :data:`_PLAN_SAFETY` of the width
+    the model allows below ``target`` (:func:`_plan_pieces`). Any partition is sound (every piece
+    is bounded, and split further if it fails); this one replaces the ``O(log n)`` levels of
+    halving from ``[0, n - 1]`` by one pass. ``eps`` and ``target`` may be arrays (a grid): the
+    plan then serves every grid point whose own plan would have at most ``cap`` pieces (the
+    others are left to the refinement). Returns ``(c1, c2, kappa)`` triples, or ``None`` when the
+    model is unusable or predicts more than ``cap`` pieces (the caller then splits from the root).
+    """
+    model = _plan_model(pr, eps, target)
+    return None if model is None else _plan_pieces(pr, model, cap)
 
 
 def _leaf_block(n: int, cap: int) -> int | None:
@@ -1353,8 +1375,13 @@ def _flat_plan(pr: WorstCaseProblem, eps: float, target: float, max_evals: int):
     about ``n`` single leaves, or run out of budget, anyway."""
     cap = max_evals // 2
     size = _leaf_block(pr.n, cap)
-    plan = _plan(pr, eps, target, cap, leaves=size is not None)
-    return size if plan == "leaves" else plan
+    model = _plan_model(pr, eps, target)
+    if model is None:
+        return None
+    count = float(model.pieces[0])
+    if size is not None and model.ok[0] and (count * _LEAVES_PLAN_WIDTH >= pr.n or count > cap):
+        return size
+    return _plan_pieces(pr, model, cap)
 
 
 def _blocks(n: int, size: int) -> list[tuple[int, int]]:
