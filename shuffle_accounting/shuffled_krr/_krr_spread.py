@@ -500,6 +500,232 @@ def _reveal2d_setup(k: int, eps0: float, c0: int, c1: int, b0: int, t: float):
     return rows, v, R, classes, grids
 
 
+class _U2Plan:
+    """The chosen plan of one :func:`reveal2d_upper` call, with what running it needs.
+
+    Built by :func:`_u2_plan` (the setup, the cells of ``B``, the cost model, the plan and its
+    estimated ``work``), run by :func:`_u2_run`. ``best`` is ``"full"`` (sweep every stop from the
+    window's bottom), ``"one"`` (from the bottom to the core's top) or ``"two"`` (a second build
+    at the core's bottom); ``coins`` whether the smaller class joins by its coins.
+    """
+
+    # set by setup() (once per call) and by _u2_plan (per cell count tried)
+    build: str
+    rows: dict
+    v: int
+    R0: G.Grid
+    classes: list
+    grids: list
+    base_work: float
+    cv_law: G.Law1D | None
+    guess: float
+    cells: float
+    stops: np.ndarray
+    lw: np.ndarray
+    ltail: float
+    i_lo: int
+    i_hi: int
+
+    def __init__(self, k: int, eps0: float, c3: tuple[int, int, int], n_eps: int, t: float) -> None:
+        self.k, self.eps0, self.t, self.n_eps = k, eps0, t, n_eps
+        self.c0, self.c1, self.cr = c3
+        self.lq = -math.log1p((k - 1) * math.exp(-eps0)) - eps0
+        pbar = math.exp(self.lq)
+        self.q_u, self.r0 = (k - 1) / k, 1.0 / (k - 1)
+        self.cv, self.cd = (self.c0, self.c1) if self.c0 >= self.c1 else (self.c1, self.c0)
+        self.p = 1.0 - (k - 1) * pbar
+        self.pbar = pbar
+        self.lg, self.l1mg = _gamma(k, eps0)
+        self.setup_done = False
+        self.best, self.coins, self.work = "one", False, math.inf
+
+    def setup(self, b0: int) -> None:
+        """The pivot's law at the window's bottom ``b0`` and the smaller class (once per call)."""
+        if self.setup_done:
+            return
+        self.setup_done = True
+        k, t = self.k, self.t
+        self.rows, self.v, self.R0, self.classes, self.grids = _reveal2d_setup(
+            k, self.eps0, self.c0, self.c1, b0, t
+        )
+        self.base_work = _add_work(self.R0, self.classes, self.grids, t)
+        self.cv_law = None
+        if self.classes and self.build != "add":
+            self.cv_law = G.law_from_binom(self.cv, math.log(k - 1) + self.lq, self.lq + self.eps0, t)
+
+    def sweep_cost(self, span: float, n_eval: int, by_coins: bool) -> float:
+        """Estimated work of ``span`` user steps and ``n_eval`` stops' hockey sums."""
+        if by_coins:  # the coins' grid is trimmed to the law's mass: about `guess` cells
+            # (calibrated: about 4 units per cell and user step, and per cell and hockey sum)
+            return 4.0 * self.guess * (span + 2.0 * n_eval * self.n_eps)
+        return span * self.cells + 6.0 * self.cells * n_eval * self.n_eps
+
+    def build_cost(self, b0: int, by_coins: bool) -> float:
+        """Estimated work of building the law at ``B = b0``."""
+        if by_coins and self.cv_law is not None:
+            return G.pivot_coins_work(
+                self.cv_law, b0, self.cd, self.l1mg, math.log(self.q_u), math.log(self.r0), self.t
+            )
+        return self.base_work
+
+    def cost(self, starts: list[int], span: float, n_eval: int) -> tuple[float, bool]:
+        """``(work, by coins)`` of a plan: builds at ``starts``, ``span`` steps, ``n_eval`` stops."""
+        add = sum(self.build_cost(b0, False) for b0 in starts) + self.sweep_cost(span, n_eval, False)
+        if self.cv_law is None:
+            return add, False
+        by_coins = sum(self.build_cost(b0, True) for b0 in starts) + self.sweep_cost(span, n_eval, True)
+        if self.build == "coins" or by_coins < add:
+            return by_coins, True
+        return add, False
+
+    def grid_at(self, b0: int) -> G.Grid:
+        """The law of the users at 0 and 1 plus ``b0`` uniform users (a build)."""
+        k, t = self.k, self.t
+        if self.coins and self.cv_law is not None:
+            return G.pivot_coins_grid(
+                self.cv_law,
+                b0,
+                self.cd,
+                self.l1mg,
+                self.lg,
+                math.log(self.q_u),
+                -math.log(k),
+                math.log(self.r0),
+                math.log1p(-self.r0),
+                t,
+            )
+        R = self.R0 if b0 == int(self.stops[0]) else _reveal2d_pivot(k, self.eps0, self.c0, self.c1, b0, t)
+        return _add(R, self.classes, self.grids, t)
+
+
+def _u2_plan(
+    k: int,
+    eps0: float,
+    c3: tuple[int, int, int],
+    n_eps: int,
+    t: float,
+    budget: float,
+    tries: list[int],
+    build: str,
+    sweep: str,
+) -> _U2Plan:
+    """Choose the cells of ``B`` and the plan of :func:`reveal2d_upper` (see there): the first
+    cell count of ``tries`` whose cheapest plan fits ``budget``; ``work`` is ``inf`` or over the
+    budget when none does."""
+    pl = _U2Plan(k, eps0, c3, n_eps, t)
+    pl.build = build
+    z = G.window_z(t)
+    for ms in tries:
+        stops, lw, ltail = b_stops(pl.cr, k, eps0, t, ms)
+        i_lo, i_hi = core_range(stops, pl.cr, pl.lg)
+        parts = [
+            (pl.cv, 1.0 - pl.p, pl.r0),
+            (int(stops[i_hi]), pl.q_u, pl.r0),
+            (pl.cd, 1.0 - pl.pbar, pl.p / (1.0 - pl.pbar)),
+        ]
+        guess = _sum_cells(parts, t)
+        if (float(stops[i_hi] - stops[i_lo]) + 6.0 * (i_hi - i_lo + 1) * n_eps) * guess > budget:
+            pl.work = math.inf
+            continue  # clearly over: do not even build the grids
+        pl.setup(int(stops[0]))  # the same for every try (the window's bottom does not depend on ms)
+        # the plans' work: builds, then cell steps of the sweep and hockey sums at the stops
+        grow = 2.0 * z * math.sqrt(0.25 * (pl.c0 + pl.c1 + stops[i_hi])) + 4.0
+        pl.guess, pl.cells = guess, (pl.R0.arr.shape[0] + grow) * (pl.R0.arr.shape[1] + grow)
+        pl.stops, pl.lw, pl.ltail, pl.i_lo, pl.i_hi = stops, lw, ltail, i_lo, i_hi
+        lo_s, hi_s = int(stops[i_lo]), int(stops[i_hi])
+        plans = {
+            "full": ([int(stops[0])], float(stops[-1] - stops[0]), stops.size),
+            "one": ([int(stops[0])], float(hi_s - stops[0]), i_hi + 1),
+            "two": ([int(stops[0]), lo_s], float(hi_s - lo_s), i_hi - i_lo + 2),
+        }
+        if sweep == "full":
+            names = ["full"]
+        elif sweep == "core" and i_lo > 0:
+            names = ["two"]
+        else:
+            names = ["one", "two"] if (sweep == "auto" and i_lo > 0) else ["one"]
+        # (two builds only when clearly cheaper: their lower cells share one bound)
+        pl.best = min(
+            names, key=lambda x: pl.cost(*plans[x])[0] * (1.25 if x == "two" and sweep == "auto" else 1.0)
+        )
+        pl.work, pl.coins = pl.cost(*plans[pl.best])
+        if pl.work <= budget:
+            break
+    return pl
+
+
+def _u2_run(pl: _U2Plan, eps: Sequence[float], budget: float, trace: list | None):
+    """Run the plan of :func:`_u2_plan`: ``((log upper fwd, log upper rev) per eps, work)``."""
+    stops, lw, i_lo, i_hi, best = pl.stops, pl.lw, pl.i_lo, pl.i_hi, pl.best
+    rows, v, t, work = pl.rows, pl.v, pl.t, pl.work
+    pi0, pi1 = _coords(rows[0], v), _coords(rows[1], v)
+    n_all = stops.size if best == "full" else i_hi + 1
+    fu = np.full((n_all, pl.n_eps), np.nan)  # D at stop i, per eps (rows never evaluated stay unused)
+    ru = np.full((n_all, pl.n_eps), np.nan)
+
+    def run(g: G.Grid, first: int, last: int) -> None:
+        """Sweep from ``g`` (the law at ``stops[first]``) and evaluate D at stops first..last."""
+        rel = [int(s) - int(stops[first]) for s in stops[first : last + 1]]
+        for i, (_, gi) in enumerate(G.sweep_users(g, rel, _coords(rows["u"], v), t)):
+            for j, e in enumerate(eps):
+                fu[first + i, j] = G.hockey_upper(gi, pi0, pi1, e)
+                ru[first + i, j] = G.hockey_upper(gi, pi1, pi0, e)
+
+    # each evaluated stop with the log mass of the cells it bounds (U2 (v))
+    if best == "full":
+        run(pl.grid_at(int(stops[0])), 0, stops.size - 1)
+        ev, ev_lw = list(range(stops.size)), list(lw)
+    else:
+        ev = list(range(i_hi + 1))
+        ev_lw = list(lw[:i_hi]) + [_log_mass(lw[i_hi:])]
+        if best == "one":
+            run(pl.grid_at(int(stops[0])), 0, i_hi)
+        else:
+            run(pl.grid_at(int(stops[i_lo])), i_lo, i_hi)
+            core_part = np.array(
+                [_mix(lw[i_lo:i_hi], x[i_lo:i_hi], _NEG) if i_hi > i_lo else x[i_hi] for x in (fu, ru)]
+            )
+            core_max = np.max(core_part, axis=0)  # per eps; delta's bound is the larger direction
+            lim = math.log(0.5 * CORE_SHARE)
+
+            def steep(a: int, b: int) -> bool:
+                """Do cells a..b-1, bounded by D at stop a, exceed CORE_SHARE / 2 of the core's part?"""
+                return bool(np.any(_log_mass(lw[a:b]) + np.maximum(fu[a], ru[a]) - core_max > lim))
+
+            # the cells below the core share D at the window's bottom; where that share is too
+            # large (D steep in B: small n, eps near eps0) they are split once more at
+            # CORE_SD[0] + 2 standard deviations below the mean (one more build), and a group
+            # still too large is swept stop by stop from its own law, within the budget
+            g_bot = pl.grid_at(int(stops[0]))
+            run(g_bot, 0, 0)
+            groups = [(0, i_lo, g_bot)]
+            if steep(0, i_lo):
+                i_mid = core_range(stops, pl.cr, pl.lg, (CORE_SD[0] + 2.0, CORE_SD[1]))[0]
+                w_mid = pl.build_cost(int(stops[i_mid]), pl.coins) + pl.sweep_cost(0.0, 1, pl.coins)
+                if 0 < i_mid < i_lo and work + w_mid <= budget:
+                    work += w_mid
+                    g_mid = pl.grid_at(int(stops[i_mid]))
+                    run(g_mid, i_mid, i_mid)
+                    groups = [(0, i_mid, g_bot), (i_mid, i_lo, g_mid)]
+            lower: list[tuple[int, float]] = []
+            for a, b, ga in groups:
+                extra = pl.sweep_cost(float(stops[b - 1] - stops[a]), b - a - 1, pl.coins)
+                if b - a > 1 and steep(a, b) and work + extra <= budget:
+                    work += extra
+                    run(ga, a, b - 1)
+                    lower += [(i, float(lw[i])) for i in range(a, b)]
+                else:
+                    lower.append((a, _log_mass(lw[a:b])))
+            if trace is not None:
+                trace.append([(i, stops[i]) for i, _ in lower])
+            ev = [i for i, _ in lower] + list(range(i_lo, i_hi + 1))
+            ev_lw = [x for _, x in lower] + list(lw[i_lo:i_hi]) + [_log_mass(lw[i_hi:])]
+    lws = np.array(ev_lw)
+    if np.isnan(fu[ev]).any() or np.isnan(ru[ev]).any():  # pragma: no cover - every plan fills its stops
+        raise RuntimeError("internal: a U2 stop used as a bound was never evaluated")
+    return (_mix(lws, fu[ev], pl.ltail), _mix(lws, ru[ev], pl.ltail)), work
+
+
 def reveal2d_upper(
     k: int,
     eps0: float,
@@ -551,151 +777,10 @@ def reveal2d_upper(
     if sweep not in ("auto", "full", "core"):
         raise ValueError(f"sweep must be 'auto', 'full' or 'core', got {sweep!r}")
     tries = [int(max_stops)] if isinstance(max_stops, (int, np.integer)) else [int(x) for x in max_stops]
-    c0, c1, cr = c3
-    lq = -math.log1p((k - 1) * math.exp(-eps0)) - eps0
-    pbar, q_u, r0 = math.exp(lq), (k - 1) / k, 1.0 / (k - 1)
-    cv, cd = (c0, c1) if c0 >= c1 else (c1, c0)
-    p = 1.0 - (k - 1) * pbar
-    lg, l1mg = _gamma(k, eps0)
-    n_eps = len(eps)
-    z = G.window_z(t)
-    setup = None
-    work = math.inf
-    for ms in tries:
-        stops, lw, ltail = b_stops(cr, k, eps0, t, ms)
-        i_lo, i_hi = core_range(stops, cr, lg)
-        parts = [(cv, 1.0 - p, r0), (int(stops[i_hi]), q_u, r0), (cd, 1.0 - pbar, p / (1.0 - pbar))]
-        guess = _sum_cells(parts, t)
-        if (float(stops[i_hi] - stops[i_lo]) + 6.0 * (i_hi - i_lo + 1) * n_eps) * guess > budget:
-            work = math.inf
-            continue  # clearly over: do not even build the grids
-        if setup is None:  # the same for every try (the window's bottom does not depend on ms)
-            setup = _reveal2d_setup(k, eps0, c0, c1, int(stops[0]), t)
-            rows, v, R0, classes, grids = setup
-            base_work = _add_work(R0, classes, grids, t)
-            cv_law = None
-            if classes and build != "add":
-                cv_law = G.law_from_binom(cv, math.log(k - 1) + lq, lq + eps0, t)
-        # the plans' work: builds, then cell steps of the sweep and hockey sums at the stops
-        grow = 2.0 * z * math.sqrt(0.25 * (c0 + c1 + stops[i_hi])) + 4.0
-        cells = (R0.arr.shape[0] + grow) * (R0.arr.shape[1] + grow)
-
-        def sweep_cost(span: float, n_eval: int, by_coins: bool, guess=guess, cells=cells) -> float:
-            if by_coins:  # the coins' grid is trimmed to the law's mass: about `guess` cells
-                # (calibrated: about 4 units per cell and user step, and per cell and hockey sum)
-                return 4.0 * guess * (span + 2.0 * n_eval * n_eps)
-            return span * cells + 6.0 * cells * n_eval * n_eps
-
-        def build_cost(b0: int, by_coins: bool, base_work=base_work, cv_law=cv_law) -> float:
-            if by_coins and cv_law is not None:
-                return G.pivot_coins_work(cv_law, b0, cd, l1mg, math.log(q_u), math.log(r0), t)
-            return base_work
-
-        def cost(starts: list[int], span: float, n_eval: int, cv_law=cv_law):
-            add = sum(build_cost(b0, False) for b0 in starts) + sweep_cost(span, n_eval, False)
-            if cv_law is None:
-                return add, False
-            by_coins = sum(build_cost(b0, True) for b0 in starts) + sweep_cost(span, n_eval, True)
-            if build == "coins" or by_coins < add:
-                return by_coins, True
-            return add, False
-
-        lo_s, hi_s = int(stops[i_lo]), int(stops[i_hi])
-        plans = {
-            "full": ([int(stops[0])], float(stops[-1] - stops[0]), stops.size),
-            "one": ([int(stops[0])], float(hi_s - stops[0]), i_hi + 1),
-            "two": ([int(stops[0]), lo_s], float(hi_s - lo_s), i_hi - i_lo + 2),
-        }
-        if sweep == "full":
-            names = ["full"]
-        elif sweep == "core" and i_lo > 0:
-            names = ["two"]
-        else:
-            names = ["one", "two"] if (sweep == "auto" and i_lo > 0) else ["one"]
-        # (two builds only when clearly cheaper: their lower cells share one bound)
-        best = min(
-            names, key=lambda x: cost(*plans[x])[0] * (1.25 if x == "two" and sweep == "auto" else 1.0)
-        )
-        work, coins = cost(*plans[best])
-        if work <= budget:
-            break
-    else:
-        return None, work
-
-    def grid_at(b0: int) -> G.Grid:
-        if coins and cv_law is not None:
-            return G.pivot_coins_grid(
-                cv_law, b0, cd, l1mg, lg, math.log(q_u), -math.log(k), math.log(r0), math.log1p(-r0), t
-            )
-        R = R0 if b0 == int(stops[0]) else _reveal2d_pivot(k, eps0, c0, c1, b0, t)
-        return _add(R, classes, grids, t)
-
-    pi0, pi1 = _coords(rows[0], v), _coords(rows[1], v)
-    n_all = stops.size if best == "full" else i_hi + 1
-    fu = np.full((n_all, n_eps), np.nan)  # D at stop i, per eps (rows never evaluated stay unused)
-    ru = np.full((n_all, n_eps), np.nan)
-
-    def run(g: G.Grid, first: int, last: int) -> None:
-        """Sweep from ``g`` (the law at ``stops[first]``) and evaluate D at stops first..last."""
-        rel = [int(s) - int(stops[first]) for s in stops[first : last + 1]]
-        for i, (_, gi) in enumerate(G.sweep_users(g, rel, _coords(rows["u"], v), t)):
-            for j, e in enumerate(eps):
-                fu[first + i, j] = G.hockey_upper(gi, pi0, pi1, e)
-                ru[first + i, j] = G.hockey_upper(gi, pi1, pi0, e)
-
-    # each evaluated stop with the log mass of the cells it bounds (U2 (v))
-    if best == "full":
-        run(grid_at(int(stops[0])), 0, stops.size - 1)
-        ev, ev_lw = list(range(stops.size)), list(lw)
-    else:
-        ev = list(range(i_hi + 1))
-        ev_lw = list(lw[:i_hi]) + [_log_mass(lw[i_hi:])]
-        if best == "one":
-            run(grid_at(int(stops[0])), 0, i_hi)
-        else:
-            run(grid_at(lo_s), i_lo, i_hi)
-            core_part = np.array(
-                [_mix(lw[i_lo:i_hi], x[i_lo:i_hi], _NEG) if i_hi > i_lo else x[i_hi] for x in (fu, ru)]
-            )
-            core_max = np.max(core_part, axis=0)  # per eps; delta's bound is the larger direction
-            lim = math.log(0.5 * CORE_SHARE)
-
-            def steep(a: int, b: int) -> bool:
-                """Do cells a..b-1, bounded by D at stop a, exceed CORE_SHARE / 2 of the core's part?"""
-                return bool(np.any(_log_mass(lw[a:b]) + np.maximum(fu[a], ru[a]) - core_max > lim))
-
-            # the cells below the core share D at the window's bottom; where that share is too
-            # large (D steep in B: small n, eps near eps0) they are split once more at
-            # CORE_SD[0] + 2 standard deviations below the mean (one more build), and a group
-            # still too large is swept stop by stop from its own law, within the budget
-            g_bot = grid_at(int(stops[0]))
-            run(g_bot, 0, 0)
-            groups = [(0, i_lo, g_bot)]
-            if steep(0, i_lo):
-                i_mid = core_range(stops, cr, lg, (CORE_SD[0] + 2.0, CORE_SD[1]))[0]
-                w_mid = build_cost(int(stops[i_mid]), coins) + sweep_cost(0.0, 1, coins)
-                if 0 < i_mid < i_lo and work + w_mid <= budget:
-                    work += w_mid
-                    g_mid = grid_at(int(stops[i_mid]))
-                    run(g_mid, i_mid, i_mid)
-                    groups = [(0, i_mid, g_bot), (i_mid, i_lo, g_mid)]
-            lower: list[tuple[int, float]] = []
-            for a, b, ga in groups:
-                extra = sweep_cost(float(stops[b - 1] - stops[a]), b - a - 1, coins)
-                if b - a > 1 and steep(a, b) and work + extra <= budget:
-                    work += extra
-                    run(ga, a, b - 1)
-                    lower += [(i, float(lw[i])) for i in range(a, b)]
-                else:
-                    lower.append((a, _log_mass(lw[a:b])))
-            if trace is not None:
-                trace.append([(i, stops[i]) for i, _ in lower])
-            ev = [i for i, _ in lower] + list(range(i_lo, i_hi + 1))
-            ev_lw = [x for _, x in lower] + list(lw[i_lo:i_hi]) + [_log_mass(lw[i_hi:])]
-    lws = np.array(ev_lw)
-    if np.isnan(fu[ev]).any() or np.isnan(ru[ev]).any():  # pragma: no cover - every plan fills its stops
-        raise RuntimeError("internal: a U2 stop used as a bound was never evaluated")
-    return (_mix(lws, fu[ev], ltail), _mix(lws, ru[ev], ltail)), work
+    plan = _u2_plan(k, eps0, c3, len(eps), t, budget, tries, build, sweep)
+    if plan.work > budget:
+        return None, plan.work
+    return _u2_run(plan, eps, budget, trace)
 
 
 # ---------------------------------------------------------------------------------------------
