@@ -663,13 +663,15 @@ def _u2_run(pl: _U2Plan, eps: Sequence[float], budget: float, trace: list | None
     fu = np.full((n_all, pl.n_eps), np.nan)  # D at stop i, per eps (rows never evaluated stay unused)
     ru = np.full((n_all, pl.n_eps), np.nan)
 
+    ws = G.Workspace()  # the hockey sums' scratch memory, reused at every stop
+
     def run(g: G.Grid, first: int, last: int) -> None:
         """Sweep from ``g`` (the law at ``stops[first]``) and evaluate D at stops first..last."""
         rel = [int(s) - int(stops[first]) for s in stops[first : last + 1]]
         for i, (_, gi) in enumerate(G.sweep_users(g, rel, _coords(rows["u"], v), t)):
             for j, e in enumerate(eps):
-                fu[first + i, j] = G.hockey_upper(gi, pi0, pi1, e)
-                ru[first + i, j] = G.hockey_upper(gi, pi1, pi0, e)
+                fu[first + i, j] = G.hockey_upper(gi, pi0, pi1, e, ws)
+                ru[first + i, j] = G.hockey_upper(gi, pi1, pi0, e, ws)
 
     # each evaluated stop with the log mass of the cells it bounds (U2 (v))
     if best == "full":

@@ -665,8 +665,9 @@ class BoxProblem:
             if through:  # the low cell's bound g(lo) is the sweep's first stop
                 stops, wts = [0, *stops], [lmass, *wts]
             last = 0
+            ws = G.Workspace()
             for j, (b, grid) in enumerate(G.sweep_users(F, stops, (third, third, third), self.log_tol - 2.0)):
-                terms.append(wts[j] + G.hockey_upper(grid, pi_p, pi_q, eps))
+                terms.append(wts[j] + G.hockey_upper(grid, pi_p, pi_q, eps, ws))
                 self._charge(float(grid.arr.size) * (b - last + 1))  # the sweep steps and the sum
                 last = b
             got = (min(float(logsumexp(terms)) + 4.0 * len(terms) * _U, 0.0), -math.inf)

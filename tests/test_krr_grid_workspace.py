@@ -1,0 +1,84 @@
+"""Reused scratch memory in the two-dimensional laws (``_krr_grid.Workspace``, ``stencil3``).
+
+The sweep over ``B`` (U2, ``_krr_spread``) and the k = 3 boxes step a grid one user at a time and
+take a hockey sum at every stop; both now write into reused buffers. Reuse must change no value
+(every entry written before it is read, sums in the same order) and no grid handed out may be
+overwritten by a later step.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from shuffle_accounting.shuffled_krr import _krr_grid as G
+
+LW = (math.log(0.1), math.log(0.15), math.log(0.75))  # moves (0, 0), (1, 1), (1, 0)
+PI_P = (math.log(0.6), math.log(0.2), math.log(0.2))
+PI_Q = (math.log(0.2), math.log(0.6), math.log(0.2))
+
+
+def _grid(rows: int, cols: int, seed: int) -> G.Grid:
+    arr = np.random.default_rng(seed).random((rows, cols)) + 1e-3
+    return G.Grid(3, 1, arr / arr.max(), -2.0, -80.0, 1e-12)
+
+
+def _step(arr: np.ndarray, c) -> np.ndarray:
+    """The step written out on fresh arrays (the arithmetic before the buffers)."""
+    rows, cols = arr.shape
+    out = np.zeros((rows + 1, cols + 1))
+    out[:-1, :-1] = c[0] * arr
+    out[1:, 1:] += c[1] * arr
+    out[1:, :-1] += c[2] * arr
+    return out
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (5, 3), (40, 70)])
+def test_stencil3_is_the_step_bit_for_bit(shape):
+    arr = _grid(*shape, seed=1).arr
+    ws = G.Workspace()
+    for c in ([0.1, 0.15, 0.75], [1.3, -2.0, 0.7]):  # weights of a step; hockey coefficients
+        got = G.stencil3(arr, c, ws.array("o", shape[0] + 1, shape[1] + 1), ws.array("t", *shape))
+        assert np.array_equal(got, _step(arr, c))
+
+
+def test_workspace_views_are_contiguous_and_grow():
+    ws = G.Workspace()
+    a = ws.array("x", 3, 4)
+    assert a.shape == (3, 4) and a.flags["C_CONTIGUOUS"]
+    a[...] = 7.0
+    assert np.shares_memory(a, ws.array("x", 2, 5))  # the same buffer while it is large enough
+    big = ws.array("x", 300, 400)
+    assert big.shape == (300, 400) and big.flags["C_CONTIGUOUS"]
+    assert not np.shares_memory(a, big)  # grown: a new buffer
+    assert not np.shares_memory(big, ws.array("y", 300, 400))  # one buffer per name
+
+
+def test_hockey_upper_same_with_and_without_reused_memory():
+    ws = G.Workspace()
+    for seed, shape in enumerate([(30, 20), (8, 50), (30, 20), (60, 61)]):
+        g = _grid(*shape, seed=seed)
+        for eps in (0.0, 0.3, 1.2):
+            assert G.hockey_upper(g, PI_P, PI_Q, eps, ws) == G.hockey_upper(g, PI_P, PI_Q, eps)
+
+
+def test_sweep_grids_are_not_overwritten_by_later_steps():
+    # stops at most steps, most of them between two trims (every 8 steps): every yielded grid is
+    # kept until the sweep ends, then compared with the same count of users added on its own
+    R = _grid(12, 9, seed=3)
+    w = [math.exp(x) for x in LW]
+    stops = [1, 2, 3, 5, 8, 9, 13, 16, 20]
+    kept = list(G.sweep_users(R, stops, LW, -60.0))
+    assert [b for b, _ in kept] == stops
+    for b, g in kept:
+        if b % 8 == 0 or b == stops[-1]:  # trimmed there: the same steps and trims as alone
+            alone = G.add_users(R, b, LW, -60.0)
+            assert np.array_equal(g.arr, alone.arr) and g.scale == alone.scale
+        else:  # untrimmed since the last trim: the fresh-array steps from that trim's grid
+            start = kept[[s for s, _ in kept].index(8)][1] if b > 8 else R
+            ref = start.arr
+            for _ in range(b - (8 if b > 8 else 0)):
+                ref = _step(ref, w)
+            assert g.scale == start.scale and np.array_equal(g.arr, ref)
