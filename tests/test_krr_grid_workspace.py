@@ -35,13 +35,18 @@ def _step(arr: np.ndarray, c) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("shape", [(1, 1), (5, 3), (40, 70)])
+@pytest.mark.parametrize("shape", [(1, 1), (5, 3), (31, 4), (32, 4), (33, 4), (40, 70), (100, 7)])
 def test_stencil3_is_the_step_bit_for_bit(shape):
+    # one block of STENCIL_ROWS rows, a block boundary at the last row or just past it, several
     arr = _grid(*shape, seed=1).arr
     ws = G.Workspace()
     for c in ([0.1, 0.15, 0.75], [1.3, -2.0, 0.7]):  # weights of a step; hockey coefficients
-        got = G.stencil3(arr, c, ws.array("o", shape[0] + 1, shape[1] + 1), ws.array("t", *shape))
-        assert np.array_equal(got, _step(arr, c))
+        out = ws.array("o", shape[0] + 1, shape[1] + 1)
+        out[...] = np.nan  # every entry must be written
+        tmp = ws.array("t", min(shape[0], G.STENCIL_ROWS), shape[1])
+        assert np.array_equal(G.stencil3(arr, c, out, tmp), _step(arr, c))
+        clipped = G.stencil3(arr, c, ws.array("o", shape[0] + 1, shape[1] + 1), tmp, clip=True)
+        assert np.array_equal(clipped, np.maximum(_step(arr, c), 0.0))
 
 
 def test_workspace_views_are_contiguous_and_grow():
