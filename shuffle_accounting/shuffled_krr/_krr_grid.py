@@ -62,6 +62,7 @@ __all__ = [
     "conv2d",
     "Hockey",
     "hockey_upper",
+    "hockey_upper_many",
     "Workspace",
     "stencil3",
     "STENCIL_ROWS",
@@ -656,9 +657,26 @@ class Workspace:
 STENCIL_ROWS = 32
 
 
-def stencil3(
-    arr: np.ndarray, c: Sequence[float], out: np.ndarray, tmp: np.ndarray, *, clip: bool = False
-) -> np.ndarray:
+def _stencil_rows(arr: np.ndarray, c: Sequence[float], o: np.ndarray, tmp: np.ndarray, r0: int) -> np.ndarray:
+    """Rows ``r0 .. r0 + len(o) - 1`` of :func:`stencil3`'s output, written into ``o`` (``tmp``:
+    at least ``len(o)`` rows of ``arr``'s width). The one place the step's arithmetic is written."""
+    rows = arr.shape[0]
+    r1 = r0 + o.shape[0]
+    m = min(r1, rows) - r0  # output rows with a (0, 0) move from arr
+    np.multiply(arr[r0 : r0 + m], c[0], out=o[:m, :-1])
+    o[m:, :-1] = 0.0
+    o[:, -1] = 0.0
+    s = 1 if r0 == 0 else 0  # output row 0 has no moved term
+    prev = arr[r0 - 1 + s : r1 - 1]
+    t = tmp[: prev.shape[0]]
+    np.multiply(prev, c[1], out=t)
+    np.add(o[s:, 1:], t, out=o[s:, 1:])
+    np.multiply(prev, c[2], out=t)
+    np.add(o[s:, :-1], t, out=o[s:, :-1])
+    return o
+
+
+def stencil3(arr: np.ndarray, c: Sequence[float], out: np.ndarray, tmp: np.ndarray) -> np.ndarray:
     """``out = c0 arr(x) + c1 arr(x - (1, 1)) + c2 arr(x - (1, 0))`` on the grown grid (in place).
 
     The one step of the three moves ``(0, 0)``, ``(1, 1)``, ``(1, 0)`` of ``(N, j)`` (a report
@@ -667,29 +685,12 @@ def stencil3(
     overlap ``arr``). Each cell is the three products summed in that order (the second and the
     third added to the first, a missing one being an exact 0), the arithmetic the error bounds
     of :func:`sweep_users` and :func:`hockey_upper` count; the rows are computed in blocks of
-    :data:`STENCIL_ROWS`, which changes no value. With ``clip`` each cell is then replaced by
-    ``max(cell, 0)``. Returns ``out``.
+    :data:`STENCIL_ROWS`, which changes no value. Returns ``out``.
     """
     rows = arr.shape[0]
-    np.multiply(arr[0], c[0], out=out[0, :-1])
-    out[0, -1] = 0.0
-    if clip:
-        np.maximum(out[0], 0.0, out=out[0])
-    for r0 in range(1, rows + 1, STENCIL_ROWS):
-        r1 = min(rows + 1, r0 + STENCIL_ROWS)  # output rows r0 .. r1 - 1
-        o = out[r0:r1]
-        m = min(r1, rows) - r0  # of them, rows with a (0, 0) move from arr
-        np.multiply(arr[r0 : r0 + m], c[0], out=o[:m, :-1])
-        o[m:, :-1] = 0.0
-        o[:, -1] = 0.0
-        prev = arr[r0 - 1 : r1 - 1]
-        t = tmp[: r1 - r0]
-        np.multiply(prev, c[1], out=t)
-        np.add(o[:, 1:], t, out=o[:, 1:])
-        np.multiply(prev, c[2], out=t)
-        np.add(o[:, :-1], t, out=o[:, :-1])
-        if clip:
-            np.maximum(o, 0.0, out=o)
+    for r0 in range(0, rows + 1, STENCIL_ROWS):
+        r1 = min(rows + 1, r0 + STENCIL_ROWS)
+        _stencil_rows(arr, c, out[r0:r1], tmp, r0)
     return out
 
 
@@ -774,23 +775,54 @@ def hockey_upper(
     coefficients (``exp``, two products, a difference: ``5u`` relative to ``a pi_p + b E pi_q``)
     and of the three products and two sums (``4u`` relative to ``sum |c_y| R``), so each
     computed cell is at least the exact term of :class:`Hockey`; the final sum of ``M``
-    non-negative terms is rounded up by ``(1 + (M + 4) 2u)``. ``log`` of the bound, capped at 0.
-    ``work``: scratch memory to reuse across calls (:class:`Workspace`; ``None``: fresh arrays).
+    non-negative terms, in blocks of :data:`STENCIL_ROWS` rows (any order: the error of a sum of
+    ``M`` non-negative terms is at most ``(M - 1) u`` relative, Higham, *Accuracy and Stability
+    of Numerical Algorithms*, 2nd ed., section 4.2), is rounded up by ``(1 + (M + 4) 2u)``.
+    ``log`` of the bound, capped at 0. ``work``: scratch memory to reuse across calls
+    (:class:`Workspace`; ``None``: fresh arrays). :func:`hockey_upper_many` does several at once.
     """
-    if eps < 0:  # pragma: no cover - callers pass eps >= 0
-        raise ValueError(f"eps must be >= 0, got {eps}")
-    E = math.exp(eps)
-    rho = R.rel + 8.0 * _U
-    a, b = 1.0 + rho + 12.0 * _U, E * (1.0 - rho - 12.0 * _U)
-    c = [math.exp(x) * a - math.exp(y) * b for x, y in zip(pi_p, pi_q)]
+    return hockey_upper_many(R, [(pi_p, pi_q, eps)], work)[0]
+
+
+def hockey_upper_many(
+    R: Grid,
+    terms: Sequence[tuple[tuple[float, float, float], tuple[float, float, float], float]],
+    work: Workspace | None = None,
+) -> list[float]:
+    """:func:`hockey_upper` for each ``(pi_p, pi_q, eps)`` of ``terms``, in one pass over ``R``.
+
+    Each block of :data:`STENCIL_ROWS` rows of the grid is read once for all the terms (its
+    cells computed, clipped at 0 and summed while in the cache; the same cells as
+    :func:`hockey_upper`'s bound, summed in blocks); U2 (``_krr_spread``) asks both directions
+    at every eps at each stop of its sweep.
+    """
+    coefs = []
+    for pi_p, pi_q, eps in terms:
+        if eps < 0:  # pragma: no cover - callers pass eps >= 0
+            raise ValueError(f"eps must be >= 0, got {eps}")
+        E = math.exp(eps)
+        rho = R.rel + 8.0 * _U
+        a, b = 1.0 + rho + 12.0 * _U, E * (1.0 - rho - 12.0 * _U)
+        coefs.append([math.exp(x) * a - math.exp(y) * b for x, y in zip(pi_p, pi_q)])
     arr = R.arr
     rows, cols = arr.shape
     ws = Workspace() if work is None else work
+    block = ws.array("hockey", min(rows + 1, STENCIL_ROWS), cols + 1)
     tmp = ws.array("hockey_tmp", min(rows, STENCIL_ROWS), cols)
-    out = stencil3(arr, c, ws.array("hockey", rows + 1, cols + 1), tmp, clip=True)
-    up = float(np.sum(out)) * (1.0 + (out.size + 4) * _U)
-    log_up = float(np.logaddexp(math.log(up) + R.scale if up > 0 else -math.inf, R.log_drop))
-    return min(log_up, 0.0)
+    sums = [0.0] * len(coefs)
+    for r0 in range(0, rows + 1, STENCIL_ROWS):
+        o = block[: min(rows + 1, r0 + STENCIL_ROWS) - r0]
+        for i, c in enumerate(coefs):
+            _stencil_rows(arr, c, o, tmp, r0)
+            np.maximum(o, 0.0, out=o)
+            sums[i] += float(np.sum(o))
+    grow = 1.0 + ((rows + 1) * (cols + 1) + 4) * _U
+    out = []
+    for total in sums:
+        up = total * grow
+        log_up = float(np.logaddexp(math.log(up) + R.scale if up > 0 else -math.inf, R.log_drop))
+        out.append(min(log_up, 0.0))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
