@@ -85,3 +85,12 @@ def test_sweep_grids_are_not_overwritten_by_later_steps():
             for _ in range(b - (8 if b > 8 else 0)):
                 ref = _step(ref, w)
             assert g.scale == start.scale and np.array_equal(g.arr, ref)
+
+
+def test_sweep_without_copies_yields_the_same_values_at_each_stop():
+    R = _grid(12, 9, seed=4)
+    stops = [1, 2, 3, 5, 8, 9, 13, 16, 20]
+    own = list(G.sweep_users(R, stops, LW, -60.0))
+    for (b, g), (b2, g2) in zip(G.sweep_users(R, stops, LW, -60.0, fresh=False), own):
+        assert b == b2 and g.scale == g2.scale and g.log_drop == g2.log_drop and g.rel == g2.rel
+        assert np.array_equal(g.arr, g2.arr)  # compared before the sweep resumes

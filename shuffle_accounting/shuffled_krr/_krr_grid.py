@@ -1384,7 +1384,7 @@ def trim_mass(sums: np.ndarray, budget: float) -> tuple[int, int, float]:
     return front, back, dropped
 
 
-def sweep_users(R: Grid, stops, log_w: tuple[float, float, float], log_tol: float):
+def sweep_users(R: Grid, stops, log_w: tuple[float, float, float], log_tol: float, *, fresh: bool = True):
     """Laws of ``R`` plus ``b`` independent users, added one at a time, for each ``b`` in ``stops``.
 
     A generator: yields ``(b, Grid)`` for the increasing non-negative integers ``stops`` (the
@@ -1417,6 +1417,10 @@ def sweep_users(R: Grid, stops, log_w: tuple[float, float, float], log_tol: floa
         stops: Increasing non-negative integers: the numbers of added users to yield at.
         log_w: Log-probabilities of the moves ``(0, 0)``, ``(1, 1)``, ``(1, 0)``.
         log_tol: Log of the total mass the trims may drop (over all ``max(stops)`` steps).
+        fresh: With ``False`` (keyword only), a grid yielded between two trims shares its memory
+            with the sweep and holds its values only until the generator resumes (no copy: at
+            n = 1e6, copying a grid costs more than a step), for callers that use each grid at
+            once; with ``True`` every yielded grid is its own.
 
     Yields:
         ``(b, Grid)`` for each ``b`` in ``stops``.
@@ -1457,7 +1461,8 @@ def sweep_users(R: Grid, stops, log_w: tuple[float, float, float], log_tol: floa
         if done % _TRIM_EVERY and done < c:  # a stop between two trims: yield an untrimmed copy
             rel_now = R.rel + (1.0 + R.rel) * 7.0 * _U * done * 1.001
             tiny = math.log(products * _TINY) + top_scale
-            yield done, Grid(n_lo, j_lo, arr.copy(), scale, float(logsumexp(drops + [tiny])), rel_now)
+            out = arr.copy() if fresh else arr
+            yield done, Grid(n_lo, j_lo, out, scale, float(logsumexp(drops + [tiny])), rel_now)
             k_stop += 1
             continue
         # rescale by the maximum, then trim rows and columns (measured mass)

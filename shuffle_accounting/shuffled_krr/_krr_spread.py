@@ -668,7 +668,7 @@ def _u2_run(pl: _U2Plan, eps: Sequence[float], budget: float, trace: list | None
     def run(g: G.Grid, first: int, last: int) -> None:
         """Sweep from ``g`` (the law at ``stops[first]``) and evaluate D at stops first..last."""
         rel = [int(s) - int(stops[first]) for s in stops[first : last + 1]]
-        for i, (_, gi) in enumerate(G.sweep_users(g, rel, _coords(rows["u"], v), t)):
+        for i, (_, gi) in enumerate(G.sweep_users(g, rel, _coords(rows["u"], v), t, fresh=False)):
             both = G.hockey_upper_many(gi, [(pi0, pi1, e) for e in eps] + [(pi1, pi0, e) for e in eps], ws)
             fu[first + i], ru[first + i] = both[: len(eps)], both[len(eps) :]
 

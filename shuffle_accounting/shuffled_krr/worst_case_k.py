@@ -666,7 +666,8 @@ class BoxProblem:
                 stops, wts = [0, *stops], [lmass, *wts]
             last = 0
             ws = G.Workspace()
-            for j, (b, grid) in enumerate(G.sweep_users(F, stops, (third, third, third), self.log_tol - 2.0)):
+            sweep = G.sweep_users(F, stops, (third, third, third), self.log_tol - 2.0, fresh=False)
+            for j, (b, grid) in enumerate(sweep):  # each grid used at once
                 terms.append(wts[j] + G.hockey_upper(grid, pi_p, pi_q, eps, ws))
                 self._charge(float(grid.arr.size) * (b - last + 1))  # the sweep steps and the sum
                 last = b
