@@ -94,3 +94,17 @@ def test_sweep_without_copies_yields_the_same_values_at_each_stop():
     for (b, g), (b2, g2) in zip(G.sweep_users(R, stops, LW, -60.0, fresh=False), own):
         assert b == b2 and g.scale == g2.scale and g.log_drop == g2.log_drop and g.rel == g2.rel
         assert np.array_equal(g.arr, g2.arr)  # compared before the sweep resumes
+
+
+@pytest.mark.parametrize("cells", [1, 7, 64, 1 << 20])
+def test_binom_rows_in_blocks_is_the_same_and_exact(monkeypatch, cells):
+    # blocks of one row, of a few rows (the last one shorter) and the whole grid at once
+    from scipy.stats import binom
+
+    Ns = np.arange(40.0, 75.0)
+    whole = G.binom_rows(Ns, 5, 30, math.log(0.3), math.log(0.7))
+    monkeypatch.setattr(G, "BINOM_ROWS_CELLS", cells)
+    lb, extra = G.binom_rows(Ns, 5, 30, math.log(0.3), math.log(0.7))
+    assert np.array_equal(lb, whole[0]) and extra == whole[1]
+    ref = binom.logpmf(np.arange(5, 31)[None, :], Ns[:, None], 0.3)
+    assert np.allclose(lb, ref, rtol=0.0, atol=1e-9)

@@ -55,6 +55,7 @@ __all__ = [
     "conv1d",
     "pivot_grid",
     "binom_rows",
+    "BINOM_ROWS_CELLS",
     "class_grid",
     "pivot_coins_grid",
     "pivot_coins_work",
@@ -314,6 +315,10 @@ def pivot_grid(no_law: Law1D, log_tol: float, log_r: float = _LOG_HALF, log_1mr:
     return Grid(n_lo, j_lo, arr, mx + no_law.scale, log_drop, rel)
 
 
+#: Cells per block of rows in :func:`binom_rows` (bounds its temporaries: ~10 arrays of this size).
+BINOM_ROWS_CELLS = 1 << 20
+
+
 def binom_rows(
     Ns: np.ndarray, j_lo: int, j_hi: int, log_r: float, log_1mr: float
 ) -> tuple[np.ndarray, float]:
@@ -327,8 +332,28 @@ def binom_rows(
     running sum of ``K`` terms at most ``K * 2u * sum |terms|`` (Higham, Thm 4.4, ``gamma_K``
     rounded up); a value is a difference of two running sums plus the anchor, so its log error is
     at most twice the row's total plus ``2u |anchor|``. Rows where that exceeds ``1e-9`` fall
-    back to a Loader log-pmf per cell.
+    back to a Loader log-pmf per cell. The rows are computed in blocks of about
+    :data:`BINOM_ROWS_CELLS` cells (each row on its own; the temporaries of a block, not of the
+    whole grid: about ten arrays of the grid's size were alive at once, 16 GB at n = 1e6 in U2).
     """
+    Ns = np.asarray(Ns, dtype=float)
+    K = j_hi - j_lo + 1
+    step = max(1, BINOM_ROWS_CELLS // max(K, 1))
+    if Ns.size <= step:
+        lb, err = _binom_rows_block(Ns, j_lo, j_hi, log_r, log_1mr)
+        return lb, math.expm1(err)
+    lb = np.empty((Ns.size, K))
+    err = 0.0
+    for i in range(0, Ns.size, step):
+        lb[i : i + step], e = _binom_rows_block(Ns[i : i + step], j_lo, j_hi, log_r, log_1mr)
+        err = max(err, e)
+    return lb, math.expm1(err)
+
+
+def _binom_rows_block(
+    Ns: np.ndarray, j_lo: int, j_hi: int, log_r: float, log_1mr: float
+) -> tuple[np.ndarray, float]:
+    """:func:`binom_rows` on the rows ``Ns``: ``(log-pmfs, the largest row's log error)``."""
     J = np.arange(j_lo, j_hi + 1, dtype=float)
     NN, JJ = np.meshgrid(Ns, J, indexing="ij")
     valid = JJ <= NN
@@ -365,11 +390,11 @@ def binom_rows(
                 sub, log_binom_pmf(np.where(sub, JJ[bad], 0.0), NN[bad], log_r, log_1mr), -np.inf
             )
             row_err = np.where(bad, 0.0, row_err)
-        extra = math.expm1(float(np.max(row_err)))
+        err = float(np.max(row_err))
     else:
         lb = np.where(valid, la[:, None], -np.inf)
-        extra = 0.0
-    return lb, extra
+        err = 0.0
+    return lb, err
 
 
 def class_grid(c: int, log_v: float, log_d: float, log_o: float, log_tol: float) -> Grid:
@@ -450,10 +475,14 @@ def _coins_sum(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, int]:
         okf = (fi >= 0) & (fi < w_f)
         C = np.where(okf, A[np.clip(fi, 0, w_f - 1), mi[None, :]], 0.0)
         uu = np.arange(a, b + w_x)  # u index = mi - xi + w_x - 1
-        xi = mi[:, None] - uu[None, :] + (w_x - 1)
-        okx = (xi >= 0) & (xi < w_x)
-        H = np.where(okx, B[mi[:, None], np.clip(xi, 0, w_x - 1)], 0.0)
-        R = C @ H
+        # H[i, i + t] = B[a + i, w_x - 1 - t] for t < w_x, zero elsewhere: the rows of B reversed,
+        # each shifted one column further (a sheared write into one zeroed array)
+        H = np.zeros(mi.size * uu.size)
+        sheared = np.lib.stride_tricks.as_strided(
+            H, shape=(mi.size, w_x), strides=((uu.size + 1) * H.itemsize, H.itemsize)
+        )
+        sheared[...] = B[a : b + 1, ::-1]
+        R = C @ H.reshape(mi.size, uu.size)
         jj = nn[:, None] - uu[None, :] + (w_x - 1)  # j index = xi + i = nn - u index + w_x - 1
         ok = (jj >= 0) & (jj < n_cols)
         rows = np.broadcast_to(nn[:, None], jj.shape)
