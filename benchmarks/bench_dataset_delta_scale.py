@@ -11,7 +11,8 @@ by the general bracket of ``_krr_spread`` (the "routes" column names which bound
 L2 merged output, L1 linear statistic h0 - h1, U2 coins at values >= 2 revealed, UP users at 0
 and 1 paired and the other coins revealed, U1 all but one class revealed; ``max_work`` is the
 default unless the row says otherwise; ``--large-only``: only the rows at ``n >= 1e5``;
-``--unbalanced-only``: only the k = 10 rows with counts proportional to ``1 / (j + 1)``). The load average
+``--unbalanced-only``: only the k = 10 rows with counts proportional to ``1 / (j + 1)``;
+``--u2-at-1e6``: also that dataset at n = 1e6 with ``max_work = 3e12``, minutes). The load average
 and a fixed reference computation (blanket ``epsilon(1e-6)`` at k = 3, eps0 = 1, n = 1e4, timed
 in the same run) are printed so times can be compared as ratios across machines and loads.
 """
@@ -66,6 +67,12 @@ def main() -> None:
         action="store_true",
         help="only the rows with counts proportional to 1/(j + 1) (k = 10, n = 1e4 - 1e6)",
     )
+    ap.add_argument(
+        "--u2-at-1e6",
+        action="store_true",
+        help="also the n = 1e6 row with counts proportional to 1/(j + 1) at max_work = 3e12 "
+        "(U2; about 12 minutes and 7 GB of memory on the 2-core box)",
+    )
     args = ap.parse_args()
     families = [  # (k, eps0, eps, others, max_work)
         (4, 1.0, 0.1, [500, 499, 0, 0], None),
@@ -99,6 +106,8 @@ def main() -> None:
         (10, 2.0, 0.03, _harmonic(10, 10**5), 3 * 10**10),
         (10, 2.0, 0.01, _harmonic(10, 10**6), None),
     ]
+    if args.u2_at_1e6:
+        general.append((10, 2.0, 0.01, _harmonic(10, 10**6), 3 * 10**12))
     if args.smoke:
         families = [(4, 1.0, 0.1, [150, 149, 0, 0], None)]
         general = [(5, 1.0, 0.1, [100, 0, 50, 49, 0], None)]

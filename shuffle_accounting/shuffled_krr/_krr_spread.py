@@ -134,9 +134,9 @@ the truth at ``k = 10``, ``eps0 = 2``: widths of about 2 in log). With ``c_0`` a
 apart both lose (UP by the unpaired users' coins): counts proportional to ``1 / (j + 1)`` at
 ``k = 10``: width 1.6e-3 at ``n = 1e4``, 2.6e-3 at ``2e4`` and 3.8e-3 at ``3e4`` (U2 above,
 L1 with ``T = 7 h0 - 10 h1`` below), 2.8 at ``1e5`` and 3.1 at ``1e6`` (UP) with the default
-budget; ``max_work = 3e10`` lets U2 run at ``1e5`` (8.9e-3, about 25 s); at ``1e6`` U2 would
-take about 1e12 work units, the sweep of ``B``'s core growing like ``n^1.5``
-(``benchmarks/README.md``).
+budget; ``max_work = 3e10`` lets U2 run at ``1e5`` (8.9e-3, about 16 s) and ``3e12`` at
+``1e6`` (1.2e-2, about 12 minutes and 7 GB of memory: U2's estimate there is about 1.6e12
+units, the sweep of ``B``'s core growing like ``n^1.5``; ``benchmarks/README.md``).
 """
 
 from __future__ import annotations
