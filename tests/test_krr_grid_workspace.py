@@ -36,14 +36,16 @@ def _step(arr: np.ndarray, c) -> np.ndarray:
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (5, 3), (31, 4), (32, 4), (33, 4), (40, 70), (100, 7)])
-def test_stencil3_is_the_step_bit_for_bit(shape):
-    # one block of STENCIL_ROWS rows, a block boundary at the last row or just past it, several
+def test_stencil3_is_the_step_bit_for_bit(monkeypatch, shape):
+    # blocks of STENCIL_ROWS rows: one, a boundary at the last row or just past it, several
+    monkeypatch.setattr(G, "STENCIL_CELLS", 1)
+    assert G.block_rows(shape[1]) == G.STENCIL_ROWS
     arr = _grid(*shape, seed=1).arr
     ws = G.Workspace()
     for c in ([0.1, 0.15, 0.75], [1.3, -2.0, 0.7]):  # weights of a step; hockey coefficients
         out = ws.array("o", shape[0] + 1, shape[1] + 1)
         out[...] = np.nan  # every entry must be written
-        tmp = ws.array("t", min(shape[0], G.STENCIL_ROWS), shape[1])
+        tmp = ws.array("t", min(shape[0], G.block_rows(shape[1])), shape[1])
         assert np.array_equal(G.stencil3(arr, c, out, tmp), _step(arr, c))
 
 
@@ -108,3 +110,21 @@ def test_binom_rows_in_blocks_is_the_same_and_exact(monkeypatch, cells):
     assert np.array_equal(lb, whole[0]) and extra == whole[1]
     ref = binom.logpmf(np.arange(5, 31)[None, :], Ns[:, None], 0.3)
     assert np.allclose(lb, ref, rtol=0.0, atol=1e-9)
+
+
+def test_hockey_upper_many_is_each_term_and_blocks_only_reorder_the_sum(monkeypatch):
+    g = _grid(70, 40, seed=9)
+    terms = [(PI_P, PI_Q, 0.0), (PI_Q, PI_P, 0.0), (PI_P, PI_Q, 0.4)]
+    whole = G.hockey_upper_many(g, terms)  # one block (a narrow grid)
+    assert whole == [G.hockey_upper(g, *t) for t in terms]
+    monkeypatch.setattr(G, "STENCIL_CELLS", 1)  # blocks of 32 rows: three blocks
+    blocks = G.hockey_upper_many(g, terms)
+    assert blocks == [G.hockey_upper(g, *t) for t in terms]
+    assert np.allclose(blocks, whole, rtol=0.0, atol=1e-13)
+    # and the value itself: the bound of the written-out cells (P, Q on fresh arrays)
+    E = math.exp(0.4)
+    rho = g.rel + 16 * 2.0**-53
+    cp, cq = [math.exp(x) for x in PI_P], [math.exp(x) for x in PI_Q]
+    coef = [a * (1 + rho + 24 * 2.0**-53) - E * b * (1 - rho - 24 * 2.0**-53) for a, b in zip(cp, cq)]
+    direct = float(np.sum(np.maximum(_step(g.arr, coef), 0.0)))
+    assert math.isclose(blocks[2], min(math.log(direct) + g.scale, 0.0), rel_tol=0.0, abs_tol=1e-9)

@@ -67,6 +67,8 @@ __all__ = [
     "Workspace",
     "stencil3",
     "STENCIL_ROWS",
+    "STENCIL_CELLS",
+    "block_rows",
     "single_class_log_hockey",
     "TAIL_REL",
     "MAX_TAIL_WORK",
@@ -680,10 +682,18 @@ class Workspace:
         return buf[:size].reshape(rows, cols)
 
 
-#: Rows of :func:`stencil3`'s output computed together: their five array operations then run on
-#: data in the cache (measured 1.9-2.1x faster than whole-grid operations at 5.7e6 and 5.7e7 cells;
-#: 8 and 128 rows were slower than 32).
+#: Rows of :func:`stencil3`'s output computed together, at least (:func:`block_rows`): the five
+#: array operations of a block then run on data in the cache (measured 1.9-2.1x faster than
+#: whole-grid operations at 5.7e6 and 5.7e7 cells; 8 and 128 rows of 5760 cells were slower).
 STENCIL_ROWS = 32
+#: ... and at least this many cells per block (narrow grids: fewer, larger blocks, whose Python
+#: overhead per call otherwise outweighed the gain on the small grids of the k = 3 boxes).
+STENCIL_CELLS = 1 << 17
+
+
+def block_rows(cols: int) -> int:
+    """Rows per block of :func:`stencil3` and :func:`hockey_upper_many` for grids ``cols`` wide."""
+    return max(STENCIL_ROWS, -(-STENCIL_CELLS // max(cols, 1)))
 
 
 def _stencil_rows(arr: np.ndarray, c: Sequence[float], o: np.ndarray, tmp: np.ndarray, r0: int) -> np.ndarray:
@@ -710,15 +720,16 @@ def stencil3(arr: np.ndarray, c: Sequence[float], out: np.ndarray, tmp: np.ndarr
 
     The one step of the three moves ``(0, 0)``, ``(1, 1)``, ``(1, 0)`` of ``(N, j)`` (a report
     ``v``, ``d`` or ``o``): ``out`` is ``(rows + 1, cols + 1)`` for ``arr`` of ``(rows, cols)``,
-    ``tmp`` has ``cols`` columns and at least ``min(rows, STENCIL_ROWS)`` rows (neither may
+    ``tmp`` has ``cols`` columns and at least ``min(rows, block_rows(cols))`` rows (neither may
     overlap ``arr``). Each cell is the three products summed in that order (the second and the
     third added to the first, a missing one being an exact 0), the arithmetic the error bounds
     of :func:`sweep_users` and :func:`hockey_upper` count; the rows are computed in blocks of
-    :data:`STENCIL_ROWS`, which changes no value. Returns ``out``.
+    :func:`block_rows`, which changes no value. Returns ``out``.
     """
     rows = arr.shape[0]
-    for r0 in range(0, rows + 1, STENCIL_ROWS):
-        r1 = min(rows + 1, r0 + STENCIL_ROWS)
+    rb = block_rows(arr.shape[1])
+    for r0 in range(0, rows + 1, rb):
+        r1 = min(rows + 1, r0 + rb)
         _stencil_rows(arr, c, out[r0:r1], tmp, r0)
     return out
 
@@ -804,7 +815,7 @@ def hockey_upper(
     coefficients (``exp``, two products, a difference: ``5u`` relative to ``a pi_p + b E pi_q``)
     and of the three products and two sums (``4u`` relative to ``sum |c_y| R``), so each
     computed cell is at least the exact term of :class:`Hockey`; the final sum of ``M``
-    non-negative terms, in blocks of :data:`STENCIL_ROWS` rows (any order: the error of a sum of
+    non-negative terms, in blocks of :func:`block_rows` rows (any order: the error of a sum of
     ``M`` non-negative terms is at most ``(M - 1) u`` relative, Higham, *Accuracy and Stability
     of Numerical Algorithms*, 2nd ed., section 4.2), is rounded up by ``(1 + (M + 4) 2u)``.
     ``log`` of the bound, capped at 0. ``work``: scratch memory to reuse across calls
@@ -820,7 +831,7 @@ def hockey_upper_many(
 ) -> list[float]:
     """:func:`hockey_upper` for each ``(pi_p, pi_q, eps)`` of ``terms``, in one pass over ``R``.
 
-    Each block of :data:`STENCIL_ROWS` rows of the grid is read once for all the terms (its
+    Each block of :func:`block_rows` rows of the grid is read once for all the terms (its
     cells computed, clipped at 0 and summed while in the cache; the same cells as
     :func:`hockey_upper`'s bound, summed in blocks); U2 (``_krr_spread``) asks both directions
     at every eps at each stop of its sweep.
@@ -836,11 +847,12 @@ def hockey_upper_many(
     arr = R.arr
     rows, cols = arr.shape
     ws = Workspace() if work is None else work
-    block = ws.array("hockey", min(rows + 1, STENCIL_ROWS), cols + 1)
-    tmp = ws.array("hockey_tmp", min(rows, STENCIL_ROWS), cols)
+    rb = block_rows(cols)
+    block = ws.array("hockey", min(rows + 1, rb), cols + 1)
+    tmp = ws.array("hockey_tmp", min(rows, rb), cols)
     sums = [0.0] * len(coefs)
-    for r0 in range(0, rows + 1, STENCIL_ROWS):
-        o = block[: min(rows + 1, r0 + STENCIL_ROWS) - r0]
+    for r0 in range(0, rows + 1, rb):
+        o = block[: min(rows + 1, r0 + rb) - r0]
         for i, c in enumerate(coefs):
             _stencil_rows(arr, c, o, tmp, r0)
             np.maximum(o, 0.0, out=o)
@@ -1483,7 +1495,7 @@ def sweep_users(R: Grid, stops, log_w: tuple[float, float, float], log_tol: floa
             side = 1 - side  # never the buffer arr is in
             new = ws.array(f"grid{side}", rows + 1, cols + 1)
             with np.errstate(under="ignore"):
-                stencil3(arr, (w0, w1, w2), new, ws.array("tmp", min(rows, STENCIL_ROWS), cols))
+                stencil3(arr, (w0, w1, w2), new, ws.array("tmp", min(rows, block_rows(cols)), cols))
             products += 3.0 * arr.size
             arr = new  # the lower corner does not move: every move is >= (0, 0)
         done += steps
