@@ -836,13 +836,13 @@ def hockey_upper_many(
     :func:`hockey_upper`'s bound, summed in blocks); U2 (``_krr_spread``) asks both directions
     at every eps at each stop of its sweep.
     """
+    rho = R.rel + 8.0 * _U
+    a = 1.0 + rho + 12.0 * _U
     coefs = []
     for pi_p, pi_q, eps in terms:
         if eps < 0:  # pragma: no cover - callers pass eps >= 0
             raise ValueError(f"eps must be >= 0, got {eps}")
-        E = math.exp(eps)
-        rho = R.rel + 8.0 * _U
-        a, b = 1.0 + rho + 12.0 * _U, E * (1.0 - rho - 12.0 * _U)
+        b = math.exp(eps) * (1.0 - rho - 12.0 * _U)
         coefs.append([math.exp(x) * a - math.exp(y) * b for x, y in zip(pi_p, pi_q)])
     arr = R.arr
     rows, cols = arr.shape
@@ -1499,7 +1499,7 @@ def sweep_users(R: Grid, stops, log_w: tuple[float, float, float], log_tol: floa
             products += 3.0 * arr.size
             arr = new  # the lower corner does not move: every move is >= (0, 0)
         done += steps
-        if done % _TRIM_EVERY and done < c:  # a stop between two trims: yield an untrimmed copy
+        if done % _TRIM_EVERY and done < c:  # a stop between two trims: yield the untrimmed grid
             rel_now = R.rel + (1.0 + R.rel) * 7.0 * _U * done * 1.001
             tiny = math.log(products * _TINY) + top_scale
             out = arr.copy() if fresh else arr

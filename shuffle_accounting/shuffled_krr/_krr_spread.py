@@ -510,7 +510,6 @@ class _U2Plan:
     """
 
     # set by setup() (once per call) and by _u2_plan (per cell count tried)
-    build: str
     rows: dict
     v: int
     R0: G.Grid
@@ -526,8 +525,10 @@ class _U2Plan:
     i_lo: int
     i_hi: int
 
-    def __init__(self, k: int, eps0: float, c3: tuple[int, int, int], n_eps: int, t: float) -> None:
-        self.k, self.eps0, self.t, self.n_eps = k, eps0, t, n_eps
+    def __init__(
+        self, k: int, eps0: float, c3: tuple[int, int, int], n_eps: int, t: float, build: str
+    ) -> None:
+        self.k, self.eps0, self.t, self.n_eps, self.build = k, eps0, t, n_eps, build
         self.c0, self.c1, self.cr = c3
         self.lq = -math.log1p((k - 1) * math.exp(-eps0)) - eps0
         pbar = math.exp(self.lq)
@@ -612,8 +613,7 @@ def _u2_plan(
     """Choose the cells of ``B`` and the plan of :func:`reveal2d_upper` (see there): the first
     cell count of ``tries`` whose cheapest plan fits ``budget``; ``work`` is ``inf`` or over the
     budget when none does."""
-    pl = _U2Plan(k, eps0, c3, n_eps, t)
-    pl.build = build
+    pl = _U2Plan(k, eps0, c3, n_eps, t, build)
     z = G.window_z(t)
     for ms in tries:
         stops, lw, ltail = b_stops(pl.cr, k, eps0, t, ms)
