@@ -221,6 +221,7 @@ from .._validation import (  # WorkBudgetExceeded: re-exported, see below
     check_real_array,
 )
 from ._bound_memo import BoundMemo, MemoInfo, canonical_level
+from ._spectral import leaf_bounds as spectral_leaf_bounds
 
 __all__ = [
     "CoverInterval",
@@ -236,6 +237,8 @@ __all__ = [
     "BOUND_MEMO_SIZE",
     "LEAF_BLOCK",
     "MAX_LEAF_BLOCK",
+    "SPECTRAL_MIN_N",
+    "SPECTRAL_PER_EVAL",
     "bound_memo_info",
     "clear_bound_memo",
 ]
@@ -281,6 +284,27 @@ LEAF_BLOCK: int = 64
 #: :data:`LEAF_BLOCK` until they fit half the budget (measured per block, n = 1e5 and 1e6 alike:
 #: 1.8 ms for 64 leaves, 2.5 ms for 128, 4.5 ms for 256).
 MAX_LEAF_BLOCK: int = 256
+#: From this many users a search that evaluates every leaf uses the Fourier leaves of
+#: :mod:`~shuffle_accounting.shuffled_krr._spectral` (:meth:`WorstCaseProblem.spectral_many`,
+#: about 1 us per dataset whatever ``n``) instead of blocks of windowed convolutions
+#: (:meth:`WorstCaseProblem.block_many`: about 7 us per dataset at ``n = 1e5``, 20-40 us at
+#: ``n = 1e7``, where every leaf no longer fits the budget in blocks). Speed only: both are
+#: certified leaves.
+SPECTRAL_MIN_N: int = 65536
+#: Datasets per counted evaluation of the Fourier leaves (about the time of one block of 256).
+SPECTRAL_PER_EVAL: int = 4096
+#: Lowest truncation level (about ``log delta``) at which a search sweeps every leaf by the
+#: Fourier leaves merely because that costs fewer evaluations than its planned cover (in the flat
+#: band it always does): their rounding is absolute, about ``1e-11`` of the point mass, so
+#: relative to ``h_c`` it grows as ``h_c`` falls (measured widths at ``e^-10``: ``2e-10`` to
+#: ``4e-7`` in log, ``n = 1e5 .. 1e7``, eps0 = 0.5 .. 6; at ``e^-20``: ``2e-5`` to ``1e-2``).
+SPECTRAL_SWEEP_MIN_LEVEL: float = -10.0
+#: A Fourier piece of the cover holds at most this many consecutive datasets.
+_SPECTRAL_PIECE: int = 4096
+#: Relative slack added to a Fourier piece's recorded log bound (above its certified value, so
+#: still sound): :func:`verify` recomputes the piece with other chunks of datasets, whose sums
+#: may round differently in the last bits (~1e-16); the slack keeps the recomputation below.
+_SPECTRAL_SLACK = 1e-12
 #: Widest split piece for which a small failing interval is resolved as a block of leaves.
 _BLOCK_PIECE: int = 4
 #: Largest mean width of a planned first cover for which a search evaluates every leaf instead
@@ -957,6 +981,22 @@ class WorstCaseProblem:
             _MEMO.put(key, r[:, :, 0].reshape(-1))
         return r
 
+    def spectral_many(self, cs: np.ndarray, eps: float) -> np.ndarray:
+        """``(2, len(cs))``: ``(log upper, log lower)`` on ``h_c(eps)`` for every dataset of ``cs``.
+
+        The Fourier leaves of :func:`~shuffle_accounting.shuffled_krr._spectral.leaf_bounds`
+        (their proof is that module's docstring), about 1 us per dataset whatever ``n``; a
+        dataset whose threshold bracket is not proved there is evaluated by :meth:`leaf_many`.
+        Counts one evaluation per :data:`SPECTRAL_PER_EVAL` datasets (and one per fallback).
+        Not memoised.
+        """
+        cs = np.asarray(cs, dtype=np.int64)
+        self.evaluations += -(-cs.size // SPECTRAL_PER_EVAL)
+        r = spectral_leaf_bounds(self.n, self.eps0, self.p, self.pbar, cs, float(eps), self.log_level)
+        for i in np.flatnonzero(np.isnan(r[0])).tolist():
+            r[:, i] = self.leaf_many(int(cs[i]), np.array([float(eps)]))[:, 0]
+        return r
+
     def tv_log_bound(self) -> float:
         """Log of an upper bound on ``max_c h_c(0)`` (total variation), hence on every ``h_c(eps)``.
 
@@ -1147,6 +1187,9 @@ class CoverInterval:
         block: For a leaf bounded as part of a block of leaves, the block's first dataset and
             size ``(c0, K)`` (:meth:`WorstCaseProblem.block_many`; :func:`verify` recomputes it
             so), else ``None``.
+        spectral: ``True`` for a run of datasets bounded one by one by the Fourier leaves
+            (:meth:`WorstCaseProblem.spectral_many`): ``log_bound`` is the largest of their
+            capped upper values plus a ``1e-12`` relative slack (:func:`verify` recomputes them).
     """
 
     c_lo: int
@@ -1154,6 +1197,7 @@ class CoverInterval:
     eps: float
     log_bound: float
     block: tuple[int, int] | None = None
+    spectral: bool = False
 
 
 @dataclass(frozen=True)
@@ -1365,22 +1409,49 @@ def _leaf_block(n: int, cap: int) -> int | None:
     return size
 
 
+class _LeafSweep(NamedTuple):
+    """How a search evaluates every leaf: by the Fourier leaves (``spectral``), else in blocks of
+    ``block`` datasets."""
+
+    spectral: bool
+    block: int
+
+
+def _leaf_sweep(n: int, cap: int) -> _LeafSweep | None:
+    """How to evaluate every leaf within ``cap`` evaluations: the Fourier leaves from
+    :data:`SPECTRAL_MIN_N` users (``ceil(n / SPECTRAL_PER_EVAL) <= cap``), else blocks
+    (:func:`_leaf_block`); ``None`` if neither fits."""
+    if n >= SPECTRAL_MIN_N and -(-n // SPECTRAL_PER_EVAL) <= cap:
+        return _LeafSweep(True, 0)
+    size = _leaf_block(n, cap)
+    return None if size is None else _LeafSweep(False, size)
+
+
 def _flat_plan(pr: WorstCaseProblem, eps: float, target: float, max_evals: int):
     """The first cover of a search (:func:`_plan`, at most ``max_evals / 2`` pieces, else
-    ``None``), or the block size (an ``int``) with which to evaluate every leaf
-    (:func:`_all_leaves`) where that fits in ``max_evals / 2`` evaluations (:func:`_leaf_block`)
+    ``None``), or a :class:`_LeafSweep` (evaluate every leaf: :func:`_all_leaves`,
+    :func:`_spectral_leaves`) where that fits in ``max_evals / 2`` evaluations (:func:`_leaf_sweep`)
     and the planned pieces average at most :data:`_LEAVES_PLAN_WIDTH` datasets, or are more than
     ``max_evals / 2``: there the bounds are flat in ``c`` (just below ``delta(0)``, where all
     datasets are within ~1e-5 of each other and the stop is ~1e-8), and the cover would end in
     about ``n`` single leaves, or run out of budget, anyway."""
     cap = max_evals // 2
-    size = _leaf_block(pr.n, cap)
+    sweep = _leaf_sweep(pr.n, cap)
     model = _plan_model(pr, eps, target)
     if model is None:
         return None
     count = float(model.pieces[0])
-    if size is not None and model.ok[0] and (count * _LEAVES_PLAN_WIDTH >= pr.n or count > cap):
-        return size
+    if sweep is not None and model.ok[0]:
+        if count * _LEAVES_PLAN_WIDTH >= pr.n or count > cap:
+            return sweep
+        # the Fourier sweep costs fewer evaluations than the planned pieces (before any split),
+        # at a level where its leaves are as tight as the windowed ones (their errors are absolute)
+        if (
+            sweep.spectral
+            and pr.log_level >= SPECTRAL_SWEEP_MIN_LEVEL
+            and count >= -(-pr.n // SPECTRAL_PER_EVAL)
+        ):
+            return sweep
     return _plan_pieces(pr, model, cap)
 
 
@@ -1415,6 +1486,40 @@ def _all_leaves(
         j = int(np.argmax(r[1]))
         if r[1, j] > top:
             top, top_c = float(r[1, j]), c0 + j
+    return cover, (pr.leaf(top_c, eps)[1] if top_c >= 0 else -math.inf), top_c
+
+
+def _spectral_runs(pr: WorstCaseProblem, cs: np.ndarray, up: np.ndarray, eps: float) -> list[CoverInterval]:
+    """Cover pieces for the datasets ``cs`` (sorted) with their capped upper values ``up`` at
+    ``eps``: each maximal run of consecutive datasets, cut every :data:`_SPECTRAL_PIECE`, is one
+    piece whose bound is its largest value plus :data:`_SPECTRAL_SLACK` (relative)."""
+    out: list[CoverInterval] = []
+    if cs.size == 0:
+        return out
+    cuts = np.flatnonzero(np.diff(cs) != 1) + 1
+    for seg_c, seg_u in zip(np.split(cs, cuts), np.split(up, cuts)):
+        for i in range(0, seg_c.size, _SPECTRAL_PIECE):
+            top = float(np.max(seg_u[i : i + _SPECTRAL_PIECE]))
+            if math.isfinite(top):
+                top = min(top + _SPECTRAL_SLACK * max(1.0, abs(top)), 0.0)
+            hi = min(i + _SPECTRAL_PIECE, seg_c.size) - 1
+            out.append(CoverInterval(int(seg_c[i]), int(seg_c[hi]), eps, top, None, True))
+    return out
+
+
+def _spectral_leaves(pr: WorstCaseProblem, eps: float) -> tuple[list[CoverInterval], float, int]:
+    """Every leaf of ``[0, n - 1]`` at ``eps`` by the Fourier leaves: ``(cover, the witness's lower
+    value, the witness)`` as :func:`_all_leaves` (the witness re-evaluated as a leaf)."""
+    cover: list[CoverInterval] = []
+    top, top_c = -math.inf, -1
+    step = _SPECTRAL_PIECE * 64
+    for c0 in range(0, pr.n, step):
+        cs = np.arange(c0, min(pr.n, c0 + step), dtype=np.int64)
+        r = pr.spectral_many(cs, eps)
+        cover.extend(_spectral_runs(pr, cs, pr.capped(r[0]), eps))
+        j = int(np.argmax(r[1]))
+        if r[1, j] > top:
+            top, top_c = float(r[1, j]), int(cs[j])
     return cover, (pr.leaf(top_c, eps)[1] if top_c >= 0 else -math.inf), top_c
 
 
@@ -1468,7 +1573,7 @@ def _certify_delta(
             best, best_c = lo, c
     ltol = math.log1p(tol)
     shrunk: dict[int, tuple[float, float]] = {}
-    flat = math.log1p(FLAT_DELTA_TOL if _leaf_block(pr.n, max_evals // 2) else FLAT_DELTA_TOL_WIDE)
+    flat = math.log1p(FLAT_DELTA_TOL if _leaf_sweep(pr.n, max_evals // 2) else FLAT_DELTA_TOL_WIDE)
 
     def target() -> float:
         t = best + ltol
@@ -1487,8 +1592,11 @@ def _certify_delta(
     done: list[CoverInterval] = []
     goal = target()
     plan = _flat_plan(pr, eps, goal, max_evals) if pr.capped(up) > goal else None
-    if isinstance(plan, int):  # flat in c: every dataset's exact value, in blocks (no slack left)
-        done, lo, c = _all_leaves(pr, eps, _blocks(pr.n, plan))
+    if isinstance(plan, _LeafSweep):  # flat in c: every dataset's exact value (no slack left)
+        if plan.spectral:
+            done, lo, c = _spectral_leaves(pr, eps)
+        else:
+            done, lo, c = _all_leaves(pr, eps, _blocks(pr.n, plan.block))
         if lo > best:
             best, best_c = lo, c
         return done, best, best_c, False
@@ -1592,10 +1700,37 @@ def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_eva
                 return [c for left in pending.values() for c in left]
         return []
 
+    def resolve_spectral() -> np.ndarray:
+        """Every leaf certified by the Fourier leaves, in rounds as :func:`resolve`: record the
+        datasets at most delta at eps_up (runs of them as pieces), search the worst one above,
+        re-evaluate the others above. Returns the datasets left when the budget runs out."""
+        pending = np.arange(pr.n, dtype=np.int64)
+        while pending.size:
+            e = eps_up
+            up = pr.capped(pr.spectral_many(pending, e)[0])
+            good = up <= log_delta
+            done.extend(_spectral_runs(pr, pending[good], up[good], e))
+            over, u_over = pending[~good], up[~good]
+            if over.size:
+                worst = int(over[int(np.argmax(u_over))])
+                leaf_done(worst)
+                over = over[over != worst]
+            pending = over
+            if pending.size and pr.evaluations > max_evals:
+                break
+        return pending
+
     if eps_up > 0.0 and pr.interval(0, pr.n - 1, eps_up)[0] > log_delta:  # capped (F5)
         plan = _flat_plan(pr, eps_up, log_delta, max_evals)
-        if isinstance(plan, int):  # flat in c: every leaf, in blocks (leaves left: the loop settles)
-            heap = [(0.0, c, c, -1.0, -1.0) for c in resolve(_blocks(pr.n, plan))]
+        if isinstance(plan, _LeafSweep) and plan.spectral:  # every leaf, by the Fourier leaves
+            left = resolve_spectral()
+            if left.size:  # the budget ran out: settle the leaves left at larger eps
+                eps_up = _settle_spectral(pr, done, left, eps_up, log_delta)
+                ex = pr.leaf(best_c, eps_low)[1] if eps_low > 0 else -math.inf
+                return done, eps_up, eps_low, best_c, ex, True
+            heap = []
+        elif isinstance(plan, _LeafSweep):  # every leaf, in blocks (leaves left: the loop settles)
+            heap = [(0.0, c, c, -1.0, -1.0) for c in resolve(_blocks(pr.n, plan.block))]
         elif plan is not None:  # unevaluated pieces (bound key 0.0), bounded when popped
             heap = [(0.0, a, b, -1.0, kappa) for a, b, kappa in plan]
     while heap:
@@ -1673,6 +1808,27 @@ def _settle(
             e, u = (float(fine[j]), float(uf[j])) if j >= 0 else (float(g[i]), float(ug[i]))
         out.append(CoverInterval(c1, c2, e, u))
     return out, e
+
+
+def _settle_spectral(
+    pr: WorstCaseProblem, out: list[CoverInterval], left: np.ndarray, eps_up: float, log_delta: float
+) -> float:
+    """Settle the datasets ``left`` of a Fourier sweep whose budget ran out (as :func:`_settle`):
+    each is bounded by the Fourier leaves at ``eps_up (1 + r)``, ``r`` in :data:`_SETTLE_STEPS`,
+    then ``eps0``, and recorded (as runs, appended to ``out``) at the first point where it is at
+    most ``log_delta`` (``eps0`` always passes: ``h_c(eps0) = 0``). Returns the largest point used,
+    the certified epsilon."""
+    grid = np.unique(np.append(np.minimum(eps_up * (1.0 + _SETTLE_STEPS), pr.eps0), pr.eps0))
+    e = eps_up
+    for g in grid.tolist():
+        if left.size == 0:
+            break
+        e = g
+        up = pr.capped(pr.spectral_many(left, g)[0])
+        good = up <= log_delta
+        out.extend(_spectral_runs(pr, left[good], up[good], g))
+        left = left[~good]
+    return e
 
 
 def _settle_blocks(
@@ -2008,7 +2164,12 @@ def verify(cert: WorstCaseCertificate) -> bool:
         if iv.c_lo != nxt or iv.c_hi < iv.c_lo or iv.eps > cert.eps:
             return False
         nxt = iv.c_hi + 1
-        if iv.block is not None:
+        if iv.spectral:
+            if iv.block is not None:
+                return False
+            r = pr.spectral_many(np.arange(iv.c_lo, iv.c_hi + 1, dtype=np.int64), iv.eps)
+            u = float(np.max(pr.capped(r[0])))
+        elif iv.block is not None:
             c0, K = iv.block
             if iv.c_lo != iv.c_hi or not (0 <= c0 <= iv.c_lo <= c0 + K <= cert.n - 1):
                 return False
