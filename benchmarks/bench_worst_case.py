@@ -6,7 +6,9 @@ Run: ``.venv/bin/python benchmarks/bench_worst_case.py`` (``--full`` adds n = 1e
 reading "timeout"; ``--cpu`` adds the row's CPU time, which a loaded machine distorts less;
 ``--call`` times the public call ``ShuffledKRR(2, eps0, n).epsilon(delta, method="worst-case")``
 instead, which adds the round trip's delta query at the answer, CPU and wall seconds, each row in
-a fresh child process: give ``--timeout``).
+a fresh child process: give ``--timeout``; ``--flat F ...`` measures the flat band instead: one
+row per (n, eps0, F) at ``delta = F delta(0)``, ``delta(0)`` the exhibited total-variation worst
+case, with the certificate's gap, evaluations and seconds and the public call's seconds).
 One row per (n, eps0, delta): the certified epsilon of the branch and bound
 (:func:`shuffle_accounting.shuffled_krr.worst_case.certify`), the exhibited epsilon of its witness
 dataset, the gap ``certified / exhibited - 1`` (target: <= 1e-4), the bound evaluations and cover
@@ -22,6 +24,7 @@ relative excess in delta of the 300-evaluation grid over the default one.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import time
 
@@ -79,6 +82,46 @@ def _call_table(ns, eps0s, deltas, timeout: float, ref: float) -> None:
     print(f"largest CPU time {worst:.2f} s (goal < 1 s at n = 1e6, delta = 1e-6)")
 
 
+def _flat_row(n: int, eps0: float, f: float):
+    """``--flat``: the certificate at ``f delta(0)`` and the public call's seconds."""
+    d = f * math.exp(W.certify(eps0, n, eps=0.0).exhibited_log_delta)
+    W.clear_bound_memo()
+    t = time.perf_counter()
+    try:
+        c = W.certify(eps0, n, delta=d)
+    except W.WorkBudgetExceeded as exc:
+        c = exc.partial
+    dt = time.perf_counter() - t
+    W.clear_bound_memo()
+    t = time.perf_counter()
+    ShuffledKRR(2, eps0, n).epsilon(d, method="worst-case")
+    return c.epsilon, c.epsilon_lower, c.evaluations, dt, time.perf_counter() - t
+
+
+def _flat_table(ns, eps0s, fs, timeout: float, ref: float) -> None:
+    """``--flat``: one row per (n, eps0, f) of :func:`_flat_row`, each in a child process."""
+    print(
+        f"{'n':>8} {'eps0':>5} {'f':>6} {'certified':>12} {'exhibited':>12} {'gap':>8} {'evals':>5} {'sec':>6} {'call':>6} {'ratio':>6}"
+    )
+    worst = 0.0
+    for n in ns:
+        for eps0 in eps0s:
+            for f in fs:
+                r = call_with_timeout(_flat_row, (n, eps0, f), timeout)
+                head = f"{n:>8.0e} {eps0:>5g} {f:>6g}"
+                if isinstance(r, str):
+                    print(f"{head} {r}", flush=True)
+                    continue
+                e, low, evals, dt, call = r
+                gap = e / low - 1.0 if low > 0 else float("inf")
+                worst = max(worst, gap)
+                print(
+                    f"{head} {e:>12.7g} {low:>12.7g} {gap:>8.1e} {evals:>5} {dt:>6.2f} {call:>6.2f} {call / ref:>6.1f}",
+                    flush=True,
+                )
+    print(f"largest gap {worst:.2e} (target 1e-4)")
+
+
 def _run_row(n: int, eps0: float, delta: float, timeout: float):
     """:func:`_row`, in a child process stopped after ``timeout`` seconds when ``timeout > 0``."""
     return call_with_timeout(_row, (n, eps0, delta), timeout)
@@ -97,6 +140,7 @@ def main() -> None:
     ap.add_argument(
         "--call", action="store_true", help="time ShuffledKRR(2, eps0, n).epsilon(delta, method='worst-case')"
     )
+    ap.add_argument("--flat", type=float, nargs="*", help="the flat band: delta = F delta(0) for each F")
     args = ap.parse_args()
     ns = [2, 10, 100, 1000, 10**4, 10**5] + ([10**6, 10**7] if args.full else [])
     eps0s, deltas = [0.05, 0.5, 2.0, 10.0], [1e-12, 1e-6, 0.1]
@@ -110,6 +154,10 @@ def main() -> None:
     print(
         f"load average {os.getloadavg()[0]:.2f}; reference (blanket k=3 eps0=1 n=1e4 eps(1e-6)) {ref:.3f} s"
     )
+    if args.flat:
+        _flat_table(ns, eps0s, args.flat, args.timeout, ref)
+        print(f"load average at the end {os.getloadavg()[0]:.2f}")
+        return
     if args.call:
         _call_table(ns, eps0s, deltas, args.timeout, ref)
         print(f"load average at the end {os.getloadavg()[0]:.2f}")

@@ -188,6 +188,20 @@ pieces at ``eps = 1e-7``), except where the (F5) cap is within ``tol`` of a leaf
 ``n - 3e3`` at ``n = 1e6``), so the planned cover is close to the fewest pieces (F3) allows;
 fewer pieces need a tighter interval bound (benchmarks/README.md, "k = 2 at scale (k2fast)").
 
+Every leaf (the flat band). Where the planned cover would need about ``n`` pieces (just below
+``delta(0)``, where the (F3) slack exceeds the stop for any piece wider than a few datasets) the
+search evaluates every dataset's exact value instead: below :data:`SPECTRAL_MIN_N` users in
+blocks of windowed convolutions (:meth:`WorstCaseProblem.block_many`, ``O(sqrt n)`` per dataset),
+from there by the Fourier leaves of :mod:`~shuffle_accounting.shuffled_krr._spectral`
+(:meth:`WorstCaseProblem.spectral_many`: the wrapped law of ``Y_c`` as a short exact discrete
+Fourier sum whose modulus does not depend on ``c``, about 1 us per dataset whatever ``n``; the
+proof is that module's docstring), recorded as runs of up to 4096 datasets
+(``CoverInterval.spectral``), each bounded by the largest of its leaves. An epsilon query runs
+over them in rounds (record the datasets at most delta, search the worst one above, re-evaluate
+the rest). The Fourier leaves are also used wherever such a sweep costs fewer evaluations than
+the planned cover at levels down to :data:`SPECTRAL_SWEEP_MIN_LEVEL` (their rounding is absolute,
+so they are tight only where ``h_c`` is not tiny).
+
 Example:
     >>> cert = certify(2.0, 1000, delta=1e-6)
     >>> round(cert.epsilon_lower, 8), cert.worst_c in (2, 997)
@@ -239,6 +253,7 @@ __all__ = [
     "MAX_LEAF_BLOCK",
     "SPECTRAL_MIN_N",
     "SPECTRAL_PER_EVAL",
+    "SPECTRAL_SWEEP_MIN_LEVEL",
     "bound_memo_info",
     "clear_bound_memo",
 ]
@@ -269,8 +284,10 @@ EPS_GAP_MIN_N: int = 1000
 #: larger (measured 2-4e-10 at n = 1e4; the floor was 2e-7 until it was found to bind: at
 #: n = 1e4, delta = 0.999 delta(0) the epsilon gap was 1.5-2.2e-4, above issue 11's 1e-4).
 FLAT_DELTA_TOL = 2e-9
-#: The floor where every leaf cannot be afforded (more than ``max_evals / 2`` blocks of
-#: :data:`MAX_LEAF_BLOCK`, ``n > 2.56e6`` by default): there a stop below it exhausts the budget
+#: The floor where every leaf cannot be afforded (more than ``max_evals / 2`` evaluations:
+#: ``n > 4.1e7`` by default with the Fourier leaves of :data:`SPECTRAL_PER_EVAL` datasets each,
+#: ``n > 2.56e6`` with blocks of :data:`MAX_LEAF_BLOCK` when ``SPECTRAL_MIN_N`` is raised above
+#: ``n``): there a stop below it exhausts the budget
 #: (measured at ``n = 1e6`` before the blocks grew to 256, eps = 1e-10: 21 s for the (F5) cap's
 #: own gap of 1.2e-7).
 FLAT_DELTA_TOL_WIDE = 2e-7
