@@ -77,6 +77,57 @@ def test_brackets_the_50_digit_value(n, eps0):
                     assert r[0, c] - r[1, c] < 1e-9, (n, eps0, eps, c, r[:, c])
 
 
+def _pmf_50(n: int, eps0: float, c: int) -> tuple[list, mp.mpf, mp.mpf]:
+    """The pmf of ``Y_c`` with 50 digits, and ``(p, pbar)``."""
+    with mp.workdps(50):
+        p = 1 / (1 + mp.e ** (-mp.mpf(eps0)))
+        y = [mp.mpf(1)]
+        for pr in [1 - p] * c + [p] * (n - 1 - c):
+            y = [a * (1 - pr) + b * pr for a, b in zip(y + [mp.mpf(0)], [mp.mpf(0)] + y)]
+        return y, p, 1 - p
+
+
+@pytest.mark.parametrize("eps0", [1e-8, 1e-6])
+def test_increments_at_their_zero_small_eps0(eps0):
+    """Near the eps where an increment ``Delta(t) = a Y(t) - a' Y(t - 1)`` vanishes, its sign
+    must not be certified wrongly. With ``a' = p E - pbar`` (relative error ~u / eps0 from the
+    cancellation) it was, and the upper value fell up to 5e-8 (relative) below ``h_c``."""
+    n = 11
+    p, pbar = _p(eps0)
+    checked = 0
+    for c in (0, 5):
+        y, P, Q = _pmf_50(n, eps0, c)
+        for t in range(1, n):
+            with mp.workdps(50):
+                r = y[t] / y[t - 1]
+                if r <= 1:
+                    continue
+                zero = mp.log((P * r + Q) / (Q * r + P))  # a Y(t) = a' Y(t - 1) here
+            for k in range(7, 13):
+                for sign in (-1, 1):
+                    eps = float(zero * (1 + sign * mp.mpf(10) ** -k))
+                    up, lo = leaf_bounds(n, eps0, p, pbar, np.array([c]), eps, -5.0)[:, 0]
+                    if math.isnan(up):
+                        continue
+                    t_log = exact_log_h(n, eps0, c, eps)
+                    assert lo <= t_log <= up, (eps0, c, t, eps, up, lo, t_log)
+                    checked += 1
+    assert checked > 50
+
+
+def test_tiny_eps0():
+    """``eps0 = 1e-17``: ``p`` and ``pbar`` round to 1/2 (``p E - pbar`` was 0 at ``eps = 0``:
+    a domain error); ``a'`` from ``tanh(eps0 / 2)`` brackets the 50-digit value."""
+    n, eps0 = 21, 1e-17
+    p, pbar = _p(eps0)
+    for eps in (0.0, 1e-18):
+        r = leaf_bounds(n, eps0, p, pbar, np.arange(n), eps, -5.0)
+        for c in (0, 7, 10, 20):
+            if not math.isnan(r[0, c]):
+                t = exact_log_h(n, eps0, c, eps)
+                assert r[1, c] <= t <= r[0, c]
+
+
 @pytest.mark.parametrize("n,eps0", [(3001, 0.5), (20000, 2.0), (150001, 6.0)])
 def test_agrees_with_the_windowed_leaves(n, eps0):
     pr = W.WorstCaseProblem(eps0, n, -8.0)

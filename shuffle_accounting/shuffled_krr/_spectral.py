@@ -58,12 +58,19 @@ to a few ulps, as everywhere in the package; every budget has at least a 4x marg
 (S6) *The hockey stick.* As in the module (F2): ``h_c = max_t D(t)``,
 ``D(t) = a Y(t) - b F(t - 1)``, ``a = -p expm1(eps - eps0)``, ``b = expm1(eps)``; the increments
 ``Delta(t) = a Y(t) - a' Y(t - 1)`` (``a' = p E - pbar``) are positive exactly for
-``t <= t*``. On a window of ``K`` points around the normal-approximation guess of ``t*``, the
-last point with a *certainly* positive increment ``t_a`` and the first with a certainly negative
-one ``t_b > t_a`` bracket ``t*``, so ``h_c <= max_{t_a <= t < t_b} (a Y_up(t) - b F_lo(t - 1))``
-(plus an ``8u`` margin on the magnitudes); any ``t`` gives a lower bound
-``a Y_lo(t) - b F_up(t - 1)``. Where no bracket is proved the value is ``nan`` (the caller
-evaluates that dataset by the windowed convolution).
+``t <= t*``. ``a'`` is computed as ``p expm1(eps) + tanh(eps0 / 2)`` (``p - pbar =
+tanh(eps0 / 2)``): a sum of positive terms, relative error a few ``u`` like ``a`` and ``b``,
+which the ``8u`` margins below need. (``p E - pbar`` cancels: its relative error is about
+``u / eps0``, e.g. ``4e-8`` at ``eps0 = 1e-8``, and an increment within that of zero was then
+certified with the wrong sign, which moved the bracket off ``t*``: upper values below ``h_c``
+by up to ``5e-8`` relative.) On a window of ``K`` points around the normal-approximation guess
+of ``t*``, the last point with a *certainly* positive increment ``t_a`` and the first with a
+certainly negative one ``t_b > t_a`` bracket ``t*``, so
+``h_c <= max_{t_a <= t < t_b} (a Y_up(t) - b F_lo(t - 1))`` (plus an ``8u`` margin on the
+magnitudes); any ``t`` gives a lower bound ``a Y_lo(t) - b F_up(t - 1)``. Where no bracket is
+proved the value is ``nan`` (the caller evaluates that dataset by the windowed convolution);
+also where the lower value exceeds the upper one, which the bounds exclude (a self-check: it
+would expose a wrong bracket rather than hide it).
 
 The bounds hold for every ``c``; their width (about ``1e-11`` relative at ``delta ~ 1e-4``)
 is absolute in nature (``~ u / sigma``), so they are tight only where ``h_c`` is not tiny: the
@@ -133,9 +140,8 @@ def leaf_bounds(
         return out
     N = n - 1
     var = N * p * pbar
-    E = math.exp(eps)
     a = -p * math.expm1(eps - eps0)
-    a2 = p * E - pbar
+    a2 = p * math.expm1(eps) + math.tanh(0.5 * eps0)  # p E - pbar without its cancellation (S6)
     b = math.expm1(eps)
     h = HALF_WINDOW
     K = 2 * h + 3
@@ -247,7 +253,6 @@ def leaf_bounds(
         kidx = np.arange(1, K)
         ka = np.max(np.where(pos, kidx, -1), axis=1)  # last certainly positive
         kb = np.min(np.where(neg & (kidx > ka[:, None]), kidx, K), axis=1)  # first negative after
-        ok = (ka >= 1) & (kb < K)
         d_up = a * y_up - b * f_lo
         d_up = d_up + 8.0 * _U * (a * y_up + b * f_up)
         kall = np.arange(K)
@@ -255,6 +260,7 @@ def leaf_bounds(
         up = np.max(np.where(inside, d_up, -np.inf), axis=1)
         d_lo = a * y_lo - b * f_up - 8.0 * _U * (a * y_up + b * f_up)
         low = np.max(d_lo, axis=1)
+        ok = (ka >= 1) & (kb < K) & (low <= up)  # a lower value above the upper one: a wrong bracket
         with np.errstate(divide="ignore"):
             lu = np.where(up > 0.0, np.log(np.where(up > 0.0, up, 1.0)), -np.inf)
             ll = np.where(low > 0.0, np.log(np.where(low > 0.0, low, 1.0)), -np.inf)
