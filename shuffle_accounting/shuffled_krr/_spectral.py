@@ -45,15 +45,36 @@ non-negative), and with ``F(t) = P(Y <= t) = P(t - L < Y <= t) + P(Y <= t - L)``
 ``Ww(t) - Bern(M - L + 1 - x0) - Bern(M - x0) <= F(t) <= Ww(t) + Bern(L - x0)``. ``L`` and ``M``
 are chosen so that each ``Bern`` is ``<= e^-lev``.
 
-(S5) *Rounding (all outward).* Each kept term carries a relative error ``rel_j`` of
-``rho^N = exp((N/2) log1p(-4 p pbar sin^2(th/2)))`` (the exponent's error, including the
-rounding of ``p``, plus ``exp``'s) and a phase error ``e_j`` (``|cos a - cos b| <= |a - b|``):
-``16u (|N - c - s| th_j + |N - 2c| (|alpha_j| + 3 th_j / rho_j^2) + (K + 2) th_j + 2)``, where
-``3 th_j / rho_j^2`` bounds ``alpha``'s change under the rounding of ``th_j`` and ``p``; the
-sums of ``2J + K + 8`` products (a matrix product, any order) add ``(2J + K + 8) u`` times the
-sum of magnitudes. ``g``'s computed value carries the absolute error
+(S5) *Rounding (all outward; ``u = 2^-52`` here).* Each kept term carries a relative error
+``rel_j`` of ``rho^N = exp((N/2) log1p(-4 p pbar sin^2(th/2)))`` (the exponent's error,
+including the rounding of ``p``, plus ``exp``'s) and an absolute error ``e_j`` of its phase
+factor (``|e^{ia} - e^{ib}| <= |a - b|``). That factor is computed as
+``e^{2 pi i r / M} e^{-i (N - 2c) alpha_j}`` with ``r = (N - c - s) j mod M`` an exact integer
+(a table of the ``M``-th roots of unity: a few ``u`` whatever ``r``) and the second factor from
+two tables over ``|N - 2c| = q base + r'`` (conjugated where ``N - 2c < 0``), whose arguments err
+by at most ``N (u |alpha_j| + d_j)``, ``d_j <= 3u |alpha_j| + 3u th_j / rho_j^2`` the error of
+``alpha_j`` (``atan2``'s, and its change under the rounding of ``th_j``, ``p`` and ``pbar``);
+with ``cos``/``sin`` of ``k th_j``, ``k < K``, the budget is
+``e_j = 16u (N (|alpha_j| + 3 th_j / rho_j^2) + (K + 2) th_j + 16)``. The sums of ``2J`` products
+add at most ``2J u`` times the sum of magnitudes (``2J + K + 8`` counted, with the final
+operations). ``g``'s computed value carries the absolute error
 ``8u (L th_j + 2) / sin(th_j / 2) + 8u |g_j|``. The libm functions are taken to be accurate
 to a few ulps, as everywhere in the package; every budget has at least a 4x margin over that.
+The truncation ``drop`` and the ``Bern`` terms are computed in floating point too; their own
+relative rounding (~1e-15) is covered by the factor ``(2J + 1) / M`` that ``drop`` leaves out
+(it bounds ``(M - 1 - 2J) / M`` times the largest dropped term) and, for ``Bern`` (terms below
+``e^-30``), by the margins of the other budgets.
+
+*Reproducibility.* A dataset's bounds are a function of the dataset alone, bit for bit: every
+phase comes from the tables (no recurrence along a run of datasets) and the sums are taken term
+by term in a fixed order (no matrix product: BLAS rounds a row differently depending on the
+rows computed with it). :func:`~shuffle_accounting.shuffled_krr.worst_case.verify` recomputes
+each Fourier piece of a cover in other chunks than the search did; rounding differences of
+``~u`` times the magnitudes (``~ a Y_max``) are large against ``h_c`` where ``h_c`` is far below
+``a Y_max`` (measured: ``3e-10`` in log at ``eps0 = 10 - 15``, ``h_c ~ e^-12``; ``5e-7`` at
+``h_c ~ e^-23``), far above the ``1e-12`` slack of a recorded piece, which made
+``verify`` reject sound certificates (e.g. ``certify(10.0, 30001, eps=2.0)`` with every leaf
+by this module).
 
 (S6) *The hockey stick.* As in the module (F2): ``h_c = max_t D(t)``,
 ``D(t) = a Y(t) - b F(t - 1)``, ``a = -p expm1(eps - eps0)``, ``b = expm1(eps)``; the increments
@@ -185,10 +206,10 @@ def leaf_bounds(
     f_lo_tail = _bern(M - L + 1 - x0, var) + _bern(M - x0, var)
     f_up_tail = _bern(L - x0, var)
     nsum = 2 * J + K + 8
-    # (S5) error budgets, from N and CHUNK rather than the datasets of a chunk: a dataset's bound
-    # does not depend on which others are evaluated with it (up to the rounding of the sums)
-    run = float(min(CHUNK, n))  # the longest run of a chunk
-    e_ph = 16.0 * _U * ((N + 2.0 * run) * (np.abs(alpha) + 3.0 * th / rho2) + (run + K + 2.0) * th + 16.0)
+    # (S5) error budgets, from N alone: a dataset's bounds are the same bits whichever datasets
+    # are evaluated with it (its phase from the tables, the sums term by term in a fixed order),
+    # so that verify, which recomputes a piece of the cover in other chunks, finds the same values
+    e_ph = 16.0 * _U * (N * (np.abs(alpha) + 3.0 * th / rho2) + (K + 2.0) * th + 16.0)
     ey = (2.0 / M) * (float(np.sum(rn * (rel_rho + e_ph))) + nsum * _U * (0.5 + float(np.sum(rn))))
     ey = ey * (1.0 + 8.0 * _U) + drop
     ag = np.abs(gm)
@@ -196,7 +217,7 @@ def leaf_bounds(
         float(np.sum(rn * (ag * (rel_rho + e_ph) + g_err))) + nsum * _U * (0.5 * L + float(np.sum(rn * ag)))
     )
     ew = ew * (1.0 + 8.0 * _U) + drop
-    # phases, (S5'): e^{i phi} = e^{2 pi i ((N - c - s0) j mod M) / M} e^{-i (N - 2c) alpha_j}; the
+    # phases, (S5): e^{i phi} = e^{2 pi i ((N - c - s0) j mod M) / M} e^{-i (N - 2c) alpha_j}; the
     # first factor from its exact integer residue (a table of the M-th roots of unity), the second
     # from two tables over |N - 2c| = q base + r (conjugated where N - 2c < 0)
     jint = np.arange(1, J + 1, dtype=np.int64)
@@ -204,17 +225,6 @@ def leaf_bounds(
     base = int(math.isqrt(N)) + 1
     t_hi = np.exp(-1j * np.outer(np.arange(N // base + 1, dtype=float) * base, alpha))
     t_lo = np.exp(-1j * np.outer(np.arange(base, dtype=float), alpha))
-    # a run of consecutive datasets: phi(c0 + i) = phi(c0) - m_i th + 2 i alpha, m_i in [0, i]
-    csz = min(CHUNK, cs.size)
-    steps = np.arange(csz + 1, dtype=float)
-    r_tab = np.exp(-1j * np.outer(steps, th))  # e^{-i m th_j}
-    p_tab = np.exp(2j * np.outer(steps[:csz], alpha))  # e^{2 i i alpha_j}
-
-    def phases(A: np.ndarray, Bw: np.ndarray) -> np.ndarray:
-        ab = np.abs(Bw)
-        w = t_hi[ab // base] * t_lo[ab % base]
-        w = np.where((Bw < 0)[:, None], np.conj(w), w)
-        return roots[(A[:, None] * jint[None, :]) % M] * w
 
     for i0 in range(0, cs.size, CHUNK):
         c = cs[i0 : i0 + CHUNK]
@@ -225,14 +235,22 @@ def leaf_bounds(
         s0 = t0 - 1
         A = N - c - s0
         Bw = N - 2 * c
-        m = A[0] - A  # in [0, i] for a run (s0 falls by at most one per dataset): checked
-        if c.size > 1 and int(c[-1] - c[0]) == c.size - 1 and int(m.min()) >= 0 and int(m.max()) <= csz:
-            z = phases(A[:1], Bw[:1]) * r_tab[m] * p_tab[: c.size]
-        else:
-            z = phases(A, Bw)
-        cp = np.empty((c.size, 2 * J))
-        cp[:, :J], cp[:, J:] = z.real, z.imag
-        vals = cp @ mat  # (C, K + 1): sums for Yw(s_0 + k) and for Ww(s_0 - 1)
+        ab = np.abs(Bw)
+        z = t_hi[ab // base] * t_lo[ab % base]
+        z = np.where((Bw < 0)[:, None], np.conj(z), z)
+        z = roots[(A[:, None] * jint[None, :]) % M] * z
+        # (C, K + 1): the sums for Yw(s_0 + k) and for Ww(s_0 - 1), term by term (not a matrix
+        # product: BLAS rounds a row differently with other rows, by ~u times the magnitudes,
+        # which is large against h_c where h_c is small)
+        zr, zi = np.ascontiguousarray(z.real.T), np.ascontiguousarray(z.imag.T)
+        acc = np.zeros((K + 1, c.size))
+        tmp = np.empty_like(acc)
+        for j in range(J):
+            np.multiply(mat[j][:, None], zr[j][None, :], out=tmp)
+            acc += tmp
+            np.multiply(mat[J + j][:, None], zi[j][None, :], out=tmp)
+            acc += tmp
+        vals = acc.T
         yhat = (1.0 + 2.0 * vals[:, :K]) / M
         what = (L + 2.0 * vals[:, K]) / M
         y_up = yhat + ey
