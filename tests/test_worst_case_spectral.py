@@ -231,6 +231,31 @@ def test_verify_accepts_fourier_pieces_far_below_the_point_mass(spectral_everywh
     assert W.verify(cert)
 
 
+def test_piece_slack_never_crosses_the_target(monkeypatch, spectral_everywhere):
+    """A Fourier leaf at most delta but within the recorded slack (1e-12 relative) of it is not
+    recorded as a piece at that eps (its piece would be above delta: the certificate's delta
+    exceeded the target and verify rejected it). Forced: upper values within 1e-3 of log delta
+    are raised to log delta - 1e-14 (still upper values)."""
+    eps0, n = 0.5, 200
+    d = 0.99 * float(np.max(brute_deltas(eps0, n, 0.0)))
+    target = math.log(d)
+    real = W.spectral_leaf_bounds
+    raised = []
+
+    def near(*args):
+        out = real(*args)
+        close = (out[0] <= target) & (out[0] > target - 1e-3)
+        out[0, close] = target - 1e-14
+        raised.append(int(close.sum()))
+        return out
+
+    monkeypatch.setattr(W, "spectral_leaf_bounds", near)
+    cert = W.certify(eps0, n, delta=d)
+    assert sum(raised) > 0
+    assert all(iv.log_bound <= target for iv in cert.cover)
+    assert cert.log_delta <= target and W.verify(cert)
+
+
 def test_verify_catches_tampered_fourier_pieces(spectral_everywhere):
     eps0, n = 2.0, 301
     dq = W.certify(eps0, n, eps=1e-5)

@@ -1489,10 +1489,18 @@ def _all_leaves(
     return cover, (pr.leaf(top_c, eps)[1] if top_c >= 0 else -math.inf), top_c
 
 
+def _spectral_padded(up: np.ndarray) -> np.ndarray:
+    """Capped upper values of Fourier leaves plus :data:`_SPECTRAL_SLACK` (relative, at most 0;
+    ``-inf`` stays): what a piece records, hence what is compared with a target (a value at most
+    the target whose slack took it above would make a piece above the target)."""
+    pad = np.where(np.isfinite(up), _SPECTRAL_SLACK * np.maximum(1.0, np.abs(up)), 0.0)
+    return np.minimum(up + pad, 0.0)
+
+
 def _spectral_runs(pr: WorstCaseProblem, cs: np.ndarray, up: np.ndarray, eps: float) -> list[CoverInterval]:
-    """Cover pieces for the datasets ``cs`` (sorted) with their capped upper values ``up`` at
-    ``eps``: each maximal run of consecutive datasets, cut every :data:`_SPECTRAL_PIECE`, is one
-    piece whose bound is its largest value plus :data:`_SPECTRAL_SLACK` (relative)."""
+    """Cover pieces for the datasets ``cs`` (sorted) with their padded upper values ``up`` at
+    ``eps`` (:func:`_spectral_padded`): each maximal run of consecutive datasets, cut every
+    :data:`_SPECTRAL_PIECE`, is one piece whose bound is its largest value."""
     out: list[CoverInterval] = []
     if cs.size == 0:
         return out
@@ -1500,8 +1508,6 @@ def _spectral_runs(pr: WorstCaseProblem, cs: np.ndarray, up: np.ndarray, eps: fl
     for seg_c, seg_u in zip(np.split(cs, cuts), np.split(up, cuts)):
         for i in range(0, seg_c.size, _SPECTRAL_PIECE):
             top = float(np.max(seg_u[i : i + _SPECTRAL_PIECE]))
-            if math.isfinite(top):
-                top = min(top + _SPECTRAL_SLACK * max(1.0, abs(top)), 0.0)
             hi = min(i + _SPECTRAL_PIECE, seg_c.size) - 1
             out.append(CoverInterval(int(seg_c[i]), int(seg_c[hi]), eps, top, None, True))
     return out
@@ -1516,7 +1522,7 @@ def _spectral_leaves(pr: WorstCaseProblem, eps: float) -> tuple[list[CoverInterv
     for c0 in range(0, pr.n, step):
         cs = np.arange(c0, min(pr.n, c0 + step), dtype=np.int64)
         r = pr.spectral_many(cs, eps)
-        cover.extend(_spectral_runs(pr, cs, pr.capped(r[0]), eps))
+        cover.extend(_spectral_runs(pr, cs, _spectral_padded(pr.capped(r[0])), eps))
         j = int(np.argmax(r[1]))
         if r[1, j] > top:
             top, top_c = float(r[1, j]), int(cs[j])
@@ -1707,7 +1713,7 @@ def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_eva
         pending = np.arange(pr.n, dtype=np.int64)
         while pending.size:
             e = eps_up
-            up = pr.capped(pr.spectral_many(pending, e)[0])
+            up = _spectral_padded(pr.capped(pr.spectral_many(pending, e)[0]))
             good = up <= log_delta
             done.extend(_spectral_runs(pr, pending[good], up[good], e))
             over, u_over = pending[~good], up[~good]
@@ -1824,7 +1830,7 @@ def _settle_spectral(
         if left.size == 0:
             break
         e = g
-        up = pr.capped(pr.spectral_many(left, g)[0])
+        up = _spectral_padded(pr.capped(pr.spectral_many(left, g)[0]))
         good = up <= log_delta
         out.extend(_spectral_runs(pr, left[good], up[good], g))
         left = left[~good]
