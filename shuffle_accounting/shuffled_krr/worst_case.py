@@ -2147,8 +2147,10 @@ def verify(cert: WorstCaseCertificate) -> bool:
 
     Checks that the cover partitions ``[0, n - 1]``; recomputes every interval's bound at its
     ``eps`` (which must be ``<= cert.eps``) and that it does not exceed the recorded one; that the
-    recorded certified value is the max of the cover (``query="epsilon"``: ``<= log delta``);
-    and recomputes the exhibited leaf's lower value.
+    recorded certified value is at least the max of the cover (``query="epsilon"``: ``<= log
+    delta``), with the stated ``delta`` (``query="delta"``) and ``epsilon`` no smaller than what
+    the cover proves; and recomputes the exhibited leaf's lower value. Every comparison fails on
+    ``nan`` (a ``nan`` bound or eps is rejected, not skipped).
 
     Args:
         cert: The certificate.
@@ -2167,7 +2169,7 @@ def verify(cert: WorstCaseCertificate) -> bool:
     top = -math.inf
     blocks: dict[tuple[int, int, float], np.ndarray] = {}  # each block recomputed once
     for iv in cert.cover:
-        if iv.c_lo != nxt or iv.c_hi < iv.c_lo or iv.eps > cert.eps:
+        if iv.c_lo != nxt or iv.c_hi < iv.c_lo or not 0.0 <= iv.eps <= cert.eps:
             return False
         nxt = iv.c_hi + 1
         if iv.spectral:
@@ -2185,17 +2187,17 @@ def verify(cert: WorstCaseCertificate) -> bool:
             u = float(blocks[bk][iv.c_lo - c0])
         else:
             u, _ = pr.interval(iv.c_lo, iv.c_hi, iv.eps)
-        if u > iv.log_bound:
+        if not u <= iv.log_bound:
             return False
         top = max(top, iv.log_bound)
-    if nxt != cert.n:
+    if nxt != cert.n or not top <= cert.log_delta or not cert.epsilon >= cert.eps:
         return False
     if cert.query == "delta":
-        if top > cert.log_delta:
+        if not cert.delta >= math.exp(cert.log_delta):
             return False
         ex = pr.leaf(cert.worst_c, cert.eps)[1]
         return bool(ex >= cert.exhibited_log_delta and ex <= cert.log_delta)
-    if top > math.log(cert.delta):
+    if not 0.0 < cert.delta < 1.0 or not cert.log_delta <= math.log(cert.delta):
         return False
     if cert.epsilon_lower > 0:
         ex = pr.leaf(cert.worst_c, cert.epsilon_lower)[1]
