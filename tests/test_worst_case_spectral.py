@@ -168,6 +168,24 @@ def test_a_dataset_does_not_depend_on_its_chunk(n, eps0, eps, level):
     assert np.array_equal(one, ref[:, :2000:97], equal_nan=True)
 
 
+def test_far_tail_is_nan_at_once():
+    """``eps = eps0 / 2`` at ``n = 1e6``: the threshold guess is ~500 standard deviations below the
+    mean, ``J`` would be ~1600 (13000 at ``n = 1e7``, gigabytes of tables), and no bracket is ever
+    proved there: ``nan`` (the windowed fallback) without building the tables."""
+    import tracemalloc
+
+    n, eps0 = 10**6, 1.0
+    p, pbar = _p(eps0)
+    tracemalloc.start()
+    try:
+        r = leaf_bounds(n, eps0, p, pbar, np.arange(1000, 1020), 0.5, -10.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.isnan(r).all() and peak < 10e6
+    assert not np.isnan(leaf_bounds(n, eps0, p, pbar, np.arange(1000, 1020), 0.001, -10.0)).any()
+
+
 def test_mirror_and_edges():
     n, eps0 = 501, 2.0
     p, pbar = _p(eps0)

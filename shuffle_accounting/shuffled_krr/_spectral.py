@@ -29,7 +29,9 @@ The modulus does not depend on ``c``: only the phase does, and it is one line of
 (S2) *Short sum.* ``rho`` decreases on ``[0, pi]``, so the terms ``j > J`` add at most
 ``(2/M) ((M-1)/2) rho(th_{J+1})^N <= rho(th_{J+1})^N`` in absolute value. ``J`` is the first
 index where that (and (S3)'s analogue) is below ``e^-lev``; ``lev = max(30, 30 - log_level)``,
-so the truncation is ``e^-30`` below the level of interest. ``J`` is about 25 whatever ``n``.
+so the truncation is ``e^-30`` below the level of interest. ``J`` is about 25 whatever ``n``
+where the threshold is within a few standard deviations of the mean (it grows with their
+number; beyond :data:`J_MAX` terms every value is ``nan``, see there).
 
 (S3) *CDF by a window sum.* For ``1 <= L < M`` the wrapped mass of the window ``[t - L + 1, t]``
 is ``Ww(t) = (1/M) [L + 2 sum_j Re(G e^{-i t th_j} g(th_j))]``, ``g(th) = sum_{m<L} e^{i m th}
@@ -106,15 +108,24 @@ import numpy as np
 
 from .._logmath import UNIT_ROUNDOFF
 
-__all__ = ["leaf_bounds", "HALF_WINDOW", "CHUNK"]
+__all__ = ["leaf_bounds", "HALF_WINDOW", "CHUNK", "J_MAX"]
 
 _U = 2.0 * UNIT_ROUNDOFF
 
 #: Points of the threshold window on each side of the guess (``K = 2 HALF_WINDOW + 3`` values).
 HALF_WINDOW: int = 4
 
-#: Datasets per vectorised pass (bounds the ``CHUNK x J`` work arrays).
+#: Datasets per vectorised pass (fewer where ``J`` is large: the ``chunk x J`` work arrays hold at
+#: most ``2^21`` complex values; the values do not depend on the chunks).
 CHUNK: int = 8192
+
+#: Most terms kept. More are needed only where the threshold guess lies far beyond the point mass
+#: (``|off|`` hundreds of standard deviations: ``eps`` a good fraction of ``eps0`` at large ``n``,
+#: ``J`` ~ 1600 at ``n = 1e6``, 13000 at ``n = 1e7``, tables and work arrays of gigabytes), where
+#: ``h_c`` is far below the absolute error of these bounds and no bracket is ever proved; there
+#: every value is ``nan`` at once (the caller's windowed leaves). Measured: proved brackets up to
+#: ``J = 200`` (26000 random cases, ``n`` up to ``1e7``, ``eps0`` 1e-6 to 300).
+J_MAX: int = 1024
 
 
 def _bern(x: float, var: float) -> float:
@@ -176,12 +187,14 @@ def leaf_bounds(
     M += 1 - M % 2  # odd
     half = (M - 1) // 2
     # (S2)/(S3): J, the first index whose dropped terms are below e^-lev (or every term)
-    jj = np.arange(1, half + 1, dtype=float)
+    jj = np.arange(1, min(half, J_MAX + 1) + 1, dtype=float)
     th_all = 2.0 * math.pi * jj / M
     s2 = np.sin(0.5 * th_all)
     log_rho_n = 0.5 * N * np.log1p(-4.0 * p * pbar * s2 * s2)
     drop_w = log_rho_n - np.log(s2)  # log of rho^N / sin(th/2) >= log rho^N
     below = np.flatnonzero(drop_w <= -lev)
+    if not below.size and half > J_MAX:
+        return np.full((2, cs.size), np.nan)  # beyond J_MAX terms: never a proved bracket
     J = int(below[0]) if below.size else half  # terms 1..J kept; j = J + 1 is the first dropped
     drop = math.exp(float(drop_w[J])) if J < half else 0.0
     th, sh = th_all[:J], s2[:J]
@@ -226,8 +239,9 @@ def leaf_bounds(
     t_hi = np.exp(-1j * np.outer(np.arange(N // base + 1, dtype=float) * base, alpha))
     t_lo = np.exp(-1j * np.outer(np.arange(base, dtype=float), alpha))
 
-    for i0 in range(0, cs.size, CHUNK):
-        c = cs[i0 : i0 + CHUNK]
+    step = max(1, min(CHUNK, 2**21 // max(J, 1)))
+    for i0 in range(0, cs.size, step):
+        c = cs[i0 : i0 + step]
         mean = c * pbar + (N - c) * p
         # window t0 - 1 .. t0 + K - 2 around the guess, clipped to [0, N] where t* lies (D(t) < 0
         # above N; D(0) = a Y(0) > 0): clipping moves it towards the mean, so x0 still holds
