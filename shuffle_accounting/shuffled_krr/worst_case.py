@@ -302,8 +302,10 @@ SPECTRAL_SWEEP_MIN_LEVEL: float = -10.0
 #: A Fourier piece of the cover holds at most this many consecutive datasets.
 _SPECTRAL_PIECE: int = 4096
 #: Relative slack added to a Fourier piece's recorded log bound (above its certified value, so
-#: still sound): :func:`verify` recomputes the piece with other chunks of datasets, whose sums
-#: may round differently in the last bits (~1e-16); the slack keeps the recomputation below.
+#: still sound; compared with a target after it is added, :func:`_spectral_padded`). :func:`verify`
+#: recomputes the piece in other chunks of datasets, which gives the same bits (the values do not
+#: depend on the chunks); the slack only absorbs last-bit differences of another platform's
+#: ``exp``/``log``/``sin``, which the windowed leaves do not allow for either.
 _SPECTRAL_SLACK = 1e-12
 #: Widest split piece for which a small failing interval is resolved as a block of leaves.
 _BLOCK_PIECE: int = 4
