@@ -158,6 +158,27 @@ def test_verify_rejects_tampered_certificates():
         W.verify("not a certificate")
 
 
+def test_verify_rejects_nan_and_understated_headlines():
+    """A ``nan`` bound or eps is rejected, not skipped (``u > nan`` is False: one piece
+    ``[0, n - 1]`` at eps 0 with a ``nan`` bound verified, for an epsilon far below the truth), and
+    the stated ``delta`` / ``epsilon`` may not be smaller than what the cover proves."""
+    cert = W.certify(1.0, 200, delta=1e-3)
+    assert W.verify(cert)
+    e = cert.epsilon_lower
+    for piece in (W.CoverInterval(0, 199, 0.0, math.nan), W.CoverInterval(0, 199, math.nan, 0.0)):
+        assert not W.verify(dataclasses.replace(cert, eps=e, epsilon=e, cover=(piece,)))
+    nan_bounds = tuple(dataclasses.replace(iv, log_bound=math.nan) for iv in cert.cover)
+    assert not W.verify(dataclasses.replace(cert, cover=nan_bounds))
+    assert not W.verify(dataclasses.replace(cert, epsilon=0.5 * cert.eps))
+    assert not W.verify(dataclasses.replace(cert, log_delta=cert.log_delta - 1.0))
+    assert not W.verify(dataclasses.replace(cert, delta=math.nan))
+    dq = W.certify(1.0, 200, eps=0.2)
+    assert W.verify(dq)
+    assert not W.verify(dataclasses.replace(dq, delta=0.5 * dq.delta))
+    assert not W.verify(dataclasses.replace(dq, epsilon=0.1))
+    assert not W.verify(dataclasses.replace(dq, log_delta=math.nan))
+
+
 # ---------------------------------------------------------------------------------------------
 # the product: method=, certificate(), properties
 # ---------------------------------------------------------------------------------------------

@@ -77,6 +77,57 @@ def test_brackets_the_50_digit_value(n, eps0):
                     assert r[0, c] - r[1, c] < 1e-9, (n, eps0, eps, c, r[:, c])
 
 
+def _pmf_50(n: int, eps0: float, c: int) -> tuple[list, mp.mpf, mp.mpf]:
+    """The pmf of ``Y_c`` with 50 digits, and ``(p, pbar)``."""
+    with mp.workdps(50):
+        p = 1 / (1 + mp.e ** (-mp.mpf(eps0)))
+        y = [mp.mpf(1)]
+        for pr in [1 - p] * c + [p] * (n - 1 - c):
+            y = [a * (1 - pr) + b * pr for a, b in zip(y + [mp.mpf(0)], [mp.mpf(0)] + y)]
+        return y, p, 1 - p
+
+
+@pytest.mark.parametrize("eps0", [1e-8, 1e-6])
+def test_increments_at_their_zero_small_eps0(eps0):
+    """Near the eps where an increment ``Delta(t) = a Y(t) - a' Y(t - 1)`` vanishes, its sign
+    must not be certified wrongly. With ``a' = p E - pbar`` (relative error ~u / eps0 from the
+    cancellation) it was, and the upper value fell up to 5e-8 (relative) below ``h_c``."""
+    n = 11
+    p, pbar = _p(eps0)
+    checked = 0
+    for c in (0, 5):
+        y, P, Q = _pmf_50(n, eps0, c)
+        for t in range(1, n):
+            with mp.workdps(50):
+                r = y[t] / y[t - 1]
+                if r <= 1:
+                    continue
+                zero = mp.log((P * r + Q) / (Q * r + P))  # a Y(t) = a' Y(t - 1) here
+            for k in range(7, 13):
+                for sign in (-1, 1):
+                    eps = float(zero * (1 + sign * mp.mpf(10) ** -k))
+                    up, lo = leaf_bounds(n, eps0, p, pbar, np.array([c]), eps, -5.0)[:, 0]
+                    if math.isnan(up):
+                        continue
+                    t_log = exact_log_h(n, eps0, c, eps)
+                    assert lo <= t_log <= up, (eps0, c, t, eps, up, lo, t_log)
+                    checked += 1
+    assert checked > 50
+
+
+def test_tiny_eps0():
+    """``eps0 = 1e-17``: ``p`` and ``pbar`` round to 1/2 (``p E - pbar`` was 0 at ``eps = 0``:
+    a domain error); ``a'`` from ``tanh(eps0 / 2)`` brackets the 50-digit value."""
+    n, eps0 = 21, 1e-17
+    p, pbar = _p(eps0)
+    for eps in (0.0, 1e-18):
+        r = leaf_bounds(n, eps0, p, pbar, np.arange(n), eps, -5.0)
+        for c in (0, 7, 10, 20):
+            if not math.isnan(r[0, c]):
+                t = exact_log_h(n, eps0, c, eps)
+                assert r[1, c] <= t <= r[0, c]
+
+
 @pytest.mark.parametrize("n,eps0", [(3001, 0.5), (20000, 2.0), (150001, 6.0)])
 def test_agrees_with_the_windowed_leaves(n, eps0):
     pr = W.WorstCaseProblem(eps0, n, -8.0)
@@ -89,20 +140,50 @@ def test_agrees_with_the_windowed_leaves(n, eps0):
             assert r[0, i] - r[1, i] < 2e-9
 
 
-def test_a_dataset_does_not_depend_on_its_chunk():
-    """Runs (the recurrence path) and scattered datasets (the table path) agree to the last bits:
-    far below the slack a Fourier piece records for verify."""
-    n, eps0 = 40001, 1.0
+@pytest.mark.parametrize(
+    "n,eps0,eps,level", [(40001, 1.0, 2e-5, -5.0), (65536, 10.0, 1.579, -3.0), (189614, 0.211, 0.0023, -24.7)]
+)
+def test_a_dataset_does_not_depend_on_its_chunk(n, eps0, eps, level):
+    """A dataset's bounds are the same bits in a run, scattered, alone, shuffled, repeated or
+    after other datasets (verify recomputes a cover's pieces in other chunks than the search).
+    The last two cases have ``h_c`` far below ``a Y_max``, where the rounding of a matrix product
+    and of the phase recurrence along a run differed by up to ``2e-8`` in log."""
     p, pbar = _p(eps0)
     run = np.arange(10000, 12000)
-    scattered = run[::7]
-    a = leaf_bounds(n, eps0, p, pbar, run, 2e-5, -5.0)[:, ::7]
-    b = leaf_bounds(n, eps0, p, pbar, scattered, 2e-5, -5.0)
-    assert np.all(np.abs(a - b) <= 1e-14 * np.abs(b))
+    ref = leaf_bounds(n, eps0, p, pbar, run, eps, level)
+    rng = np.random.default_rng(0)
+    for cs in (
+        run[::7],
+        np.arange(10000 - 4097, 12000),  # the run at another offset of its chunk
+        rng.permutation(run),
+        np.repeat(run[:50], 3),
+        np.concatenate((rng.integers(0, n, 300), run[1234:1300])),
+    ):
+        r = leaf_bounds(n, eps0, p, pbar, cs, eps, level)
+        inside = (cs >= 10000) & (cs < 12000)
+        assert np.array_equal(r[:, inside], ref[:, cs[inside] - 10000], equal_nan=True)
     one = np.stack(
-        [leaf_bounds(n, eps0, p, pbar, np.array([c]), 2e-5, -5.0)[:, 0] for c in scattered[:20]], axis=1
+        [leaf_bounds(n, eps0, p, pbar, np.array([c]), eps, level)[:, 0] for c in run[:2000:97]], axis=1
     )
-    assert np.all(np.abs(one - b[:, :20]) <= 1e-14 * np.abs(b[:, :20]))
+    assert np.array_equal(one, ref[:, :2000:97], equal_nan=True)
+
+
+def test_far_tail_is_nan_at_once():
+    """``eps = eps0 / 2`` at ``n = 1e6``: the threshold guess is ~500 standard deviations below the
+    mean, ``J`` would be ~1600 (13000 at ``n = 1e7``, gigabytes of tables), and no bracket is ever
+    proved there: ``nan`` (the windowed fallback) without building the tables."""
+    import tracemalloc
+
+    n, eps0 = 10**6, 1.0
+    p, pbar = _p(eps0)
+    tracemalloc.start()
+    try:
+        r = leaf_bounds(n, eps0, p, pbar, np.arange(1000, 1020), 0.5, -10.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert np.isnan(r).all() and peak < 10e6
+    assert not np.isnan(leaf_bounds(n, eps0, p, pbar, np.arange(1000, 1020), 0.001, -10.0)).any()
 
 
 def test_mirror_and_edges():
@@ -157,6 +238,40 @@ def test_fourier_sweep_equals_the_blocks(monkeypatch):
     assert not any(iv.spectral for iv in blocks.cover) and any(iv.spectral for iv in fourier.cover)
     assert math.isclose(blocks.epsilon, fourier.epsilon, rel_tol=1e-9)
     assert fourier.worst_c in (blocks.worst_c, n - 1 - blocks.worst_c)
+
+
+def test_verify_accepts_fourier_pieces_far_below_the_point_mass(spectral_everywhere):
+    """eps0 = 10: the middle datasets' ``h_c`` (~e^-12) is far below ``a Y_max``; verify recomputes
+    the pieces at odd multiples of 4096 in other chunks than the sweep did (it rejected this
+    sound certificate while those values differed in the last bits of the sums)."""
+    cert = W.certify(10.0, 30001, eps=2.0)
+    assert sum(iv.spectral for iv in cert.cover) == 8
+    assert W.verify(cert)
+
+
+def test_piece_slack_never_crosses_the_target(monkeypatch, spectral_everywhere):
+    """A Fourier leaf at most delta but within the recorded slack (1e-12 relative) of it is not
+    recorded as a piece at that eps (its piece would be above delta: the certificate's delta
+    exceeded the target and verify rejected it). Forced: upper values within 1e-3 of log delta
+    are raised to log delta - 1e-14 (still upper values)."""
+    eps0, n = 0.5, 200
+    d = 0.99 * float(np.max(brute_deltas(eps0, n, 0.0)))
+    target = math.log(d)
+    real = W.spectral_leaf_bounds
+    raised = []
+
+    def near(*args):
+        out = real(*args)
+        close = (out[0] <= target) & (out[0] > target - 1e-3)
+        out[0, close] = target - 1e-14
+        raised.append(int(close.sum()))
+        return out
+
+    monkeypatch.setattr(W, "spectral_leaf_bounds", near)
+    cert = W.certify(eps0, n, delta=d)
+    assert sum(raised) > 0
+    assert all(iv.log_bound <= target for iv in cert.cover)
+    assert cert.log_delta <= target and W.verify(cert)
 
 
 def test_verify_catches_tampered_fourier_pieces(spectral_everywhere):

@@ -29,7 +29,9 @@ The modulus does not depend on ``c``: only the phase does, and it is one line of
 (S2) *Short sum.* ``rho`` decreases on ``[0, pi]``, so the terms ``j > J`` add at most
 ``(2/M) ((M-1)/2) rho(th_{J+1})^N <= rho(th_{J+1})^N`` in absolute value. ``J`` is the first
 index where that (and (S3)'s analogue) is below ``e^-lev``; ``lev = max(30, 30 - log_level)``,
-so the truncation is ``e^-30`` below the level of interest. ``J`` is about 25 whatever ``n``.
+so the truncation is ``e^-30`` below the level of interest. ``J`` is about 25 whatever ``n``
+where the threshold is within a few standard deviations of the mean (it grows with their
+number; beyond :data:`J_MAX` terms every value is ``nan``, see there).
 
 (S3) *CDF by a window sum.* For ``1 <= L < M`` the wrapped mass of the window ``[t - L + 1, t]``
 is ``Ww(t) = (1/M) [L + 2 sum_j Re(G e^{-i t th_j} g(th_j))]``, ``g(th) = sum_{m<L} e^{i m th}
@@ -45,25 +47,53 @@ non-negative), and with ``F(t) = P(Y <= t) = P(t - L < Y <= t) + P(Y <= t - L)``
 ``Ww(t) - Bern(M - L + 1 - x0) - Bern(M - x0) <= F(t) <= Ww(t) + Bern(L - x0)``. ``L`` and ``M``
 are chosen so that each ``Bern`` is ``<= e^-lev``.
 
-(S5) *Rounding (all outward).* Each kept term carries a relative error ``rel_j`` of
-``rho^N = exp((N/2) log1p(-4 p pbar sin^2(th/2)))`` (the exponent's error, including the
-rounding of ``p``, plus ``exp``'s) and a phase error ``e_j`` (``|cos a - cos b| <= |a - b|``):
-``16u (|N - c - s| th_j + |N - 2c| (|alpha_j| + 3 th_j / rho_j^2) + (K + 2) th_j + 2)``, where
-``3 th_j / rho_j^2`` bounds ``alpha``'s change under the rounding of ``th_j`` and ``p``; the
-sums of ``2J + K + 8`` products (a matrix product, any order) add ``(2J + K + 8) u`` times the
-sum of magnitudes. ``g``'s computed value carries the absolute error
+(S5) *Rounding (all outward; ``u = 2^-52`` here).* Each kept term carries a relative error
+``rel_j`` of ``rho^N = exp((N/2) log1p(-4 p pbar sin^2(th/2)))`` (the exponent's error,
+including the rounding of ``p``, plus ``exp``'s) and an absolute error ``e_j`` of its phase
+factor (``|e^{ia} - e^{ib}| <= |a - b|``). That factor is computed as
+``e^{2 pi i r / M} e^{-i (N - 2c) alpha_j}`` with ``r = (N - c - s) j mod M`` an exact integer
+(a table of the ``M``-th roots of unity: a few ``u`` whatever ``r``) and the second factor from
+two tables over ``|N - 2c| = q base + r'`` (conjugated where ``N - 2c < 0``), whose arguments err
+by at most ``N (u |alpha_j| + d_j)``, ``d_j <= 3u |alpha_j| + 3u th_j / rho_j^2`` the error of
+``alpha_j`` (``atan2``'s, and its change under the rounding of ``th_j``, ``p`` and ``pbar``);
+with ``cos``/``sin`` of ``k th_j``, ``k < K``, the budget is
+``e_j = 16u (N (|alpha_j| + 3 th_j / rho_j^2) + (K + 2) th_j + 16)``. The sums of ``2J`` products
+add at most ``2J u`` times the sum of magnitudes (``2J + K + 8`` counted, with the final
+operations). ``g``'s computed value carries the absolute error
 ``8u (L th_j + 2) / sin(th_j / 2) + 8u |g_j|``. The libm functions are taken to be accurate
 to a few ulps, as everywhere in the package; every budget has at least a 4x margin over that.
+The truncation ``drop`` and the ``Bern`` terms are computed in floating point too; their own
+relative rounding (~1e-15) is covered by the factor ``(2J + 1) / M`` that ``drop`` leaves out
+(it bounds ``(M - 1 - 2J) / M`` times the largest dropped term) and, for ``Bern`` (terms below
+``e^-30``), by the margins of the other budgets.
+
+*Reproducibility.* A dataset's bounds are a function of the dataset alone, bit for bit: every
+phase comes from the tables (no recurrence along a run of datasets) and the sums are taken term
+by term in a fixed order (no matrix product: BLAS rounds a row differently depending on the
+rows computed with it). :func:`~shuffle_accounting.shuffled_krr.worst_case.verify` recomputes
+each Fourier piece of a cover in other chunks than the search did; rounding differences of
+``~u`` times the magnitudes (``~ a Y_max``) are large against ``h_c`` where ``h_c`` is far below
+``a Y_max`` (measured: ``3e-10`` in log at ``eps0 = 10 - 15``, ``h_c ~ e^-12``; ``5e-7`` at
+``h_c ~ e^-23``), far above the ``1e-12`` slack of a recorded piece, which made
+``verify`` reject sound certificates (e.g. ``certify(10.0, 30001, eps=2.0)`` with every leaf
+by this module).
 
 (S6) *The hockey stick.* As in the module (F2): ``h_c = max_t D(t)``,
 ``D(t) = a Y(t) - b F(t - 1)``, ``a = -p expm1(eps - eps0)``, ``b = expm1(eps)``; the increments
 ``Delta(t) = a Y(t) - a' Y(t - 1)`` (``a' = p E - pbar``) are positive exactly for
-``t <= t*``. On a window of ``K`` points around the normal-approximation guess of ``t*``, the
-last point with a *certainly* positive increment ``t_a`` and the first with a certainly negative
-one ``t_b > t_a`` bracket ``t*``, so ``h_c <= max_{t_a <= t < t_b} (a Y_up(t) - b F_lo(t - 1))``
-(plus an ``8u`` margin on the magnitudes); any ``t`` gives a lower bound
-``a Y_lo(t) - b F_up(t - 1)``. Where no bracket is proved the value is ``nan`` (the caller
-evaluates that dataset by the windowed convolution).
+``t <= t*``. ``a'`` is computed as ``p expm1(eps) + tanh(eps0 / 2)`` (``p - pbar =
+tanh(eps0 / 2)``): a sum of positive terms, relative error a few ``u`` like ``a`` and ``b``,
+which the ``8u`` margins below need. (``p E - pbar`` cancels: its relative error is about
+``u / eps0``, e.g. ``4e-8`` at ``eps0 = 1e-8``, and an increment within that of zero was then
+certified with the wrong sign, which moved the bracket off ``t*``: upper values below ``h_c``
+by up to ``5e-8`` relative.) On a window of ``K`` points around the normal-approximation guess
+of ``t*``, the last point with a *certainly* positive increment ``t_a`` and the first with a
+certainly negative one ``t_b > t_a`` bracket ``t*``, so
+``h_c <= max_{t_a <= t < t_b} (a Y_up(t) - b F_lo(t - 1))`` (plus an ``8u`` margin on the
+magnitudes); any ``t`` gives a lower bound ``a Y_lo(t) - b F_up(t - 1)``. Where no bracket is
+proved the value is ``nan`` (the caller evaluates that dataset by the windowed convolution);
+also where the lower value exceeds the upper one, which the bounds exclude (a self-check: it
+would expose a wrong bracket rather than hide it).
 
 The bounds hold for every ``c``; their width (about ``1e-11`` relative at ``delta ~ 1e-4``)
 is absolute in nature (``~ u / sigma``), so they are tight only where ``h_c`` is not tiny: the
@@ -78,15 +108,24 @@ import numpy as np
 
 from .._logmath import UNIT_ROUNDOFF
 
-__all__ = ["leaf_bounds", "HALF_WINDOW", "CHUNK"]
+__all__ = ["leaf_bounds", "HALF_WINDOW", "CHUNK", "J_MAX"]
 
 _U = 2.0 * UNIT_ROUNDOFF
 
 #: Points of the threshold window on each side of the guess (``K = 2 HALF_WINDOW + 3`` values).
 HALF_WINDOW: int = 4
 
-#: Datasets per vectorised pass (bounds the ``CHUNK x J`` work arrays).
+#: Datasets per vectorised pass (fewer where ``J`` is large: the ``chunk x J`` work arrays hold at
+#: most ``2^21`` complex values; the values do not depend on the chunks).
 CHUNK: int = 8192
+
+#: Most terms kept. More are needed only where the threshold guess lies far beyond the point mass
+#: (``|off|`` hundreds of standard deviations: ``eps`` a good fraction of ``eps0`` at large ``n``,
+#: ``J`` ~ 1600 at ``n = 1e6``, 13000 at ``n = 1e7``, tables and work arrays of gigabytes), where
+#: ``h_c`` is far below the absolute error of these bounds and no bracket is ever proved; there
+#: every value is ``nan`` at once (the caller's windowed leaves). Measured: proved brackets up to
+#: ``J = 200`` (26000 random cases, ``n`` up to ``1e7``, ``eps0`` 1e-6 to 300).
+J_MAX: int = 1024
 
 
 def _bern(x: float, var: float) -> float:
@@ -133,9 +172,8 @@ def leaf_bounds(
         return out
     N = n - 1
     var = N * p * pbar
-    E = math.exp(eps)
     a = -p * math.expm1(eps - eps0)
-    a2 = p * E - pbar
+    a2 = p * math.expm1(eps) + math.tanh(0.5 * eps0)  # p E - pbar without its cancellation (S6)
     b = math.expm1(eps)
     h = HALF_WINDOW
     K = 2 * h + 3
@@ -149,12 +187,14 @@ def leaf_bounds(
     M += 1 - M % 2  # odd
     half = (M - 1) // 2
     # (S2)/(S3): J, the first index whose dropped terms are below e^-lev (or every term)
-    jj = np.arange(1, half + 1, dtype=float)
+    jj = np.arange(1, min(half, J_MAX + 1) + 1, dtype=float)
     th_all = 2.0 * math.pi * jj / M
     s2 = np.sin(0.5 * th_all)
     log_rho_n = 0.5 * N * np.log1p(-4.0 * p * pbar * s2 * s2)
     drop_w = log_rho_n - np.log(s2)  # log of rho^N / sin(th/2) >= log rho^N
     below = np.flatnonzero(drop_w <= -lev)
+    if not below.size and half > J_MAX:
+        return np.full((2, cs.size), np.nan)  # beyond J_MAX terms: never a proved bracket
     J = int(below[0]) if below.size else half  # terms 1..J kept; j = J + 1 is the first dropped
     drop = math.exp(float(drop_w[J])) if J < half else 0.0
     th, sh = th_all[:J], s2[:J]
@@ -179,10 +219,10 @@ def leaf_bounds(
     f_lo_tail = _bern(M - L + 1 - x0, var) + _bern(M - x0, var)
     f_up_tail = _bern(L - x0, var)
     nsum = 2 * J + K + 8
-    # (S5) error budgets, from N and CHUNK rather than the datasets of a chunk: a dataset's bound
-    # does not depend on which others are evaluated with it (up to the rounding of the sums)
-    run = float(min(CHUNK, n))  # the longest run of a chunk
-    e_ph = 16.0 * _U * ((N + 2.0 * run) * (np.abs(alpha) + 3.0 * th / rho2) + (run + K + 2.0) * th + 16.0)
+    # (S5) error budgets, from N alone: a dataset's bounds are the same bits whichever datasets
+    # are evaluated with it (its phase from the tables, the sums term by term in a fixed order),
+    # so that verify, which recomputes a piece of the cover in other chunks, finds the same values
+    e_ph = 16.0 * _U * (N * (np.abs(alpha) + 3.0 * th / rho2) + (K + 2.0) * th + 16.0)
     ey = (2.0 / M) * (float(np.sum(rn * (rel_rho + e_ph))) + nsum * _U * (0.5 + float(np.sum(rn))))
     ey = ey * (1.0 + 8.0 * _U) + drop
     ag = np.abs(gm)
@@ -190,7 +230,7 @@ def leaf_bounds(
         float(np.sum(rn * (ag * (rel_rho + e_ph) + g_err))) + nsum * _U * (0.5 * L + float(np.sum(rn * ag)))
     )
     ew = ew * (1.0 + 8.0 * _U) + drop
-    # phases, (S5'): e^{i phi} = e^{2 pi i ((N - c - s0) j mod M) / M} e^{-i (N - 2c) alpha_j}; the
+    # phases, (S5): e^{i phi} = e^{2 pi i ((N - c - s0) j mod M) / M} e^{-i (N - 2c) alpha_j}; the
     # first factor from its exact integer residue (a table of the M-th roots of unity), the second
     # from two tables over |N - 2c| = q base + r (conjugated where N - 2c < 0)
     jint = np.arange(1, J + 1, dtype=np.int64)
@@ -198,20 +238,10 @@ def leaf_bounds(
     base = int(math.isqrt(N)) + 1
     t_hi = np.exp(-1j * np.outer(np.arange(N // base + 1, dtype=float) * base, alpha))
     t_lo = np.exp(-1j * np.outer(np.arange(base, dtype=float), alpha))
-    # a run of consecutive datasets: phi(c0 + i) = phi(c0) - m_i th + 2 i alpha, m_i in [0, i]
-    csz = min(CHUNK, cs.size)
-    steps = np.arange(csz + 1, dtype=float)
-    r_tab = np.exp(-1j * np.outer(steps, th))  # e^{-i m th_j}
-    p_tab = np.exp(2j * np.outer(steps[:csz], alpha))  # e^{2 i i alpha_j}
 
-    def phases(A: np.ndarray, Bw: np.ndarray) -> np.ndarray:
-        ab = np.abs(Bw)
-        w = t_hi[ab // base] * t_lo[ab % base]
-        w = np.where((Bw < 0)[:, None], np.conj(w), w)
-        return roots[(A[:, None] * jint[None, :]) % M] * w
-
-    for i0 in range(0, cs.size, CHUNK):
-        c = cs[i0 : i0 + CHUNK]
+    step = max(1, min(CHUNK, 2**21 // max(J, 1)))
+    for i0 in range(0, cs.size, step):
+        c = cs[i0 : i0 + step]
         mean = c * pbar + (N - c) * p
         # window t0 - 1 .. t0 + K - 2 around the guess, clipped to [0, N] where t* lies (D(t) < 0
         # above N; D(0) = a Y(0) > 0): clipping moves it towards the mean, so x0 still holds
@@ -219,14 +249,22 @@ def leaf_bounds(
         s0 = t0 - 1
         A = N - c - s0
         Bw = N - 2 * c
-        m = A[0] - A  # in [0, i] for a run (s0 falls by at most one per dataset): checked
-        if c.size > 1 and int(c[-1] - c[0]) == c.size - 1 and int(m.min()) >= 0 and int(m.max()) <= csz:
-            z = phases(A[:1], Bw[:1]) * r_tab[m] * p_tab[: c.size]
-        else:
-            z = phases(A, Bw)
-        cp = np.empty((c.size, 2 * J))
-        cp[:, :J], cp[:, J:] = z.real, z.imag
-        vals = cp @ mat  # (C, K + 1): sums for Yw(s_0 + k) and for Ww(s_0 - 1)
+        ab = np.abs(Bw)
+        z = t_hi[ab // base] * t_lo[ab % base]
+        z = np.where((Bw < 0)[:, None], np.conj(z), z)
+        z = roots[(A[:, None] * jint[None, :]) % M] * z
+        # (C, K + 1): the sums for Yw(s_0 + k) and for Ww(s_0 - 1), term by term (not a matrix
+        # product: BLAS rounds a row differently with other rows, by ~u times the magnitudes,
+        # which is large against h_c where h_c is small)
+        zr, zi = np.ascontiguousarray(z.real.T), np.ascontiguousarray(z.imag.T)
+        acc = np.zeros((K + 1, c.size))
+        tmp = np.empty_like(acc)
+        for j in range(J):
+            np.multiply(mat[j][:, None], zr[j][None, :], out=tmp)
+            acc += tmp
+            np.multiply(mat[J + j][:, None], zi[j][None, :], out=tmp)
+            acc += tmp
+        vals = acc.T
         yhat = (1.0 + 2.0 * vals[:, :K]) / M
         what = (L + 2.0 * vals[:, K]) / M
         y_up = yhat + ey
@@ -247,7 +285,6 @@ def leaf_bounds(
         kidx = np.arange(1, K)
         ka = np.max(np.where(pos, kidx, -1), axis=1)  # last certainly positive
         kb = np.min(np.where(neg & (kidx > ka[:, None]), kidx, K), axis=1)  # first negative after
-        ok = (ka >= 1) & (kb < K)
         d_up = a * y_up - b * f_lo
         d_up = d_up + 8.0 * _U * (a * y_up + b * f_up)
         kall = np.arange(K)
@@ -255,6 +292,7 @@ def leaf_bounds(
         up = np.max(np.where(inside, d_up, -np.inf), axis=1)
         d_lo = a * y_lo - b * f_up - 8.0 * _U * (a * y_up + b * f_up)
         low = np.max(d_lo, axis=1)
+        ok = (ka >= 1) & (kb < K) & (low <= up)  # a lower value above the upper one: a wrong bracket
         with np.errstate(divide="ignore"):
             lu = np.where(up > 0.0, np.log(np.where(up > 0.0, up, 1.0)), -np.inf)
             ll = np.where(low > 0.0, np.log(np.where(low > 0.0, low, 1.0)), -np.inf)

@@ -319,8 +319,10 @@ SPECTRAL_SWEEP_MIN_LEVEL: float = -10.0
 #: A Fourier piece of the cover holds at most this many consecutive datasets.
 _SPECTRAL_PIECE: int = 4096
 #: Relative slack added to a Fourier piece's recorded log bound (above its certified value, so
-#: still sound): :func:`verify` recomputes the piece with other chunks of datasets, whose sums
-#: may round differently in the last bits (~1e-16); the slack keeps the recomputation below.
+#: still sound; compared with a target after it is added, :func:`_spectral_padded`). :func:`verify`
+#: recomputes the piece in other chunks of datasets, which gives the same bits (the values do not
+#: depend on the chunks); the slack only absorbs last-bit differences of another platform's
+#: ``exp``/``log``/``sin``, which the windowed leaves do not allow for either.
 _SPECTRAL_SLACK = 1e-12
 #: Widest split piece for which a small failing interval is resolved as a block of leaves.
 _BLOCK_PIECE: int = 4
@@ -1506,10 +1508,18 @@ def _all_leaves(
     return cover, (pr.leaf(top_c, eps)[1] if top_c >= 0 else -math.inf), top_c
 
 
+def _spectral_padded(up: np.ndarray) -> np.ndarray:
+    """Capped upper values of Fourier leaves plus :data:`_SPECTRAL_SLACK` (relative, at most 0;
+    ``-inf`` stays): what a piece records, hence what is compared with a target (a value at most
+    the target whose slack took it above would make a piece above the target)."""
+    pad = np.where(np.isfinite(up), _SPECTRAL_SLACK * np.maximum(1.0, np.abs(up)), 0.0)
+    return np.minimum(up + pad, 0.0)
+
+
 def _spectral_runs(pr: WorstCaseProblem, cs: np.ndarray, up: np.ndarray, eps: float) -> list[CoverInterval]:
-    """Cover pieces for the datasets ``cs`` (sorted) with their capped upper values ``up`` at
-    ``eps``: each maximal run of consecutive datasets, cut every :data:`_SPECTRAL_PIECE`, is one
-    piece whose bound is its largest value plus :data:`_SPECTRAL_SLACK` (relative)."""
+    """Cover pieces for the datasets ``cs`` (sorted) with their padded upper values ``up`` at
+    ``eps`` (:func:`_spectral_padded`): each maximal run of consecutive datasets, cut every
+    :data:`_SPECTRAL_PIECE`, is one piece whose bound is its largest value."""
     out: list[CoverInterval] = []
     if cs.size == 0:
         return out
@@ -1517,8 +1527,6 @@ def _spectral_runs(pr: WorstCaseProblem, cs: np.ndarray, up: np.ndarray, eps: fl
     for seg_c, seg_u in zip(np.split(cs, cuts), np.split(up, cuts)):
         for i in range(0, seg_c.size, _SPECTRAL_PIECE):
             top = float(np.max(seg_u[i : i + _SPECTRAL_PIECE]))
-            if math.isfinite(top):
-                top = min(top + _SPECTRAL_SLACK * max(1.0, abs(top)), 0.0)
             hi = min(i + _SPECTRAL_PIECE, seg_c.size) - 1
             out.append(CoverInterval(int(seg_c[i]), int(seg_c[hi]), eps, top, None, True))
     return out
@@ -1533,7 +1541,7 @@ def _spectral_leaves(pr: WorstCaseProblem, eps: float) -> tuple[list[CoverInterv
     for c0 in range(0, pr.n, step):
         cs = np.arange(c0, min(pr.n, c0 + step), dtype=np.int64)
         r = pr.spectral_many(cs, eps)
-        cover.extend(_spectral_runs(pr, cs, pr.capped(r[0]), eps))
+        cover.extend(_spectral_runs(pr, cs, _spectral_padded(pr.capped(r[0])), eps))
         j = int(np.argmax(r[1]))
         if r[1, j] > top:
             top, top_c = float(r[1, j]), int(cs[j])
@@ -1724,7 +1732,7 @@ def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_eva
         pending = np.arange(pr.n, dtype=np.int64)
         while pending.size:
             e = eps_up
-            up = pr.capped(pr.spectral_many(pending, e)[0])
+            up = _spectral_padded(pr.capped(pr.spectral_many(pending, e)[0]))
             good = up <= log_delta
             done.extend(_spectral_runs(pr, pending[good], up[good], e))
             over, u_over = pending[~good], up[~good]
@@ -1841,7 +1849,7 @@ def _settle_spectral(
         if left.size == 0:
             break
         e = g
-        up = pr.capped(pr.spectral_many(left, g)[0])
+        up = _spectral_padded(pr.capped(pr.spectral_many(left, g)[0]))
         good = up <= log_delta
         out.extend(_spectral_runs(pr, left[good], up[good], g))
         left = left[~good]
@@ -2158,8 +2166,10 @@ def verify(cert: WorstCaseCertificate) -> bool:
 
     Checks that the cover partitions ``[0, n - 1]``; recomputes every interval's bound at its
     ``eps`` (which must be ``<= cert.eps``) and that it does not exceed the recorded one; that the
-    recorded certified value is the max of the cover (``query="epsilon"``: ``<= log delta``);
-    and recomputes the exhibited leaf's lower value.
+    recorded certified value is at least the max of the cover (``query="epsilon"``: ``<= log
+    delta``), with the stated ``delta`` (``query="delta"``) and ``epsilon`` no smaller than what
+    the cover proves; and recomputes the exhibited leaf's lower value. Every comparison fails on
+    ``nan`` (a ``nan`` bound or eps is rejected, not skipped).
 
     Args:
         cert: The certificate.
@@ -2178,7 +2188,7 @@ def verify(cert: WorstCaseCertificate) -> bool:
     top = -math.inf
     blocks: dict[tuple[int, int, float], np.ndarray] = {}  # each block recomputed once
     for iv in cert.cover:
-        if iv.c_lo != nxt or iv.c_hi < iv.c_lo or iv.eps > cert.eps:
+        if iv.c_lo != nxt or iv.c_hi < iv.c_lo or not 0.0 <= iv.eps <= cert.eps:
             return False
         nxt = iv.c_hi + 1
         if iv.spectral:
@@ -2196,17 +2206,17 @@ def verify(cert: WorstCaseCertificate) -> bool:
             u = float(blocks[bk][iv.c_lo - c0])
         else:
             u, _ = pr.interval(iv.c_lo, iv.c_hi, iv.eps)
-        if u > iv.log_bound:
+        if not u <= iv.log_bound:
             return False
         top = max(top, iv.log_bound)
-    if nxt != cert.n:
+    if nxt != cert.n or not top <= cert.log_delta or not cert.epsilon >= cert.eps:
         return False
     if cert.query == "delta":
-        if top > cert.log_delta:
+        if not cert.delta >= math.exp(cert.log_delta):
             return False
         ex = pr.leaf(cert.worst_c, cert.eps)[1]
         return bool(ex >= cert.exhibited_log_delta and ex <= cert.log_delta)
-    if top > math.log(cert.delta):
+    if not 0.0 < cert.delta < 1.0 or not cert.log_delta <= math.log(cert.delta):
         return False
     if cert.epsilon_lower > 0:
         ex = pr.leaf(cert.worst_c, cert.epsilon_lower)[1]
