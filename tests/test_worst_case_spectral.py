@@ -350,3 +350,34 @@ def test_spectral_many_counts_and_falls_back(monkeypatch):
         assert r2[0, c] >= lo and r2[1, c] <= up and r[0, c] >= lo and r[1, c] <= up
         if c % 2:
             assert (r2[0, c], r2[1, c]) == (up, lo)
+
+
+@pytest.mark.parametrize("eps0,n,f", [(0.5, 200_001, 0.99), (2.0, 2_000_000, 0.5)])
+def test_lower_epsilon_beyond_auto_keeps_the_seed_leaves(eps0, n, f):
+    """Beyond auto's range ``epsilon_lower`` is the module search; for k = 2 it now includes the
+    certified search's seeds by their windowed leaves: within 1e-4 of the certificate's witness
+    (the family's statistic alone was 10 % low at n = 1e6, eps0 = 0.5, f = 0.99) and never above
+    the certified epsilon."""
+    from shuffle_accounting.shuffled_krr import ShuffledKRR
+    from shuffle_accounting.shuffled_krr.lower import lower_epsilon
+
+    d = f * W.certify(eps0, n, eps=0.0).delta
+    cert = W.certify(eps0, n, delta=d)
+    low = lower_epsilon(d, 2, eps0, n)
+    assert cert.epsilon_lower * (1 - 1e-4) <= low <= cert.epsilon
+    assert ShuffledKRR(2, eps0, n).epsilon_lower(d) >= low
+
+
+def test_seed_values_are_exhibited_lower_bounds():
+    eps0, n = 1.0, 60
+    truth = brute_deltas(eps0, n, 0.05)
+    v, c = W.seed_log_delta_lower([0.05], eps0, n)
+    assert v[0] <= math.log(truth[c[0]]) + 1e-12 and v[0] >= math.log(truth[c[0]]) - 1e-9
+    d = float(np.max(truth))
+    e, c2 = W.seed_epsilon_lower(d * 0.999, eps0, n)
+    assert e >= 0.05 and brute_deltas(eps0, n, e)[c2] > d * 0.999
+    assert W.seed_epsilon_lower(0.999, eps0, n) == (0.0, -1)
+    with pytest.raises(ValueError, match="delta"):
+        W.seed_epsilon_lower(1.5, eps0, n)
+    with pytest.raises(ValueError, match="eps"):
+        W.seed_log_delta_lower([-1.0], eps0, n)

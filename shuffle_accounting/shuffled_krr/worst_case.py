@@ -246,6 +246,8 @@ __all__ = [
     "verify",
     "interval_log_bound",
     "leaf_log_delta",
+    "seed_log_delta_lower",
+    "seed_epsilon_lower",
     "MAX_CONV_WORK",
     "DEFAULT_TOL",
     "BOUND_MEMO_SIZE",
@@ -2283,3 +2285,82 @@ def leaf_log_delta(eps, eps0, n, c, *, log_level: float = -60.0) -> tuple[float,
     c = check_int("c", c, minimum=0, maximum=n - 1)
     log_level = check_real("log_level", log_level, high=0.0)
     return WorstCaseProblem(eps0, n, log_level).leaf(c, eps)
+
+
+def seed_log_delta_lower(eps, eps0, n) -> tuple[np.ndarray, np.ndarray]:
+    """Exhibited ``log delta`` of shuffled binary RR at each ``eps`` from the search's seed datasets.
+
+    The largest certified lower value of ``log h_c(eps)`` over the seeds of the branch and bound
+    (``c`` in ``{0..3, n-4..n-1}``, 7 evenly spaced, and the total-variation candidates of (F5)):
+    each is a concrete dataset's exact value rounded down (``h_c <= delta_c``, (F1)), so this is
+    a lower bound on the worst-case ``delta(eps)``; where the search's certificate is not run
+    (large ``n``) it is the exhibited value to the leaves' rounding (``~1e-10``), while a windowed
+    statistic with a fixed width of standard deviations loses more (measured at ``n = 1e7``,
+    eps0 = 2: 0.8 % of delta at ``delta(0)``, 2.5 % at ``1e-4 delta(0)``).
+
+    Args:
+        eps: Scalar or 1-d array of ``eps >= 0``.
+        eps0: Local privacy parameter.
+        n: Number of users (``>= 2``).
+
+    Returns:
+        ``(log lower, dataset)``: arrays of ``eps``'s size; ``dataset`` is the seed ``c`` attaining
+        each value (the first in seed order on ties; ``-inf`` values give ``c`` of the first seed).
+
+    Raises:
+        ParameterError: On invalid inputs.
+
+    Example:
+        >>> v, c = seed_log_delta_lower([0.32332355], 2.0, 1000)
+        >>> bool(abs(v[0] - math.log(1e-6)) < 1e-6), int(c[0]) in (2, 997)
+        (True, True)
+    """
+    eps0, n = _check(eps0, n)
+    ev = np.atleast_1d(check_real_array("eps", eps, low=0.0)).astype(float).ravel()
+    pr = WorstCaseProblem(eps0, n, -60.0)
+    seeds = sorted(set(_seeds(n)) | set(_tv_candidates(n, eps0)))
+    vals = np.array([pr.leaf_many(c, ev)[1] for c in seeds])  # (seeds, points)
+    i = np.argmax(vals, axis=0)
+    return vals[i, np.arange(ev.size)], np.array(seeds, dtype=np.int64)[i]
+
+
+def seed_epsilon_lower(delta, eps0, n) -> tuple[float, int]:
+    """Exhibited ``epsilon(delta)`` of shuffled binary RR from the search's seed datasets.
+
+    The largest ``eps`` (rounded down) at which some seed's certified lower value of ``h_c``
+    exceeds ``delta`` (:meth:`WorstCaseProblem.leaf_epsilon`; seeds as in
+    :func:`seed_log_delta_lower`): no mechanism-level ``(eps', delta)`` guarantee with a smaller
+    ``eps'`` holds. ``(0.0, -1)`` if no seed exceeds ``delta`` at ``eps = 0``.
+
+    Args:
+        delta: ``0 < delta < 1``.
+        eps0: Local privacy parameter.
+        n: Number of users (``>= 2``).
+
+    Returns:
+        ``(epsilon, dataset)``.
+
+    Raises:
+        ParameterError: On invalid inputs.
+
+    Example:
+        >>> e, c = seed_epsilon_lower(1e-6, 2.0, 1000)
+        >>> round(e, 8), c in (2, 997)
+        (0.32332355, True)
+    """
+    eps0, n = _check(eps0, n)
+    log_d = math.log(check_delta("delta", delta))
+    pr = WorstCaseProblem(eps0, n, canonical_level(log_d))
+    seeds = sorted(set(_seeds(n)) | set(_tv_candidates(n, eps0)))
+    # the seed with the largest lower value at a common eps first (as in _certify_epsilon), so
+    # the others mostly cost one evaluation each
+    probe = pr.leaf_epsilon(seeds[0], log_d, upper=False)
+    if probe > 0:
+        vals = [pr.leaf(c, probe)[1] for c in seeds]
+        seeds = [seeds[i] for i in np.argsort(vals, kind="stable")[::-1]]
+    best, best_c = 0.0, -1
+    for c in seeds:
+        e = pr.leaf_epsilon(c, log_d, upper=False, floor=best)
+        if e > best:
+            best, best_c = e, c
+    return best, best_c
