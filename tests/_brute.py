@@ -5,9 +5,27 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
+from scipy.stats import binom
+
 from shuffle_accounting.shuffled_krr import dataset_log_delta
 
-__all__ = ["brute_max_k3", "hockey_both", "random_spread_cases"]
+__all__ = ["brute_deltas_k2", "brute_max_k3", "hockey_both", "random_spread_cases"]
+
+
+def brute_deltas_k2(eps0: float, n: int, eps: float) -> np.ndarray:
+    """``h_c(eps)`` for every k = 2 dataset ``c`` (``c`` others at 0, the rest at 1; the target
+    moves 0 -> 1), in double precision: the law of the count of ones by one convolution of the
+    two binomials, then the hockey-stick sum."""
+    p = math.exp(eps0) / (math.exp(eps0) + 1.0)
+    q = 1.0 - p
+    out = np.empty(n)
+    for c in range(n):
+        x = np.convolve(binom.pmf(np.arange(c + 1), c, q), binom.pmf(np.arange(n - c), n - 1 - c, p))
+        xs, xs1 = np.append(x, 0.0), np.insert(x, 0, 0.0)  # X(s), X(s - 1) for s = 0 .. n
+        P, Q = p * xs + q * xs1, q * xs + p * xs1  # S = number of ones
+        out[c] = np.sum(np.maximum(P - math.exp(eps) * Q, 0.0))
+    return out
 
 
 def brute_max_k3(eps: float, eps0: float, n: int) -> float:

@@ -14,24 +14,12 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import binom
 
 from shuffle_accounting._validation import WorkBudgetExceeded, check_work
 from shuffle_accounting.shuffled_krr import ShuffledKRR
 from shuffle_accounting.shuffled_krr import worst_case as W
 
-
-def brute_deltas(eps0: float, n: int, eps: float) -> np.ndarray:
-    """``delta_c(eps)`` for every ``c`` (c others at 0, the rest at 1; the target moves 0 -> 1)."""
-    p = math.exp(eps0) / (math.exp(eps0) + 1.0)
-    q = 1.0 - p
-    out = np.empty(n)
-    for c in range(n):
-        x = np.convolve(binom.pmf(np.arange(c + 1), c, q), binom.pmf(np.arange(n - c), n - 1 - c, p))
-        xs, xs1 = np.append(x, 0.0), np.insert(x, 0, 0.0)  # X(s), X(s - 1) for s = 0 .. n
-        P, Q = p * xs + q * xs1, q * xs + p * xs1  # S = number of ones
-        out[c] = np.sum(np.maximum(P - math.exp(eps) * Q, 0.0))
-    return out
+from _brute import brute_deltas_k2 as brute_deltas
 
 
 def _le(a: float, b: float, rel: float = 1e-9) -> bool:

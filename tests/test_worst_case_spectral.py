@@ -16,11 +16,12 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-from scipy.stats import binom
 
 from shuffle_accounting._validation import WorkBudgetExceeded
 from shuffle_accounting.shuffled_krr import worst_case as W
 from shuffle_accounting.shuffled_krr._spectral import leaf_bounds
+
+from _brute import brute_deltas_k2 as brute_deltas
 
 
 def _p(eps0: float) -> tuple[float, float]:
@@ -54,19 +55,6 @@ def exact_log_h(n: int, eps0: float, c: int, eps: float) -> float:
         E = mp.e ** mp.mpf(eps)
         h = mp.fsum(max(mp.mpf(0), a - E * b) for a, b in zip(P, Q))
         return float(mp.log(h)) if h > 0 else -math.inf
-
-
-def brute_deltas(eps0: float, n: int, eps: float) -> np.ndarray:
-    """``delta_c(eps)`` for every ``c`` in double precision (for the search tests)."""
-    p = math.exp(eps0) / (math.exp(eps0) + 1.0)
-    q = 1.0 - p
-    out = np.empty(n)
-    for c in range(n):
-        x = np.convolve(binom.pmf(np.arange(c + 1), c, q), binom.pmf(np.arange(n - c), n - 1 - c, p))
-        xs, xs1 = np.append(x, 0.0), np.insert(x, 0, 0.0)
-        P, Q = p * xs + q * xs1, q * xs + p * xs1
-        out[c] = np.sum(np.maximum(P - math.exp(eps) * Q, 0.0))
-    return out
 
 
 @pytest.mark.parametrize("n", [2, 3, 7, 24, 41])
