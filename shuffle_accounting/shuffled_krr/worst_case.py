@@ -1518,7 +1518,7 @@ def _spectral_padded(up: np.ndarray) -> np.ndarray:
     return np.minimum(up + pad, 0.0)
 
 
-def _spectral_runs(pr: WorstCaseProblem, cs: np.ndarray, up: np.ndarray, eps: float) -> list[CoverInterval]:
+def _spectral_runs(cs: np.ndarray, up: np.ndarray, eps: float) -> list[CoverInterval]:
     """Cover pieces for the datasets ``cs`` (sorted) with their padded upper values ``up`` at
     ``eps`` (:func:`_spectral_padded`): each maximal run of consecutive datasets, cut every
     :data:`_SPECTRAL_PIECE`, is one piece whose bound is its largest value."""
@@ -1534,6 +1534,18 @@ def _spectral_runs(pr: WorstCaseProblem, cs: np.ndarray, up: np.ndarray, eps: fl
     return out
 
 
+def _record_spectral(
+    pr: WorstCaseProblem, out: list[CoverInterval], cs: np.ndarray, eps: float, log_delta: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bound the datasets ``cs`` (sorted) by the Fourier leaves at ``eps``; append those at most
+    ``log_delta`` (padded, :func:`_spectral_padded`) to ``out`` as runs; return the others with
+    their padded values."""
+    up = _spectral_padded(pr.capped(pr.spectral_many(cs, eps)[0]))
+    good = up <= log_delta
+    out.extend(_spectral_runs(cs[good], up[good], eps))
+    return cs[~good], up[~good]
+
+
 def _spectral_leaves(pr: WorstCaseProblem, eps: float) -> tuple[list[CoverInterval], float, int]:
     """Every leaf of ``[0, n - 1]`` at ``eps`` by the Fourier leaves: ``(cover, the witness's lower
     value, the witness)`` as :func:`_all_leaves` (the witness re-evaluated as a leaf)."""
@@ -1543,7 +1555,7 @@ def _spectral_leaves(pr: WorstCaseProblem, eps: float) -> tuple[list[CoverInterv
     for c0 in range(0, pr.n, step):
         cs = np.arange(c0, min(pr.n, c0 + step), dtype=np.int64)
         r = pr.spectral_many(cs, eps)
-        cover.extend(_spectral_runs(pr, cs, _spectral_padded(pr.capped(r[0])), eps))
+        cover.extend(_spectral_runs(cs, _spectral_padded(pr.capped(r[0])), eps))
         j = int(np.argmax(r[1]))
         if r[1, j] > top:
             top, top_c = float(r[1, j]), int(cs[j])
@@ -1673,20 +1685,27 @@ def _certify_delta(
     return done, best, best_c, exhausted
 
 
-def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_evals: int):
-    eps_low, best_c = 0.0, 0
-    seeds = _seeds(pr.n)
-    # the seed with the largest lower value at a common eps first, so the others mostly cost one
-    # evaluation each (they cannot beat its epsilon)
-    e_probe = pr.leaf_epsilon(seeds[0], log_delta, upper=False)
-    if e_probe > 0:
-        eps_low, best_c = e_probe, seeds[0]
-        vals = [pr.leaf(c, e_probe)[1] for c in seeds]
+def _seed_epsilon(pr: WorstCaseProblem, seeds: list[int], log_delta: float) -> tuple[float, int]:
+    """The largest exhibited epsilon over ``seeds`` (:meth:`WorstCaseProblem.leaf_epsilon`) and its
+    dataset, ``(0.0, -1)`` if none exceeds delta at ``eps = 0``. The seed with the largest lower
+    value at a common eps (the first seed's epsilon) goes first, so the others mostly cost one
+    evaluation each (they cannot beat its epsilon)."""
+    eps_low, best_c = 0.0, -1
+    probe = pr.leaf_epsilon(seeds[0], log_delta, upper=False)
+    if probe > 0:
+        eps_low, best_c = probe, seeds[0]
+        vals = [pr.leaf(c, probe)[1] for c in seeds]
         seeds = [seeds[i] for i in np.argsort(vals)[::-1]]
     for c in seeds:
         e = pr.leaf_epsilon(c, log_delta, upper=False, floor=eps_low)
         if e > eps_low:
             eps_low, best_c = e, c
+    return eps_low, best_c
+
+
+def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_evals: int):
+    eps_low, best_c = _seed_epsilon(pr, _seeds(pr.n), log_delta)
+    best_c = max(best_c, 0)  # no witness: dataset 0 (its exhibited value is then -inf)
     eps_up = min(pr.eps0, max(eps_low * (1.0 + tol), 1e-300))
     if eps_low == 0.0:
         # nothing exhibited above delta: try to certify eps = 0 first
@@ -1742,11 +1761,7 @@ def _certify_epsilon(pr: WorstCaseProblem, log_delta: float, tol: float, max_eva
         re-evaluate the others above. Returns the datasets left when the budget runs out."""
         pending = np.arange(pr.n, dtype=np.int64)
         while pending.size:
-            e = eps_up
-            up = _spectral_padded(pr.capped(pr.spectral_many(pending, e)[0]))
-            good = up <= log_delta
-            done.extend(_spectral_runs(pr, pending[good], up[good], e))
-            over, u_over = pending[~good], up[~good]
+            over, u_over = _record_spectral(pr, done, pending, eps_up, log_delta)
             if over.size:
                 worst = int(over[int(np.argmax(u_over))])
                 leaf_done(worst)
@@ -1860,10 +1875,7 @@ def _settle_spectral(
         if left.size == 0:
             break
         e = g
-        up = _spectral_padded(pr.capped(pr.spectral_many(left, g)[0]))
-        good = up <= log_delta
-        out.extend(_spectral_runs(pr, left[good], up[good], g))
-        left = left[~good]
+        left = _record_spectral(pr, out, left, g, log_delta)[0]
     return e
 
 
@@ -2360,16 +2372,4 @@ def seed_epsilon_lower(delta, eps0, n) -> tuple[float, int]:
     eps0, n = _check(eps0, n)
     log_d = math.log(check_delta("delta", delta))
     pr = WorstCaseProblem(eps0, n, canonical_level(log_d))
-    seeds = sorted(set(_seeds(n)) | set(_tv_candidates(n, eps0)))
-    # the seed with the largest lower value at a common eps first (as in _certify_epsilon), so
-    # the others mostly cost one evaluation each
-    probe = pr.leaf_epsilon(seeds[0], log_d, upper=False)
-    if probe > 0:
-        vals = [pr.leaf(c, probe)[1] for c in seeds]
-        seeds = [seeds[i] for i in np.argsort(vals, kind="stable")[::-1]]
-    best, best_c = 0.0, -1
-    for c in seeds:
-        e = pr.leaf_epsilon(c, log_d, upper=False, floor=best)
-        if e > best:
-            best, best_c = e, c
-    return best, best_c
+    return _seed_epsilon(pr, sorted(set(_seeds(n)) | set(_tv_candidates(n, eps0))), log_d)
