@@ -42,6 +42,21 @@ def _reference() -> float:
     return time.perf_counter() - t
 
 
+def _grid(ns, eps0s, xs, row, timeout: float, xfmt: str):
+    """``(head, result)`` for each ``(n, eps0, x)``: ``row(n, eps0, x)`` in a child process stopped
+    after ``timeout`` seconds when ``timeout > 0``; a row without numbers (a string saying why)
+    is printed here and skipped."""
+    for n in ns:
+        for eps0 in eps0s:
+            for x in xs:
+                r = call_with_timeout(row, (n, eps0, x), timeout)
+                head = f"{n:>8.0e} {eps0:>5g} {x:{xfmt}}"
+                if isinstance(r, str):
+                    print(f"{head} {r}", flush=True)
+                    continue
+                yield head, r
+
+
 def _row(n: int, eps0: float, delta: float):
     """One row's numbers, or a string saying why there are none."""
     t, cpu = time.perf_counter(), time.process_time()
@@ -68,17 +83,9 @@ def _call_table(ns, eps0s, deltas, timeout: float, ref: float) -> None:
     """``--call``: one row per (n, eps0, delta) of :func:`_call_row`, each in a child process."""
     print(f"{'n':>8} {'eps0':>5} {'delta':>6} {'epsilon':>14} {'wall':>6} {'cpu':>6} {'ratio':>6}")
     worst = 0.0
-    for n in ns:
-        for eps0 in eps0s:
-            for delta in deltas:
-                r = call_with_timeout(_call_row, (n, eps0, delta), timeout)
-                head = f"{n:>8.0e} {eps0:>5g} {delta:>6.0e}"
-                if isinstance(r, str):
-                    print(f"{head} {r}", flush=True)
-                    continue
-                e, wall, cpu = r
-                worst = max(worst, cpu)
-                print(f"{head} {e:>14.8g} {wall:>6.2f} {cpu:>6.2f} {wall / ref:>6.1f}", flush=True)
+    for head, (e, wall, cpu) in _grid(ns, eps0s, deltas, _call_row, timeout, ">6.0e"):
+        worst = max(worst, cpu)
+        print(f"{head} {e:>14.8g} {wall:>6.2f} {cpu:>6.2f} {wall / ref:>6.1f}", flush=True)
     print(f"largest CPU time {worst:.2f} s (goal < 1 s at n = 1e6, delta = 1e-6)")
 
 
@@ -104,27 +111,14 @@ def _flat_table(ns, eps0s, fs, timeout: float, ref: float) -> None:
         f"{'n':>8} {'eps0':>5} {'f':>6} {'certified':>12} {'exhibited':>12} {'gap':>8} {'evals':>5} {'sec':>6} {'call':>6} {'ratio':>6}"
     )
     worst = 0.0
-    for n in ns:
-        for eps0 in eps0s:
-            for f in fs:
-                r = call_with_timeout(_flat_row, (n, eps0, f), timeout)
-                head = f"{n:>8.0e} {eps0:>5g} {f:>6g}"
-                if isinstance(r, str):
-                    print(f"{head} {r}", flush=True)
-                    continue
-                e, low, evals, dt, call = r
-                gap = e / low - 1.0 if low > 0 else float("inf")
-                worst = max(worst, gap)
-                print(
-                    f"{head} {e:>12.7g} {low:>12.7g} {gap:>8.1e} {evals:>5} {dt:>6.2f} {call:>6.2f} {call / ref:>6.1f}",
-                    flush=True,
-                )
+    for head, (e, low, evals, dt, call) in _grid(ns, eps0s, fs, _flat_row, timeout, ">6g"):
+        gap = e / low - 1.0 if low > 0 else float("inf")
+        worst = max(worst, gap)
+        print(
+            f"{head} {e:>12.7g} {low:>12.7g} {gap:>8.1e} {evals:>5} {dt:>6.2f} {call:>6.2f} {call / ref:>6.1f}",
+            flush=True,
+        )
     print(f"largest gap {worst:.2e} (target 1e-4)")
-
-
-def _run_row(n: int, eps0: float, delta: float, timeout: float):
-    """:func:`_row`, in a child process stopped after ``timeout`` seconds when ``timeout > 0``."""
-    return call_with_timeout(_row, (n, eps0, delta), timeout)
 
 
 def main() -> None:
@@ -168,26 +162,19 @@ def main() -> None:
         + (f" {'cpu':>7}" if args.cpu else "")
     )
     worst_gap = 0.0
-    for n in ns:
-        for eps0 in eps0s:
-            for delta in deltas:
-                r = _run_row(n, eps0, delta, args.timeout)
-                head = f"{n:>8.0e} {eps0:>5g} {delta:>6.0e}"
-                if isinstance(r, str):
-                    print(f"{head} {r}", flush=True)
-                    continue
-                c_eps, c_low, evals, cover, dt, cpu, b, db = r
-                if c_low > 0:
-                    gap = c_eps / c_low - 1.0
-                else:
-                    gap = 0.0 if c_eps == 0.0 else float("inf")
-                worst_gap = max(worst_gap, gap)
-                print(
-                    f"{head} {c_eps:>12.7g} {c_low:>12.7g} "
-                    f"{gap:>8.1e} {evals:>5} {cover:>5} {dt:>7.2f} {dt / ref:>6.1f} "
-                    f"{b:>10.5g} {db:>6.2f}" + (f" {cpu:>7.2f}" if args.cpu else ""),
-                    flush=True,
-                )
+    for head, r in _grid(ns, eps0s, deltas, _row, args.timeout, ">6.0e"):
+        c_eps, c_low, evals, cover, dt, cpu, b, db = r
+        if c_low > 0:
+            gap = c_eps / c_low - 1.0
+        else:
+            gap = 0.0 if c_eps == 0.0 else float("inf")
+        worst_gap = max(worst_gap, gap)
+        print(
+            f"{head} {c_eps:>12.7g} {c_low:>12.7g} "
+            f"{gap:>8.1e} {evals:>5} {cover:>5} {dt:>7.2f} {dt / ref:>6.1f} "
+            f"{b:>10.5g} {db:>6.2f}" + (f" {cpu:>7.2f}" if args.cpu else ""),
+            flush=True,
+        )
     print(f"largest gap {worst_gap:.2e} (target 1e-4)")
     if grid_n:
         eps0 = 2.0 if args.smoke else 1.0
