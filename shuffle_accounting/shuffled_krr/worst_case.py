@@ -1012,7 +1012,7 @@ class WorstCaseProblem:
         Not memoised.
         """
         cs = np.asarray(cs, dtype=np.int64)
-        self.evaluations += -(-cs.size // SPECTRAL_PER_EVAL)
+        self.evaluations += _spectral_evals(cs.size)
         r = spectral_leaf_bounds(self.n, self.eps0, self.p, self.pbar, cs, float(eps), self.log_level)
         for i in np.flatnonzero(np.isnan(r[0])).tolist():
             r[:, i] = self.leaf_many(int(cs[i]), np.array([float(eps)]))[:, 0]
@@ -1442,7 +1442,7 @@ def _leaf_sweep(n: int, cap: int) -> _LeafSweep | None:
     """How to evaluate every leaf within ``cap`` evaluations: the Fourier leaves from
     :data:`SPECTRAL_MIN_N` users (``ceil(n / SPECTRAL_PER_EVAL) <= cap``), else blocks
     (:func:`_leaf_block`); ``None`` if neither fits."""
-    if n >= SPECTRAL_MIN_N and -(-n // SPECTRAL_PER_EVAL) <= cap:
+    if n >= SPECTRAL_MIN_N and _spectral_evals(n) <= cap:
         return _LeafSweep(True, 0)
     size = _leaf_block(n, cap)
     return None if size is None else _LeafSweep(False, size)
@@ -1467,11 +1467,7 @@ def _flat_plan(pr: WorstCaseProblem, eps: float, target: float, max_evals: int):
             return sweep
         # the Fourier sweep costs fewer evaluations than the planned pieces (before any split),
         # at a level where its leaves are as tight as the windowed ones (their errors are absolute)
-        if (
-            sweep.spectral
-            and pr.log_level >= SPECTRAL_SWEEP_MIN_LEVEL
-            and count >= -(-pr.n // SPECTRAL_PER_EVAL)
-        ):
+        if sweep.spectral and pr.log_level >= SPECTRAL_SWEEP_MIN_LEVEL and count >= _spectral_evals(pr.n):
             return sweep
     return _plan_pieces(pr, model, cap)
 
@@ -1508,6 +1504,11 @@ def _all_leaves(
         if r[1, j] > top:
             top, top_c = float(r[1, j]), c0 + j
     return cover, (pr.leaf(top_c, eps)[1] if top_c >= 0 else -math.inf), top_c
+
+
+def _spectral_evals(m: int) -> int:
+    """Evaluations counted for ``m`` Fourier leaves: ``ceil(m / SPECTRAL_PER_EVAL)``."""
+    return -(-m // SPECTRAL_PER_EVAL)
 
 
 def _spectral_padded(up: np.ndarray) -> np.ndarray:
