@@ -9,6 +9,7 @@ are written in units of the machine epsilon ``2^-52`` use ``2 * UNIT_ROUNDOFF`` 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -23,6 +24,7 @@ __all__ = [
     "log1mexp",
     "log_add",
     "exp_or_zero",
+    "exp_up",
     "bisect_bracket",
     "BLAS_CHUNK",
     "convolve_chunked",
@@ -102,6 +104,28 @@ def exp_or_zero(x: ArrayLike) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     with np.errstate(under="ignore"):
         return np.asarray(np.exp(x))
+
+
+def exp_up(x: float) -> float:
+    """An upper bound on ``e^x``: ``math.exp(x)`` moved one ulp up (``inf`` where it overflows).
+
+    ``math.exp`` is within 1 ulp of the exact value (:data:`UNIT_ROUNDOFF`), so the next double
+    above it is never below ``e^x``. Used where a certified ``log_delta`` is stated as a headline
+    ``delta`` (the certificates of the worst-case searches), which must not be 1 ulp low.
+    ``-inf`` gives ``0.0`` (an exact zero).
+
+    Example:
+        >>> import math
+        >>> exp_up(0.0) > 1.0, exp_up(-math.inf), exp_up(1000.0)
+        (True, 0.0, inf)
+    """
+    if x == -math.inf:
+        return 0.0
+    try:
+        value = math.exp(x)
+    except OverflowError:
+        return math.inf
+    return float(np.nextafter(value, math.inf))
 
 
 def bisect_bracket(

@@ -86,3 +86,35 @@ def test_binomial_upper_tail_keeps_a_tiny_q(j, n, q):
         sum(mpmath.binomial(n, i) * qq**i * (1 - qq) ** (n - i) for i in range(j, min(n, j + 60) + 1))
     )
     assert float(log_binom_sf(j, n, q)) == pytest.approx(float(exact), abs=1e-12)
+
+
+def test_exp_up_is_never_below_the_exact_exponential():
+    # 40-digit mpmath reference: exp_up(x) >= e^x, and exactly one double above math.exp
+    import math
+
+    import mpmath
+
+    from shuffle_accounting._logmath import exp_up
+
+    mpmath.mp.dps = 40
+    xs = [0.0, 1e-300, -1e-12, 0.5, -13.815510557964274, -745.0, -700.3, 700.1, 709.78]
+    xs += list(np.random.default_rng(3).uniform(-745.0, 709.0, 200))
+    for x in xs:
+        up = exp_up(float(x))
+        assert mpmath.mpf(up) >= mpmath.exp(mpmath.mpf(float(x))), x
+        assert up == np.nextafter(math.exp(x), math.inf)
+    assert exp_up(-math.inf) == 0.0 and exp_up(710.0) == math.inf
+
+
+def test_certificate_headlines_are_rounded_up():
+    # the delta stated by each worst-case certificate is the next double above exp(log_delta)
+    # (it was exp(log_delta) itself, which can be 1 ulp below e^log_delta)
+    import math
+
+    from shuffle_accounting.shuffled_krr.worst_case import certify
+    from shuffle_accounting.shuffled_krr.worst_case_k import certify_k
+    from shuffle_accounting.shuffled_krr.worst_case_multi import certify_multi
+
+    certs = [certify(1.0, 200, eps=0.3), certify_k(3, 1.0, 30, eps=0.5), certify_multi(4, 1.0, 40, eps=0.3)]
+    for cert in certs:
+        assert cert.delta == np.nextafter(math.exp(cert.log_delta), math.inf) > math.exp(cert.log_delta)

@@ -225,7 +225,7 @@ from .._binomial import log_binom_cdf as _log_binom_cdf
 from .._binomial import log_binom_pmf as _log_binom_pmf
 from .._binomial import log_binom_sf as _log_binom_sf
 from .._binomial import logsumexp
-from .._logmath import UNIT_ROUNDOFF, convolve_chunked
+from .._logmath import UNIT_ROUNDOFF, convolve_chunked, exp_up
 from .._validation import (  # WorkBudgetExceeded: re-exported, see below
     ParameterError,
     WorkBudgetExceeded,
@@ -2002,7 +2002,7 @@ def certify(
             n,
             "delta",
             eps,
-            math.exp(ld),
+            exp_up(ld),  # the headline rounded up: never below e^ld
             ld,
             eps,
             0.0,

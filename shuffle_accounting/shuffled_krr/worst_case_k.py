@@ -189,7 +189,7 @@ import numpy as np
 
 from .._binomial import binom_window_range as _binom_window_range
 from .._binomial import logsumexp
-from .._logmath import UNIT_ROUNDOFF, bisect_bracket
+from .._logmath import UNIT_ROUNDOFF, bisect_bracket, exp_up
 from .._validation import ParameterError, WorkBudgetExceeded, check_bool, check_delta, check_int, check_real
 from . import _krr_grid as G
 from ._bound_memo import BoundMemo, MemoInfo, canonical_level
@@ -1205,7 +1205,7 @@ def certify_k(
         cover, best, best_box, conv = _certify_delta(pr, eps, tol, max_evals, max_cells, eps_tol)
         ld = max(c.log_bound for c in cover)
         return WorstCaseKCertificate(
-            3, eps0, n, "delta", eps, math.exp(ld), ld, eps, 0.0, _others(best_box, n), best,
+            3, eps0, n, "delta", eps, exp_up(ld), ld, eps, 0.0, _others(best_box, n), best,
             tuple(sorted(cover, key=lambda c: c.box)), level, pr.evaluations, conv, pr.work,
         )  # fmt: skip
     pr = BoxProblem(eps0, n, canonical_level(math.log(delta)), memo=True)

@@ -97,7 +97,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._binomial import log_binom_pmf, log_binom_sf, logsumexp
-from .._logmath import UNIT_ROUNDOFF
+from .._logmath import UNIT_ROUNDOFF, exp_up
 from .._validation import ParameterError, check_delta, check_int, check_real
 from . import _krr_grid as G
 from .blanket import certified_log_delta as _blanket_log_delta
@@ -628,7 +628,7 @@ def certify_multi(
         ex = max(r.exhibited_log_delta, c.exhibited_log_delta)
         gap = certificate_gap("delta", r.log_delta, ex, c.eps, 0.0)
         return WorstCaseMultiCertificate(
-            c.k, c.eps0, c.n, "delta", c.eps, math.exp(r.log_delta), r.log_delta, c.eps, 0.0,
+            c.k, c.eps0, c.n, "delta", c.eps, exp_up(r.log_delta), r.log_delta, c.eps, 0.0,
             r.witness if better else c.worst_others, ex, (), r.log_level, c.evaluations + r.evaluations,
             bool(gap <= tol_), False, r.boxes, better,
         )  # fmt: skip
@@ -710,7 +710,7 @@ def _certify_types(
         ld = min(ld, bl)
         gap = certificate_gap("delta", ld, ex, eps, 0.0)
         return WorstCaseMultiCertificate(
-            k, eps0, n, "delta", eps, math.exp(ld), ld, eps, 0.0, others, ex,
+            k, eps0, n, "delta", eps, exp_up(ld), ld, eps, 0.0, others, ex,
             tuple(MultiTypeBound(v, dr, pr.a_star, st, u) for v, dr, u, st in recs),
             level, pr.evaluations, bool(gap <= tol), used_bl,
         )  # fmt: skip
