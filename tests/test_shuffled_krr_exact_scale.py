@@ -280,3 +280,14 @@ def test_two_value_paths_random_sweep_against_the_exact_enumeration(monkeypatch)
             f, r = _exact_dirs(k, eps0, [counts.get(y, 0) for y in range(k)], eps)
             (fu, fl), (ru, rl) = run()
             assert _inside(f, fl, fu) and _inside(r, rl, ru), (k, eps0, eps, counts, tol)
+
+
+def test_k2_bounds_of_an_unbalanced_dataset_below_the_count_limit():
+    # k = 2, n = 1e6, others = (999996, 3): c0 * c1 is below MAX_COUNT_WORK, so the exact path
+    # answers; dataset_log_delta_bounds sent it to the two-bin *histogram* enumeration (about 2e12
+    # operations) and raised ParameterError, while dataset_log_delta used the count (the full
+    # histogram for k = 2). Both now agree, the bracket around the exact value
+    others = [999996, 3]
+    lo, up = dataset_log_delta_bounds(0.01, 2, 2.0, others)
+    v = dataset_log_delta(0.01, 2, 2.0, others)
+    assert lo <= v <= up and up - lo < 1e-8 and -18.99 < v < -18.98

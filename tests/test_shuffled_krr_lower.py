@@ -378,3 +378,29 @@ def test_lower_epsilon_agrees_with_bisection_over_the_same_family(k, eps0, n, de
             best = max(best, bisect_bracket(f, best, eps0, rtol=1e-10)[0])
     got = lower_epsilon(delta, k, eps0, n)
     assert got == pytest.approx(best, rel=3e-10)
+
+
+def test_k2_lower_log_delta_and_worst_dataset_add_the_certified_search_seeds():
+    # n = 1e6, eps0 = 2, eps = 0.01: the family's fixed-width statistic gave 'mix x0/x1 (3 at
+    # x0)' at -18.98699682; the seed c = 999996 (its mirror, 3 users at x1) is higher, -18.98622408
+    # (log delta); both ends of that dataset's certified bracket agree to 4e-9
+    from shuffle_accounting.shuffled_krr.exact import dataset_log_delta_bounds
+
+    n, eps0, e = 10**6, 2.0, 0.01
+    w = worst_dataset(e, 2, eps0, n)
+    assert w.family.startswith("seed of the certified search") and sum(w.others) == n - 1
+    lo, up = dataset_log_delta_bounds(e, 2, eps0, list(w.others))
+    assert lo - 1e-12 <= w.log_delta <= up and w.log_delta > -18.9865
+    assert float(lower_log_delta(e, 2, eps0, n)) == w.log_delta
+    # an array of eps: every entry at least the seeds' value
+    ev = np.array([0.0, 0.005, 0.01])
+    assert np.all(lower_log_delta(ev, 2, eps0, n) >= W.seed_log_delta_lower(ev, eps0, n)[0])
+
+
+def test_k2_seed_log_delta_lower_where_a_leaf_cannot_be_had():
+    # n = 1e7, eps0 = 0.5, eps = 0.01: delta is far below the seeds' truncation level, no window
+    # proves a bracket and the full convolution exceeds MAX_CONV_WORK; this raised
+    # WorkBudgetExceeded. Now such a seed counts as -inf (a valid lower bound) and the other
+    # points of the same call keep their values
+    v, _ = W.seed_log_delta_lower([1e-4, 0.01], 0.5, 10**7)
+    assert v[1] == -math.inf and -10.6 < v[0] < -10.5

@@ -620,7 +620,8 @@ def dataset_log_delta_bounds(
     if _at_scale(k, counts):
         lo, up = _scale_bounds_flat(flat, k, eps0, counts, max_work)
     else:
-        val = np.ravel(_exact_log_delta(flat, k, eps0, counts, "histogram"))
+        # k = 2: h1 = n - h0, the count is the full histogram (its exact path is the cheap one)
+        val = np.ravel(_exact_log_delta(flat, k, eps0, counts, "count" if k == 2 else "histogram"))
         fin = np.isfinite(val)
         pad = 1e-10 * (1.0 + np.abs(np.where(fin, val, 0.0)))
         lo, up = np.where(fin, val - pad, val), np.where(fin, np.minimum(val + pad, 0.0), val)

@@ -2341,7 +2341,25 @@ def seed_log_delta_lower(eps, eps0, n) -> tuple[np.ndarray, np.ndarray]:
     ev = np.atleast_1d(check_real_array("eps", eps, low=0.0)).astype(float).ravel()
     pr = WorstCaseProblem(eps0, n, -60.0)
     seeds = sorted(set(_seeds(n)) | set(_tv_candidates(n, eps0)))
-    vals = np.array([pr.leaf_many(c, ev)[1] for c in seeds])  # (seeds, points)
+    vals = np.full((len(seeds), ev.size), -np.inf)  # (seeds, points)
+    live = np.ones(ev.size, dtype=bool)
+    for i, c in enumerate(seeds):
+        # a value far below the truncation level proves no bracket on the windows, and the last
+        # resort (the full convolution) exceeds MAX_CONV_WORK beyond a few million users (n = 1e7,
+        # eps0 = 0.5, eps = 0.01 raised WorkBudgetExceeded): such a point is retried alone and
+        # left at -inf (a valid lower bound: the value there is below about e^-60), and the
+        # later seeds skip it (they are as deep: each failure costs about a second at n = 1e7)
+        idx = np.flatnonzero(live)
+        if idx.size == 0:
+            break
+        try:
+            vals[i, idx] = pr.leaf_many(c, ev[idx])[1]
+        except WorkBudgetExceeded:
+            for j in idx.tolist():
+                try:
+                    vals[i, j] = pr.leaf(c, float(ev[j]))[1]
+                except WorkBudgetExceeded:
+                    live[j] = False
     i = np.argmax(vals, axis=0)
     return vals[i, np.arange(ev.size)], np.array(seeds, dtype=np.int64)[i]
 
