@@ -283,7 +283,7 @@ def test_u2_by_coins_matches_the_other_build_and_the_enumeration(case):
 def test_reveal2d_build_is_validated():
     with pytest.raises(ValueError, match="build must be"):
         S.reveal2d_upper(4, 1.0, (5, 3, 4), [0.1], -40.0, 1e9, 8, build="fft")
-    with pytest.raises(ValueError, match="sweep must be 'auto', 'full' or 'core', got 'half'"):
+    with pytest.raises(ValueError, match="sweep must be 'auto', 'full', 'core' or 'builds', got 'half'"):
         S.reveal2d_upper(4, 1.0, (5, 3, 4), [0.1], -40.0, 1e9, 8, sweep="half")
 
 
@@ -358,7 +358,9 @@ def test_linear_directions_refine_the_discriminant_ratio():
 
 def test_u2_tries_its_cell_counts_in_order():
     """Several ``max_stops`` are tried in order: the first that fits the budget runs (the same
-    value as that one alone), and none fitting gives ``None`` with the last one's estimate."""
+    value as that one alone); where no sweep fits, the plan without a sweep ("builds") runs as
+    many builds as fit, and where not even its first build fits the answer is ``None`` with that
+    build's estimate."""
     k, eps0, c3, eps = 10, 2.0, (300, 150, 550), [0.2]
     fine = S.reveal2d_upper(k, eps0, c3, eps, -40.0, 1e12, 1024)
     coarse = S.reveal2d_upper(k, eps0, c3, eps, -40.0, 1e12, 8)
@@ -366,8 +368,48 @@ def test_u2_tries_its_cell_counts_in_order():
     both = S.reveal2d_upper(k, eps0, c3, eps, -40.0, 0.5 * (fine[1] + coarse[1]), (1024, 8))
     assert both[1] == coarse[1] and both[0][0][0] == coarse[0][0][0]
     assert S.reveal2d_upper(k, eps0, c3, eps, -40.0, 1e12, (1024, 8))[0][0][0] == fine[0][0][0]
-    none = S.reveal2d_upper(k, eps0, c3, eps, -40.0, 0.5 * coarse[1], (1024, 8))
-    assert none[0] is None and none[1] == coarse[1]
+    info: dict = {}
+    builds = S.reveal2d_upper(k, eps0, c3, eps, -40.0, 0.5 * coarse[1], (1024, 8), info=info)
+    assert info["plan"] == "builds" and builds[1] <= 0.5 * coarse[1]
+    assert max(builds[0][0][0], builds[0][1][0]) >= max(coarse[0][0][0], coarse[0][1][0]) - 1e-9
+    one = S.reveal2d_upper(k, eps0, c3, eps, -40.0, 1e12, 8, sweep="builds")[1] / 3.0  # ~ a build
+    none = S.reveal2d_upper(k, eps0, c3, eps, -40.0, 0.5 * one, (1024, 8), info=info)
+    assert none[0] is None and info["plan"] == "builds" and none[1] > 0.5 * one
+
+
+@pytest.mark.parametrize(
+    "k, counts, eps0, eps, loss",
+    [
+        (4, (10, 5, 15, 9), 1.0, 0.1, 0.5),
+        (5, (4, 2, 8, 5, 0), 0.7, 0.05, 0.5),
+        (4, (12, 1, 26, 0), 0.8, 0.6, 3.0),  # eps near eps0: D steep in B (measured 2.75)
+        (5, (6, 3, 4, 3, 2), 2.0, 0.2, 0.5),
+    ],
+)
+def test_u2_builds_plan_is_sound_and_above_the_sweep(k, counts, eps0, eps, loss):
+    """The plan without a sweep bounds each cell of ``B`` by ``D`` at the nearest build below it
+    (U2 (v): ``D`` non-increasing in ``B``): above the exact enumeration (n = 19 - 40), above the
+    every-stop sweep (it uses fewer, lower stops), within ``loss`` in log of it here (measured;
+    the builds are at the window's bottom, then 4 and 1 standard deviations below ``B``'s mean).
+    With one build (a budget just above it) it is at least the three-build value. A plan
+    bounding a cell by ``D`` at a stop *above* it would fall below the sweep."""
+    c3 = (counts[0], counts[1], sum(counts[2:]))
+    ex = _exact(k, eps0, counts, eps)
+    info: dict = {}
+    (f, r), w3 = S.reveal2d_upper(k, eps0, c3, [eps], -80.0, 1e12, 4096, sweep="builds", info=info)
+    assert info["plan"] == "builds"
+    v3 = max(f[0], r[0])
+    full = S.reveal2d_upper(k, eps0, c3, [eps], -80.0, 1e12, 4096, sweep="full")[0]
+    v_full = max(full[0][0], full[1][0])
+    assert _le(ex, v_full) and _le(ex, v3)
+    assert v_full - 1e-7 * (1 + abs(v_full)) <= v3 <= v_full + loss
+    pl = S._u2_plan(k, eps0, c3, 1, -80.0, 1e12, [4096], "auto", "builds")
+    assert pl.builds[0] == 0 and len(pl.builds) >= 2  # the bottom, and distinct stops below the mean
+    # a budget too small for every sweep and for a second build: the bottom's build alone
+    (f1, r1), w1 = S.reveal2d_upper(k, eps0, c3, [eps], -80.0, 0.55 * w3, 8, sweep="auto", info=info)
+    if info["plan"] == "builds":
+        assert w1 <= 0.55 * w3 and max(f1[0], r1[0]) >= v3 - 1e-7 * (1 + abs(v3))
+        assert _le(ex, max(f1[0], r1[0]))
 
 
 def test_iid_sum_law_error_model():

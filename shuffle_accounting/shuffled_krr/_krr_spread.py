@@ -133,10 +133,17 @@ others spread evenly) or, when it is smaller, U1 (its normal-limit distance is 9
 the truth at ``k = 10``, ``eps0 = 2``: widths of about 2 in log). With ``c_0`` and ``c_1`` far
 apart both lose (UP by the unpaired users' coins): counts proportional to ``1 / (j + 1)`` at
 ``k = 10``: width 1.6e-3 at ``n = 1e4``, 2.6e-3 at ``2e4`` and 3.8e-3 at ``3e4`` (U2 above,
-L1 with ``T = 7 h0 - 10 h1`` below), 2.8 at ``1e5`` and 3.1 at ``1e6`` (UP) with the default
-budget; ``max_work = 3e10`` lets U2 run at ``1e5`` (8.9e-3, about 16 s) and ``3e12`` at
-``1e6`` (1.2e-2, about 12 minutes and 7 GB of memory: U2's estimate there is about 1.6e12
-units, the sweep of ``B``'s core growing like ``n^1.5``; ``benchmarks/README.md``).
+L1 with ``T = 7 h0 - 10 h1`` below); where no sweep fits, U2 runs without one (the law built
+at the window's bottom of ``B`` and, as the budget allows, at 4 and 1 standard deviations below
+its mean, each cell bounded at the build below it: :func:`reveal2d_upper`), 2.9e-2 at ``5e4``,
+6e-2 at ``7e4`` and 0.21 at ``1e5`` (UP gave 2.8 there), while one build fits the default
+budget (up to about ``n = 1.2e5``); beyond, UP: 3.1 at ``1e6``. ``max_work = 3e10`` lets U2
+sweep at ``1e5`` (8.9e-3, about 16 s) and ``3e12`` at ``1e6`` (1.2e-2, about 12 minutes and
+7 GB of memory: U2's estimate there is about 1.6e12 units, the sweep of ``B``'s core growing
+like ``n^1.5``, and one build alone about 1.6e11; ``benchmarks/README.md``). Of the 1-D views
+with the structure "known shift plus ``h0 | N ~ Bin(N, theta)``" (pairs, singles or triples of
+users, any ``theta``), none found comes within 8 % of the histogram's normal-limit distance
+there: UP at ``theta = 1/2`` is the best of them.
 """
 
 from __future__ import annotations
@@ -165,6 +172,8 @@ __all__ = [
     "CORE_SHARE",
     "core_range",
     "U2_DEPTH",
+    "BUILD_SDS",
+    "UP_NEAR_EXACT",
     "normal_limit_ratios",
     "pair_logs",
     "count_stops",
@@ -463,6 +472,13 @@ CORE_SD = (4.0, 3.0)
 CORE_SHARE = 1e-4
 
 
+#: Where the plan without a sweep (``"builds"``, :func:`reveal2d_upper`) builds the law of ``B``'s
+#: conditional view, in standard deviations below ``B``'s mean, in the order tried: the
+#: window's bottom (always: every cell of the window must be bounded), then these, each as the
+#: budget allows. A cell is bounded by ``D`` at the nearest build below it (U2 (v)).
+BUILD_SDS = (4.0, 1.0)
+
+
 def _log_mass(lw: np.ndarray) -> float:
     """Log of the summed cell masses ``e^lw`` (each already rounded up), rounded up."""
     return float(logsumexp(lw)) + (lw.size + 4) * 2.0 * _U
@@ -505,8 +521,9 @@ class _U2Plan:
 
     Built by :func:`_u2_plan` (the setup, the cells of ``B``, the cost model, the plan and its
     estimated ``work``), run by :func:`_u2_run`. ``best`` is ``"full"`` (sweep every stop from the
-    window's bottom), ``"one"`` (from the bottom to the core's top) or ``"two"`` (a second build
-    at the core's bottom); ``coins`` whether the smaller class joins by its coins.
+    window's bottom), ``"one"`` (from the bottom to the core's top), ``"two"`` (a second build
+    at the core's bottom) or ``"builds"`` (no sweep: the law built at the stops ``builds`` only,
+    see :data:`BUILD_SDS`); ``coins`` whether the smaller class joins by its coins.
     """
 
     # set by setup() (once per call) and by _u2_plan (per cell count tried)
@@ -539,6 +556,7 @@ class _U2Plan:
         self.lg, self.l1mg = _gamma(k, eps0)
         self.setup_done = False
         self.best, self.coins, self.work = "one", False, math.inf
+        self.builds: list[int] = []
 
     def setup(self, b0: int) -> None:
         """The pivot's law at the window's bottom ``b0`` and the smaller class (once per call)."""
@@ -609,13 +627,14 @@ def _u2_plan(
     tries: list[int],
     build: str,
     sweep: str,
+    builds: bool = True,
 ) -> _U2Plan:
     """Choose the cells of ``B`` and the plan of :func:`reveal2d_upper` (see there): the first
     cell count of ``tries`` whose cheapest plan fits ``budget``; ``work`` is ``inf`` or over the
     budget when none does."""
     pl = _U2Plan(k, eps0, c3, n_eps, t, build)
     z = G.window_z(t)
-    for ms in tries:
+    for ms in [] if sweep == "builds" else tries:
         stops, lw, ltail = b_stops(pl.cr, k, eps0, t, ms)
         i_lo, i_hi = core_range(stops, pl.cr, pl.lg)
         parts = [
@@ -651,7 +670,44 @@ def _u2_plan(
         pl.work, pl.coins = pl.cost(*plans[pl.best])
         if pl.work <= budget:
             break
+    if (pl.work > budget and builds) or sweep == "builds":
+        _builds_plan(pl, budget, tries[-1], sweep == "builds")
     return pl
+
+
+def _builds_plan(pl: _U2Plan, budget: float, ms: int, forced: bool) -> None:
+    """The plan without a sweep: the law built at the window's bottom, then at the stops
+    :data:`BUILD_SDS` standard deviations below ``B``'s mean while the budget allows (all of them
+    when ``forced``); sets ``pl.best = "builds"``, ``pl.builds`` and ``pl.work`` (over the budget,
+    or ``inf``, when not even the first build fits)."""
+    stops, lw, ltail = b_stops(pl.cr, pl.k, pl.eps0, pl.t, ms)
+    i_lo, i_hi = core_range(stops, pl.cr, pl.lg)
+    pl.setup(int(stops[0]))
+    parts = [
+        (pl.cv, 1.0 - pl.p, pl.r0),
+        (int(stops[-1]), pl.q_u, pl.r0),
+        (pl.cd, 1.0 - pl.pbar, pl.p / (1.0 - pl.pbar)),
+    ]
+    z = G.window_z(pl.t)
+    grow = 2.0 * z * math.sqrt(0.25 * (pl.c0 + pl.c1 + stops[-1])) + 4.0
+    pl.guess, pl.cells = _sum_cells(parts, pl.t), (pl.R0.arr.shape[0] + grow) * (pl.R0.arr.shape[1] + grow)
+    pl.stops, pl.lw, pl.ltail, pl.i_lo, pl.i_hi = stops, lw, ltail, i_lo, i_hi
+    idxs = [0] + [core_range(stops, pl.cr, pl.lg, (sd, CORE_SD[1]))[0] for sd in BUILD_SDS]
+    idxs = sorted(set(idxs))
+
+    def one(i: int, by_coins: bool) -> float:
+        return pl.build_cost(int(stops[i]), by_coins) + pl.sweep_cost(0.0, 1, by_coins)
+
+    pl.coins = pl.cv_law is not None and (
+        pl.build == "coins" or (pl.build == "auto" and one(0, True) < one(0, False))
+    )
+    pl.best, pl.builds, pl.work = "builds", [0], one(0, pl.coins)
+    for i in idxs[1:]:
+        w = one(i, pl.coins)
+        if not forced and pl.work + w > budget:
+            break
+        pl.builds.append(i)
+        pl.work += w
 
 
 def _u2_run(pl: _U2Plan, eps: Sequence[float], budget: float, trace: list | None):
@@ -659,7 +715,7 @@ def _u2_run(pl: _U2Plan, eps: Sequence[float], budget: float, trace: list | None
     stops, lw, i_lo, i_hi, best = pl.stops, pl.lw, pl.i_lo, pl.i_hi, pl.best
     rows, v, t, work = pl.rows, pl.v, pl.t, pl.work
     pi0, pi1 = _coords(rows[0], v), _coords(rows[1], v)
-    n_all = stops.size if best == "full" else i_hi + 1
+    n_all = stops.size if best in ("full", "builds") else i_hi + 1
     fu = np.full((n_all, pl.n_eps), np.nan)  # D at stop i, per eps (rows never evaluated stay unused)
     ru = np.full((n_all, pl.n_eps), np.nan)
 
@@ -673,7 +729,12 @@ def _u2_run(pl: _U2Plan, eps: Sequence[float], budget: float, trace: list | None
             fu[first + i], ru[first + i] = both[: len(eps)], both[len(eps) :]
 
     # each evaluated stop with the log mass of the cells it bounds (U2 (v))
-    if best == "full":
+    if best == "builds":  # no sweep: each build bounds the cells up to the next build
+        for i in pl.builds:
+            run(pl.grid_at(int(stops[i])), i, i)
+        ev = list(pl.builds)
+        ev_lw = [_log_mass(lw[a:b]) for a, b in zip(ev, ev[1:] + [stops.size])]
+    elif best == "full":
         run(pl.grid_at(int(stops[0])), 0, stops.size - 1)
         ev, ev_lw = list(range(stops.size)), list(lw)
     else:
@@ -739,6 +800,8 @@ def reveal2d_upper(
     build: str = "auto",
     sweep: str = "auto",
     trace: list | None = None,
+    info: dict | None = None,
+    builds: bool = True,
 ):
     """U2: ``((log upper fwd, log upper rev) per eps, work)``, or ``(None, work)`` over ``budget``.
 
@@ -764,7 +827,19 @@ def reveal2d_upper(
       10, and at n = 300 - 2500 for k = 4 and 10); ``trace`` (a list, for tests) receives the
       ``(index, value)`` of the stops whose bounds the cells below the core use;
     * ``sweep="full"`` evaluates every stop from the bottom up; ``"auto"`` sweeps from the bottom
-      to the core's top, or builds twice when that is estimated at most 0.8 of the cost.
+      to the core's top, or builds twice when that is estimated at most 0.8 of the cost;
+    * where no sweep fits ``budget`` (with every cell count of ``max_stops``; ``sweep="builds"``
+      forces it, with every build), the plan ``"builds"`` runs no sweep: the law is built at the
+      window's bottom and then at :data:`BUILD_SDS` standard deviations below ``B``'s mean while
+      the budget allows, and every cell is bounded by ``D`` at the nearest build below it (U2
+      (v)). Looser than a sweep by about ``D``'s decrease from each build to the cells above
+      it (measured, k = 10, counts proportional to ``1 / (j + 1)``, n = 1e5, eps = 0.03:
+      ``log D`` falls by 0.0176 per standard deviation of ``B``), but one build costs about
+      as much as a sweep over ``2 z sd(F)`` users (``F`` the truthful users of the smaller
+      class): e.g. n = 1e5 with the default budget, where the pair reveal UP leaves a width
+      of 2.8 (``benchmarks/README.md``). ``builds=False`` (keyword only) leaves it out (the
+      answer is then ``None`` where no sweep fits); ``info`` (a dict) receives the plan's name
+      (``"plan"``).
 
     Measured (k = 10, counts proportional to ``1 / (j + 1)``, n = 1e4 - 3e4): 3x faster, the
     value at most 1e-5 higher in log. The smaller class (at ``d``, the other of 0 and 1) joins the
@@ -775,11 +850,13 @@ def reveal2d_upper(
     """
     if build not in ("auto", "add", "coins"):
         raise ValueError(f"build must be 'auto', 'add' or 'coins', got {build!r}")
-    if sweep not in ("auto", "full", "core"):
-        raise ValueError(f"sweep must be 'auto', 'full' or 'core', got {sweep!r}")
+    if sweep not in ("auto", "full", "core", "builds"):
+        raise ValueError(f"sweep must be 'auto', 'full', 'core' or 'builds', got {sweep!r}")
     tries = [int(max_stops)] if isinstance(max_stops, (int, np.integer)) else [int(x) for x in max_stops]
-    plan = _u2_plan(k, eps0, c3, len(eps), t, budget, tries, build, sweep)
-    if plan.work > budget:
+    plan = _u2_plan(k, eps0, c3, len(eps), t, budget, tries, build, sweep, builds)
+    if info is not None:
+        info["plan"] = plan.best
+    if plan.work > budget and sweep != "builds":
         return None, plan.work
     return _u2_run(plan, eps, budget, trace)
 
@@ -1151,6 +1228,13 @@ def normal_limit_ratios(k: int, eps0: float, c3: tuple[int, int, int]) -> tuple[
     return min(r["keep0"], r["keep1"]), r["UP"]
 
 
+#: UP's normal-limit distance over the histogram's (:func:`normal_limit_ratios`) up to which
+#: :func:`spread_log_bounds` does not run U2 without a sweep: the even spreads' UP (about
+#: ``1 + 6e-5``) is tighter than the builds' (a few 1e-2 in log at n = 1e5); with the counts at 0
+#: and 1 far apart it is ``1.08`` (k = 10, counts proportional to ``1 / (j + 1)``) and the builds
+#: win (width 0.2 against 2.8 at n = 1e5).
+UP_NEAR_EXACT = 1.01
+
 #: Fewest cells of ``(F, B')`` the pair reveal runs with.
 MIN_PAIR_CELLS = 4.0
 
@@ -1249,22 +1333,30 @@ def spread_log_bounds(
     t2 = t_u
     if np.all(np.isfinite(low)):
         t2 = max(t_u, float(np.min(low)) - U2_DEPTH)
-    pair2, w = reveal2d_upper(k, eps0, c3, eps, t2, share, (4096, 1024, 256, 64))
+    # U2 without a sweep (builds only) where no sweep fits, unless UP is expected within
+    # UP_NEAR_EXACT of the histogram's normal-limit distance (even spreads: UP's cells, which the
+    # builds would take budget from, are then the tighter use of it)
+    u2_info: dict = {}
+    pair2, w = reveal2d_upper(
+        k, eps0, c3, eps, t2, share, (4096, 1024, 256, 64), info=u2_info, builds=r_up > UP_NEAR_EXACT
+    )
+    coarse = u2_info.get("plan") == "builds"  # no sweep: UP may still be tighter
     if pair2 is not None:
         used += w
-        info["routes"].append("U2(reveal coins at values >= 2)")
+        info["routes"].append("U2(reveal coins at values >= 2)" + (", builds only" if coarse else ""))
         f2, r2 = pair2
         for i in range(len(eps)):
             if max(f2[i], r2[i]) < max(upf[i], upr[i]):
                 up_src[i] = "U2"
         upf, upr = np.minimum(upf, f2), np.minimum(upr, r2)
-    # UP (pairs) where U2 did not fit (U2's view is a function of UP's, so U2 is at least as
-    # tight), with up to half of what is left, at most MAX_PAIR_CELLS cells of (F, B')
+    # UP (pairs) where U2 did not fit or ran without a sweep (U2's view is a function of UP's,
+    # so U2 swept is at least as tight; its builds alone may not be), with up to half of what is
+    # left, at most MAX_PAIR_CELLS cells of (F, B')
     n_eval = min(MAX_PAIR_CELLS, 0.5 * (budget - used) / per)
     if not have_u1:  # the caller's check (spread_work) leaves room for the fewest cells
         n_eval = max(n_eval, MIN_PAIR_CELLS)
     # (with nobody to pair, UP reveals every coin: never tighter than U1)
-    if pair2 is None and n_eval >= MIN_PAIR_CELLS and (min(c0, c1) > 0 or not have_u1):
+    if (pair2 is None or coarse) and n_eval >= MIN_PAIR_CELLS and (min(c0, c1) > 0 or not have_u1):
         cells = [0]
 
         def up_pairs(tt: float) -> np.ndarray:
@@ -1275,7 +1367,7 @@ def spread_log_bounds(
         used += pairs_work(k, eps0, c3, len(eps), t_p, float(cells[0]))
         info["routes"].append("UP(pairs of users at 0 and 1, other coins revealed)")
         for i in range(len(eps)):
-            if not have_u1 or val[i] < max(upf[i], upr[i]):
+            if up_src[i] == "none" or val[i] < max(upf[i], upr[i]):
                 up_src[i] = "UP"
         upf, upr = np.minimum(upf, val), np.minimum(upr, val)
     # more lower ends with what is left of the budget
