@@ -133,17 +133,18 @@ others spread evenly) or, when it is smaller, U1 (its normal-limit distance is 9
 the truth at ``k = 10``, ``eps0 = 2``: widths of about 2 in log). With ``c_0`` and ``c_1`` far
 apart both lose (UP by the unpaired users' coins): counts proportional to ``1 / (j + 1)`` at
 ``k = 10``: width 1.6e-3 at ``n = 1e4``, 2.6e-3 at ``2e4`` and 3.8e-3 at ``3e4`` (U2 above,
-L1 with ``T = 7 h0 - 10 h1`` below); where no sweep fits, U2 runs without one (the law built
-at the window's bottom of ``B`` and, as the budget allows, at 4 and 1 standard deviations below
-its mean, each cell bounded at the build below it: :func:`reveal2d_upper`), 2.9e-2 at ``5e4``,
-6e-2 at ``7e4`` and 0.21 at ``1e5`` (UP gave 2.8 there), while one build fits the default
-budget (up to about ``n = 1.2e5``); beyond, UP: 3.1 at ``1e6``. ``max_work = 3e10`` lets U2
-sweep at ``1e5`` (8.9e-3, about 16 s) and ``3e12`` at ``1e6`` (1.2e-2, about 12 minutes and
-7 GB of memory: U2's estimate there is about 1.6e12 units, the sweep of ``B``'s core growing
-like ``n^1.5``, and one build alone about 1.6e11; ``benchmarks/README.md``). Of the 1-D views
-with the structure "known shift plus ``h0 | N ~ Bin(N, theta)``" (pairs, singles or triples of
-users, any ``theta``), none found comes within 8 % of the histogram's normal-limit distance
-there: UP at ``theta = 1/2`` is the best of them.
+L1 with ``T = 7 h0 - 10 h1`` below), 6.1e-3 at ``5e4``; where no sweep fits, U2 runs without
+one (the law built at 4 and, as the budget allows, 1 standard deviations below ``B``'s mean,
+each cell bounded at the build below it, the cells below the first build by the pair reveal
+given ``B`` at the window's bottom: :func:`reveal2d_upper`): 2.8e-2 at ``7e4``, 4.0e-2 at
+``1e5`` (UP gave 2.8 there) and 6.1e-2 at ``2e5``, while one build fits the default budget (up
+to about ``n = 2.5e5``); beyond, UP: 3.1 at ``1e6``. ``max_work = 3e10`` lets U2 sweep at
+``1e5`` (7.8e-3, about 16 s); at ``1e6`` one build takes ``max_work = 7e10`` (4.4e-2, about
+33 s and 4 GB) and the sweep ``3e12`` (1.2e-2, about 12 minutes and 7 GB of memory: its
+estimate is about 1.6e12 units, the sweep of ``B``'s core growing like ``n^1.5``;
+``benchmarks/README.md``). Of the 1-D views with the structure "known shift plus
+``h0 | N ~ Bin(N, theta)``" (pairs, singles or triples of users, any ``theta``), none found
+comes within 8 % of the histogram's normal-limit distance there: UP at ``theta = 1/2`` is the best of them.
 """
 
 from __future__ import annotations
@@ -173,6 +174,7 @@ __all__ = [
     "core_range",
     "U2_DEPTH",
     "BUILD_SDS",
+    "BOTTOM_PAIR_CELLS",
     "UP_NEAR_EXACT",
     "normal_limit_ratios",
     "pair_logs",
@@ -473,10 +475,13 @@ CORE_SHARE = 1e-4
 
 
 #: Where the plan without a sweep (``"builds"``, :func:`reveal2d_upper`) builds the law of ``B``'s
-#: conditional view, in standard deviations below ``B``'s mean, in the order tried: the
-#: window's bottom (always: every cell of the window must be bounded), then these, each as the
-#: budget allows. A cell is bounded by ``D`` at the nearest build below it (U2 (v)).
+#: conditional view, in standard deviations below ``B``'s mean: the first always, the others as
+#: the budget allows. A cell is bounded by ``D`` at the nearest build below it (U2 (v)); the cells
+#: below the first build (mass at most 3.2e-5) by the pair reveal at the window's bottom
+#: (:func:`pairs_upper` with ``b_fixed``: ``D(b) <= D(b_0) <= UP(b_0)`` for ``b >= b_0``).
 BUILD_SDS = (4.0, 1.0)
+#: Cells of ``(F, B')`` of that pair reveal (1-D: a small share of one build's cost).
+BOTTOM_PAIR_CELLS = 256.0
 
 
 def _log_mass(lw: np.ndarray) -> float:
@@ -557,6 +562,7 @@ class _U2Plan:
         self.setup_done = False
         self.best, self.coins, self.work = "one", False, math.inf
         self.builds: list[int] = []
+        self.bottom_pairs = False
 
     def setup(self, b0: int) -> None:
         """The pivot's law at the window's bottom ``b0`` and the smaller class (once per call)."""
@@ -676,10 +682,12 @@ def _u2_plan(
 
 
 def _builds_plan(pl: _U2Plan, budget: float, ms: int, forced: bool) -> None:
-    """The plan without a sweep: the law built at the window's bottom, then at the stops
-    :data:`BUILD_SDS` standard deviations below ``B``'s mean while the budget allows (all of them
-    when ``forced``); sets ``pl.best = "builds"``, ``pl.builds`` and ``pl.work`` (over the budget,
-    or ``inf``, when not even the first build fits)."""
+    """The plan without a sweep: the law built at the stops :data:`BUILD_SDS` standard deviations
+    below ``B``'s mean, the first always and the others while the budget allows (all of them when
+    ``forced``), and the cells below the first build bounded by the pair reveal at the window's
+    bottom (:func:`pairs_upper` with ``b_fixed``; :data:`BOTTOM_PAIR_CELLS` cells). Sets
+    ``pl.best = "builds"``, ``pl.builds``, ``pl.bottom_pairs`` and ``pl.work`` (over the budget
+    when not even the first build fits)."""
     stops, lw, ltail = b_stops(pl.cr, pl.k, pl.eps0, pl.t, ms)
     i_lo, i_hi = core_range(stops, pl.cr, pl.lg)
     pl.setup(int(stops[0]))
@@ -692,16 +700,18 @@ def _builds_plan(pl: _U2Plan, budget: float, ms: int, forced: bool) -> None:
     grow = 2.0 * z * math.sqrt(0.25 * (pl.c0 + pl.c1 + stops[-1])) + 4.0
     pl.guess, pl.cells = _sum_cells(parts, pl.t), (pl.R0.arr.shape[0] + grow) * (pl.R0.arr.shape[1] + grow)
     pl.stops, pl.lw, pl.ltail, pl.i_lo, pl.i_hi = stops, lw, ltail, i_lo, i_hi
-    idxs = [0] + [core_range(stops, pl.cr, pl.lg, (sd, CORE_SD[1]))[0] for sd in BUILD_SDS]
-    idxs = sorted(set(idxs))
+    idxs = sorted({core_range(stops, pl.cr, pl.lg, (sd, CORE_SD[1]))[0] for sd in BUILD_SDS})
 
     def one(i: int, by_coins: bool) -> float:
         return pl.build_cost(int(stops[i]), by_coins) + pl.sweep_cost(0.0, 1, by_coins)
 
     pl.coins = pl.cv_law is not None and (
-        pl.build == "coins" or (pl.build == "auto" and one(0, True) < one(0, False))
+        pl.build == "coins" or (pl.build == "auto" and one(idxs[0], True) < one(idxs[0], False))
     )
-    pl.best, pl.builds, pl.work = "builds", [0], one(0, pl.coins)
+    pl.bottom_pairs = idxs[0] > 0
+    bottom = pairs_work(pl.k, pl.eps0, (pl.c0, pl.c1, 0), pl.n_eps, pl.t, BOTTOM_PAIR_CELLS)
+    pl.best, pl.builds = "builds", [idxs[0]]
+    pl.work = one(idxs[0], pl.coins) + (bottom if pl.bottom_pairs else 0.0)
     for i in idxs[1:]:
         w = one(i, pl.coins)
         if not forced and pl.work + w > budget:
@@ -733,6 +743,12 @@ def _u2_run(pl: _U2Plan, eps: Sequence[float], budget: float, trace: list | None
         for i in pl.builds:
             run(pl.grid_at(int(stops[i])), i, i)
         ev = list(pl.builds)
+        if pl.bottom_pairs:  # the cells below the first build: D(b) <= D(stops[0]) <= UP there
+            up0, _ = pairs_upper(
+                pl.k, pl.eps0, (pl.c0, pl.c1, 0), eps, t, BOTTOM_PAIR_CELLS, b_fixed=int(stops[0])
+            )
+            fu[0], ru[0] = up0, up0
+            ev = [0] + ev
         ev_lw = [_log_mass(lw[a:b]) for a, b in zip(ev, ev[1:] + [stops.size])]
     elif best == "full":
         run(pl.grid_at(int(stops[0])), 0, stops.size - 1)
@@ -829,17 +845,22 @@ def reveal2d_upper(
     * ``sweep="full"`` evaluates every stop from the bottom up; ``"auto"`` sweeps from the bottom
       to the core's top, or builds twice when that is estimated at most 0.8 of the cost;
     * where no sweep fits ``budget`` (with every cell count of ``max_stops``; ``sweep="builds"``
-      forces it, with every build), the plan ``"builds"`` runs no sweep: the law is built at the
-      window's bottom and then at :data:`BUILD_SDS` standard deviations below ``B``'s mean while
-      the budget allows, and every cell is bounded by ``D`` at the nearest build below it (U2
-      (v)). Looser than a sweep by about ``D``'s decrease from each build to the cells above
-      it (measured, k = 10, counts proportional to ``1 / (j + 1)``, n = 1e5, eps = 0.03:
-      ``log D`` falls by 0.0176 per standard deviation of ``B``), but one build costs about
-      as much as a sweep over ``2 z sd(F)`` users (``F`` the truthful users of the smaller
-      class): e.g. n = 1e5 with the default budget, where the pair reveal UP leaves a width
-      of 2.8 (``benchmarks/README.md``). ``builds=False`` (keyword only) leaves it out (the
-      answer is then ``None`` where no sweep fits); ``info`` (a dict) receives the plan's name
-      (``"plan"``).
+      forces it, with every build), the plan ``"builds"`` runs no sweep: the law is built at
+      :data:`BUILD_SDS` standard deviations below ``B``'s mean (the first always, the others as
+      the budget allows), every cell is bounded by ``D`` at the nearest build below it (U2
+      (v)), and the cells below the first build (mass at most 3.2e-5) by the pair reveal given
+      ``B`` at the window's bottom ``b_0`` (:func:`pairs_upper` with ``c_r = 0`` and
+      ``b_fixed = b_0``: ``D(b) <= D(b_0) <= UP(b_0)``; about 20 times ``D`` there, so about
+      6e-4 of the value). Looser than a sweep by about ``D``'s decrease from each build to the
+      cells above it (measured, k = 10, counts proportional to ``1 / (j + 1)``, n = 1e5,
+      eps = 0.03: ``log D`` falls by 0.0176 per standard deviation of ``B``), but one build
+      costs about as much as a sweep over ``z sd(F)`` users (``F`` the truthful users of the
+      smaller class): e.g. n = 1e5 with the default budget (width 4.0e-2, where the pair
+      reveal UP leaves 2.8; ``benchmarks/README.md``). ``builds=False`` (keyword only) leaves
+      it out (the answer is then ``None`` where no sweep fits); ``info`` (a dict) receives the
+      plan's name
+      (``"plan"``) and, for this plan, the values of ``B`` built at (``"builds"``) and whether
+      the pair reveal bounds the cells below them (``"bottom_pairs"``).
 
     Measured (k = 10, counts proportional to ``1 / (j + 1)``, n = 1e4 - 3e4): 3x faster, the
     value at most 1e-5 higher in log. The smaller class (at ``d``, the other of 0 and 1) joins the
@@ -856,6 +877,9 @@ def reveal2d_upper(
     plan = _u2_plan(k, eps0, c3, len(eps), t, budget, tries, build, sweep, builds)
     if info is not None:
         info["plan"] = plan.best
+        if plan.best == "builds":
+            info["builds"] = [int(plan.stops[i]) for i in plan.builds]
+            info["bottom_pairs"] = plan.bottom_pairs
     if plan.work > budget and sweep != "builds":
         return None, plan.work
     return _u2_run(plan, eps, budget, trace)
@@ -1092,12 +1116,22 @@ def _half_tails(k: int, eps0: float, eps: float, laws: Sequence[G.Law1D]) -> G.H
 
 
 def pairs_upper(
-    k: int, eps0: float, c3: tuple[int, int, int], eps: Sequence[float], t: float, n_eval: float
+    k: int,
+    eps0: float,
+    c3: tuple[int, int, int],
+    eps: Sequence[float],
+    t: float,
+    n_eval: float,
+    *,
+    b_fixed: int = 0,
 ) -> tuple[np.ndarray, int]:
     """UP: ``(log upper on delta per eps, cells evaluated)`` by the pair reveal (module docstring).
 
-    ``m = min(c_0, c_1)`` pairs, ``F ~ Bin(m, d^2)`` fixed; ``B' ~ Bin(c_r + |c_0 - c_1|,
-    gamma)`` uniform users. Per cell of ``F`` (bounded by its top value: ``D`` is non-decreasing
+    ``m = min(c_0, c_1)`` pairs, ``F ~ Bin(m, d^2)`` fixed; ``B' ~ b_fixed + Bin(c_r + |c_0 -
+    c_1|, gamma)`` uniform users. ``b_fixed`` (keyword only, default 0) adds that many users
+    whose reports are uniform on all ``k`` values (users at values ``>= 2`` whose revealed coin
+    said "uniform"): with ``c_r = 0`` this bounds U2's ``D(b_fixed)``, the same argument (i)-(v)
+    applied to the view of the users at 0 and 1 and ``b_fixed`` uniform users. Per cell of ``F`` (bounded by its top value: ``D`` is non-decreasing
     in ``F``) and of ``B'`` (by its bottom value: non-increasing in ``B'``), about ``n_eval``
     cells in all (:func:`_pair_setup`): ``N_o ~ Bin(m - F, a) + Bin(m - F, b) + Bin(B', 2/k)``
     (direct convolutions of windowed laws; along ``B'`` the law of the previous stop is
@@ -1109,6 +1143,7 @@ def pairs_upper(
     m = min(c3[0], c3[1])
     la, l1a, lb, l1b, _, _ = pair_logs(k, eps0)
     (fs, ftop, fw, ftail), (bs, _, bw, btail) = _pair_setup(k, eps0, c3, t, n_eval)
+    bs = bs + int(b_fixed)
     # the cells' masses with the parameters' own rounding (as _binom_law)
     _, _, _, _, lf, l1f = pair_logs(k, eps0)
     lg, l1mg = _gamma(k, eps0)
@@ -1232,7 +1267,7 @@ def normal_limit_ratios(k: int, eps0: float, c3: tuple[int, int, int]) -> tuple[
 #: :func:`spread_log_bounds` does not run U2 without a sweep: the even spreads' UP (about
 #: ``1 + 6e-5``) is tighter than the builds' (a few 1e-2 in log at n = 1e5); with the counts at 0
 #: and 1 far apart it is ``1.08`` (k = 10, counts proportional to ``1 / (j + 1)``) and the builds
-#: win (width 0.2 against 2.8 at n = 1e5).
+#: win (width 4.0e-2 against 2.8 at n = 1e5).
 UP_NEAR_EXACT = 1.01
 
 #: Fewest cells of ``(F, B')`` the pair reveal runs with.

@@ -80,10 +80,10 @@ spread evenly; ``benchmarks/README.md``): ``n = 1000`` about ``6e-5`` wide in lo
 ``delta ~ 7e-3`` and ``0.07`` at ``delta ~ 2e-9`` (both ends two-dimensional, under 1 s);
 ``n = 1e4`` ``1e-3`` with the default budget (1 s); ``n = 1e5`` and ``1e6`` about ``1e-2`` and
 ``4e-3`` at ``delta ~ e^-22 .. e^-25`` (pairs, a few seconds); with the counts at 0 and 1 far
-apart (proportional to ``1 / (j + 1)``) ``1.6e-3 - 3.8e-3`` up to ``n = 3e4``, ``2.9e-2`` at
-``5e4``, ``6e-2`` at ``7e4`` and ``0.21`` at ``1e5`` (U2 without its sweep, a few seconds;
-``8.9e-3`` with ``max_work = 3e10``), but ``3.1`` at ``1e6`` (``1.2e-2`` with
-``max_work = 3e12``, about 12 minutes and 7 GB). Nothing valid is refused for its shape.
+apart (proportional to ``1 / (j + 1)``) ``1.6e-3 - 6.1e-3`` up to ``n = 5e4``, ``2.8e-2`` to
+``6.1e-2`` at ``7e4 - 2e5`` (U2 without its sweep, about 4 s; ``7.8e-3`` at ``1e5`` with
+``max_work = 3e10``), but ``3.1`` at ``1e6`` (``4.4e-2`` with ``max_work = 7e10``, about 33 s;
+``1.2e-2`` with ``3e12``, about 12 minutes and 7 GB). Nothing valid is refused for its shape.
 
 Which value the point functions return: within the exact limits, the exact divergence; beyond
 them (every windowed path, ``k = 2`` included), the certified **upper** end of the bracket
@@ -576,10 +576,10 @@ def dataset_log_delta_bounds(
       ``max_work = 3e10``); about ``1e-2`` at ``n = 1e5`` and ``4e-3`` at ``1e6`` for
       ``delta ~ e^-22 .. e^-25`` (pairs, one dimension, a few seconds). With the counts at 0
       and 1 far apart (proportional to ``1 / (j + 1)``): ``1.6e-3`` to ``3.8e-3`` at
-      ``n = 1e4 - 3e4`` (1-4 s), ``2.9e-2`` to ``0.21`` at ``5e4 - 1e5`` (4-5 s; ``8.9e-3``
-      at ``1e5`` with ``max_work = 3e10``, 16 s), but ``3.1`` at ``1e6`` (``1.2e-2`` with
-      ``max_work = 3e12``, about 12 minutes and 7 GB of memory); ``benchmarks/README.md`` has
-      the tables. Deltas below about
+      ``n = 1e4 - 3e4`` (1-4 s), ``6.1e-3`` at ``5e4`` and ``2.8e-2`` to ``6.1e-2`` at
+      ``7e4 - 2e5`` (about 4 s; ``7.8e-3`` at ``1e5`` with ``max_work = 3e10``, 16 s), but
+      ``3.1`` at ``1e6`` (``4.4e-2`` with ``max_work = 7e10``, 33 s; ``1.2e-2`` with
+      ``3e12``, about 12 minutes and 7 GB of memory); ``benchmarks/README.md`` has the tables. Deltas below about
       ``e^-600`` (``eps`` near ``eps0``) come out as
       ``(-inf, ~ -700)``: sound, not informative (the scaled laws flush entries below
       ``e^-700`` of their maximum into the dropped mass).
