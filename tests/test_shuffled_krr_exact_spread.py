@@ -243,7 +243,8 @@ def test_pivot_coins_grid_error_model(c_v, qv, pool, k, c_d, eps0, t, monkeypatc
     """The :class:`_krr_grid.Grid` model of pivot_coins_grid against the explicit convolution:
     computed (1 - rel) <= true on the rectangle, and the excess over computed (1 + rel) sums to
     at most the dropped mass (which includes the rows of ``N`` never computed: in the last case
-    they are a third of the band, shown by a spy on ``coins_sum``)."""
+    fewer than 0.8 of the rows its sliced band spans are computed, shown by a spy on
+    ``coins_sum``)."""
     lp = -math.log1p((k - 1) * math.exp(-eps0))
     pbar = math.exp(lp - eps0)
     gamma = k * pbar
