@@ -571,3 +571,31 @@ def test_pairs_with_fixed_uniform_users_bound_u2s_conditional_divergence(k, c0, 
     # and it is the bound of a smaller view: without the uniform users it is larger (D(0) >= D(b))
     up0, _ = S.pairs_upper(k, eps0, (c0, c1, 0), [eps], -60.0, 64)
     assert up0[0] >= up[0] - 1e-12
+
+
+def test_wide_budget_pays_for_u2_builds_where_the_one_dimensional_routes_are_loose(monkeypatch):
+    """``spread_log_bounds(wide_budget=)``: where U1 and UP are both expected loose (counts at 0
+    and 1 far apart) and no sweep of U2 fits ``budget``, U2's builds run on the wide budget, on
+    top of ``budget`` for the other routes (k = 10, counts proportional to 1 / (j + 1),
+    n = 7291: upper end -11.5183 instead of UP's -10.5786, the lower end unchanged; the swept U2
+    with a budget of 1e11, measured once, gives -11.5364). An even spread keeps UP (no wide
+    budget taken), and
+    ``dataset_log_delta_bounds`` passes ``MAX_SPREAD_WORK_WIDE`` only when ``max_work`` is not
+    given."""
+    c = (3420, 1706, 487, 341, 292, 256, 227, 205, 186, 170)
+    lo0, up0, info0 = S.spread_log_bounds(10, 2.0, c, [0.05], -85.0, 5e7)
+    lo1, up1, info1 = S.spread_log_bounds(10, 2.0, c, [0.05], -85.0, 5e7, wide_budget=3e9)
+    assert "wide_budget" not in info0 and info0["upper_from"] == ["UP"]
+    assert info1["wide_budget"] == 3e9 and info1["upper_from"] == ["U2"]
+    assert -11.5365 <= up1[0] < up0[0] - 0.5 and lo0[0] <= lo1[0] <= up1[0]
+    assert not any(r.startswith("UP") for r in info1["routes"]) and info1["work"] > 5e7
+    even = (730, 729, 729, 729, 729, 729, 729, 729, 729, 728)
+    info_even = S.spread_log_bounds(10, 2.0, even, [0.05], -85.0, 5e7, wide_budget=3e9)[2]
+    assert "wide_budget" not in info_even and info_even["upper_from"] == ["UP"]
+    # the public entry point: the wide budget by default only
+    monkeypatch.setattr(X, "MAX_SPREAD_WORK", 5 * 10**7)
+    monkeypatch.setattr(X, "MAX_SPREAD_WORK_WIDE", 3 * 10**9)
+    assert dataset_log_delta_bounds(0.05, 10, 2.0, list(c))[1] == pytest.approx(up1[0], abs=1e-12)
+    assert dataset_log_delta_bounds(0.05, 10, 2.0, list(c), max_work=5 * 10**7)[1] == pytest.approx(
+        up0[0], abs=1e-12
+    )

@@ -137,11 +137,12 @@ L1 with ``T = 7 h0 - 10 h1`` below), 6.1e-3 at ``5e4``; where no sweep fits, U2 
 one (the law built at 4 and, as the budget allows, 1 standard deviations below ``B``'s mean,
 each cell bounded at the build below it, the cells below the first build by the pair reveal
 given ``B`` at the window's bottom: :func:`reveal2d_upper`): 2.8e-2 at ``7e4``, 4.0e-2 at
-``1e5`` (UP gave 2.8 there) and 6.1e-2 at ``2e5``, while one build fits the default budget (up
-to about ``n = 2.5e5``); beyond, UP: 3.1 at ``1e6``. ``max_work = 3e10`` lets U2 sweep at
-``1e5`` (7.8e-3, about 16 s); at ``1e6`` one build takes ``max_work = 7e10`` (4.4e-2, about
-33 s and 4 GB) and the sweep ``3e12`` (1.2e-2, about 12 minutes and 7 GB of memory: its
-estimate is about 1.6e12 units, the sweep of ``B``'s core growing like ``n^1.5``;
+``1e5`` (UP gave 2.8 there); beyond what the default budget builds (about ``n = 2.5e5``) the
+caller's ``wide_budget`` (:data:`~shuffle_accounting.shuffled_krr.exact.MAX_SPREAD_WORK_WIDE`
+by default) pays for the builds: 3.5e-2 at ``2e5`` (7 s), 3.7e-2 at ``1e6`` (one build, about
+33 s and 4 GB; UP alone gives 3.1). ``max_work = 3e10`` lets U2 sweep at ``1e5`` (7.8e-3,
+about 16 s) and ``3e12`` at ``1e6`` (1.2e-2, about 12 minutes and 7 GB of memory: its estimate
+is about 1.6e12 units, the sweep of ``B``'s core growing like ``n^1.5``;
 ``benchmarks/README.md``). Of the 1-D views with the structure "known shift plus
 ``h0 | N ~ Bin(N, theta)``" (pairs, singles or triples of users, any ``theta``), none found
 comes within 8 % of the histogram's normal-limit distance there: UP at ``theta = 1/2`` is the best of them.
@@ -634,6 +635,7 @@ def _u2_plan(
     build: str,
     sweep: str,
     builds: bool = True,
+    builds_budget: float | None = None,
 ) -> _U2Plan:
     """Choose the cells of ``B`` and the plan of :func:`reveal2d_upper` (see there): the first
     cell count of ``tries`` whose cheapest plan fits ``budget``; ``work`` is ``inf`` or over the
@@ -677,7 +679,8 @@ def _u2_plan(
         if pl.work <= budget:
             break
     if (pl.work > budget and builds) or sweep == "builds":
-        _builds_plan(pl, budget, tries[-1], sweep == "builds")
+        b_budget = budget if builds_budget is None else max(budget, builds_budget)
+        _builds_plan(pl, b_budget, tries[-1], sweep == "builds")
     return pl
 
 
@@ -818,6 +821,7 @@ def reveal2d_upper(
     trace: list | None = None,
     info: dict | None = None,
     builds: bool = True,
+    builds_budget: float | None = None,
 ):
     """U2: ``((log upper fwd, log upper rev) per eps, work)``, or ``(None, work)`` over ``budget``.
 
@@ -857,8 +861,9 @@ def reveal2d_upper(
       costs about as much as a sweep over ``z sd(F)`` users (``F`` the truthful users of the
       smaller class): e.g. n = 1e5 with the default budget (width 4.0e-2, where the pair
       reveal UP leaves 2.8; ``benchmarks/README.md``). ``builds=False`` (keyword only) leaves
-      it out (the answer is then ``None`` where no sweep fits); ``info`` (a dict) receives the
-      plan's name
+      it out (the answer is then ``None`` where no sweep fits); ``builds_budget`` (keyword
+      only) is the budget of this plan when larger than ``budget`` (the sweeps keep
+      ``budget``); ``info`` (a dict) receives the plan's name
       (``"plan"``) and, for this plan, the values of ``B`` built at (``"builds"``) and whether
       the pair reveal bounds the cells below them (``"bottom_pairs"``).
 
@@ -874,13 +879,14 @@ def reveal2d_upper(
     if sweep not in ("auto", "full", "core", "builds"):
         raise ValueError(f"sweep must be 'auto', 'full', 'core' or 'builds', got {sweep!r}")
     tries = [int(max_stops)] if isinstance(max_stops, (int, np.integer)) else [int(x) for x in max_stops]
-    plan = _u2_plan(k, eps0, c3, len(eps), t, budget, tries, build, sweep, builds)
+    plan = _u2_plan(k, eps0, c3, len(eps), t, budget, tries, build, sweep, builds, builds_budget)
     if info is not None:
         info["plan"] = plan.best
         if plan.best == "builds":
             info["builds"] = [int(plan.stops[i]) for i in plan.builds]
             info["bottom_pairs"] = plan.bottom_pairs
-    if plan.work > budget and sweep != "builds":
+    limit = budget if plan.best != "builds" or builds_budget is None else max(budget, builds_budget)
+    if plan.work > limit and sweep != "builds":
         return None, plan.work
     return _u2_run(plan, eps, budget, trace)
 
@@ -1263,11 +1269,13 @@ def normal_limit_ratios(k: int, eps0: float, c3: tuple[int, int, int]) -> tuple[
     return min(r["keep0"], r["keep1"]), r["UP"]
 
 
-#: UP's normal-limit distance over the histogram's (:func:`normal_limit_ratios`) up to which
-#: :func:`spread_log_bounds` does not run U2 without a sweep: the even spreads' UP (about
-#: ``1 + 6e-5``) is tighter than the builds' (a few 1e-2 in log at n = 1e5); with the counts at 0
-#: and 1 far apart it is ``1.08`` (k = 10, counts proportional to ``1 / (j + 1)``) and the builds
-#: win (width 4.0e-2 against 2.8 at n = 1e5).
+#: The better of UP's and U1's normal-limit distance over the histogram's
+#: (:func:`normal_limit_ratios`) up to which :func:`spread_log_bounds` neither runs U2 without a
+#: sweep nor takes its ``wide_budget``: the even spreads' UP (about ``1 + 6e-5``) and, with nobody
+#: at 1, U1 (about ``1 + 4e-3``) are tighter than the builds' (a few 1e-2 in log at n = 1e5);
+#: with the counts at 0 and 1 far apart the better is UP's ``1.08`` (k = 10, counts
+#: proportional to ``1 / (j + 1)``; U1 ``1.17``) and the builds win (width 4.0e-2 against 2.8
+#: at n = 1e5).
 UP_NEAR_EXACT = 1.01
 
 #: Fewest cells of ``(F, B')`` the pair reveal runs with.
@@ -1297,7 +1305,14 @@ def _deepen(run, t: float, tries: int = 4):
 
 
 def spread_log_bounds(
-    k: int, eps0: float, counts: tuple[int, ...], eps: Sequence[float], log_tol: float, budget: float
+    k: int,
+    eps0: float,
+    counts: tuple[int, ...],
+    eps: Sequence[float],
+    log_tol: float,
+    budget: float,
+    *,
+    wide_budget: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, dict]:
     """``(lower, upper, info)`` on ``log delta`` per eps for any dataset (module docstring).
 
@@ -1309,6 +1324,10 @@ def spread_log_bounds(
     direction for the upper ends; a direction no upper route bounds stays at ``log 1 = 0``). The truncation level starts at
     ``log_tol`` and is lowered (re-run) where a value comes within ``e^10`` of it. ``info``
     names the routes run and which gave each end. ``k >= 3``; every ``eps < eps0``.
+    ``wide_budget`` (keyword only): where U1 and UP are both expected loose (:data:`UP_NEAR_EXACT`)
+    and no sweep of U2 fits, U2's builds may use up to this much on their own, on top of
+    ``budget`` for the other routes, and UP is then not run after them (``info["wide_budget"]``
+    is then set; ``info["work"]`` counts everything).
     """
     c0, c1 = counts[0], counts[1]
     cr = sum(counts[2:])
@@ -1334,6 +1353,9 @@ def spread_log_bounds(
     t_u = t
     # U1 is skipped where UP is expected tighter (normal limit) and UP's fewest cells fit
     r_u1, r_up = normal_limit_ratios(k, eps0, c3)
+    # where both one-dimensional routes are expected loose (the counts at 0 and 1 far apart),
+    # U2 may run without its sweep, with the caller's wide budget (if any) for its builds
+    loose_1d = min(r_u1, r_up) > UP_NEAR_EXACT
     up_first = min(c0, c1) > 0 and r_up <= r_u1 and used + MIN_PAIR_CELLS * per <= budget
     fits = used + u1w + MIN_PAIR_CELLS * per <= budget or u1w <= MIN_PAIR_CELLS * per
     have_u1 = fits and not up_first
@@ -1368,13 +1390,19 @@ def spread_log_bounds(
     t2 = t_u
     if np.all(np.isfinite(low)):
         t2 = max(t_u, float(np.min(low)) - U2_DEPTH)
-    # U2 without a sweep (builds only) where no sweep fits, unless UP is expected within
-    # UP_NEAR_EXACT of the histogram's normal-limit distance (even spreads: UP's cells, which the
-    # builds would take budget from, are then the tighter use of it)
+    # U2 without a sweep (builds only) where no sweep fits, unless UP or U1 is expected within
+    # UP_NEAR_EXACT of the histogram's normal-limit distance (even spreads, or nobody at one of
+    # 0 and 1: that route's cells, which the builds would take budget from, are the tighter use)
     u2_info: dict = {}
+    wide, wide_extra = None, 0.0
+    if wide_budget is not None and loose_1d and wide_budget > share:
+        wide = float(wide_budget)
     pair2, w = reveal2d_upper(
-        k, eps0, c3, eps, t2, share, (4096, 1024, 256, 64), info=u2_info, builds=r_up > UP_NEAR_EXACT
+        k, eps0, c3, eps, t2, share, (4096, 1024, 256, 64), info=u2_info, builds=loose_1d, builds_budget=wide
     )
+    if wide is not None and u2_info.get("plan") == "builds":
+        info["wide_budget"] = wide
+        wide_extra, w = w, 0.0  # the builds are the wide budget's: the other routes keep theirs
     coarse = u2_info.get("plan") == "builds"  # no sweep: UP may still be tighter
     if pair2 is not None:
         used += w
@@ -1391,7 +1419,9 @@ def spread_log_bounds(
     if not have_u1:  # the caller's check (spread_work) leaves room for the fewest cells
         n_eval = max(n_eval, MIN_PAIR_CELLS)
     # (with nobody to pair, UP reveals every coin: never tighter than U1)
-    if (pair2 is None or coarse) and n_eval >= MIN_PAIR_CELLS and (min(c0, c1) > 0 or not have_u1):
+    # (after builds paid by the wide budget UP is skipped: its room goes to the lower ends)
+    up_after = pair2 is None or (coarse and "wide_budget" not in info)
+    if up_after and n_eval >= MIN_PAIR_CELLS and (min(c0, c1) > 0 or not have_u1):
         cells = [0]
 
         def up_pairs(tt: float) -> np.ndarray:
@@ -1424,6 +1454,6 @@ def spread_log_bounds(
                 low[i], low_src[i] = x, "L2"
     up = np.maximum(upf, upr)
     low = np.minimum(low, up)
-    info["work"] = used
+    info["work"] = used + wide_extra
     info["lower_from"], info["upper_from"] = low_src, up_src
     return low, up, info

@@ -81,9 +81,10 @@ spread evenly; ``benchmarks/README.md``): ``n = 1000`` about ``6e-5`` wide in lo
 ``n = 1e4`` ``1e-3`` with the default budget (1 s); ``n = 1e5`` and ``1e6`` about ``1e-2`` and
 ``4e-3`` at ``delta ~ e^-22 .. e^-25`` (pairs, a few seconds); with the counts at 0 and 1 far
 apart (proportional to ``1 / (j + 1)``) ``1.6e-3 - 6.1e-3`` up to ``n = 5e4``, ``2.8e-2`` to
-``6.1e-2`` at ``7e4 - 2e5`` (U2 without its sweep, about 4 s; ``7.8e-3`` at ``1e5`` with
-``max_work = 3e10``), but ``3.1`` at ``1e6`` (``4.4e-2`` with ``max_work = 7e10``, about 33 s;
-``1.2e-2`` with ``3e12``, about 12 minutes and 7 GB). Nothing valid is refused for its shape.
+``4e-2`` at ``7e4 - 2e5`` (U2 without its sweep, 2-7 s; ``7.8e-3`` at ``1e5`` with
+``max_work = 3e10``) and ``3.7e-2`` at ``1e6`` (one build on :data:`MAX_SPREAD_WORK_WIDE`,
+about 33 s and 4 GB; ``1.2e-2`` with ``max_work = 3e12``, about 12 minutes and 7 GB). Nothing
+valid is refused for its shape.
 
 Which value the point functions return: within the exact limits, the exact divergence; beyond
 them (every windowed path, ``k = 2`` included), the certified **upper** end of the bracket
@@ -121,6 +122,7 @@ __all__ = [
     "MAX_HISTOGRAM_WORK",
     "MAX_COUNT_WORK",
     "MAX_SPREAD_WORK",
+    "MAX_SPREAD_WORK_WIDE",
 ]
 
 #: Largest accepted ``n * B * (n + 1)^(B - 1)`` for ``output="histogram"`` (a few seconds).
@@ -131,6 +133,12 @@ MAX_COUNT_WORK: int = 100_000_000
 #: core, measured 0.5-1.3 ns: ``8e9`` is at most about ten seconds unloaded); its
 #: one-dimensional routes must fit, the two-dimensional ones run when what is left allows.
 MAX_SPREAD_WORK: int = 8_000_000_000
+#: Default budget of U2's builds alone (``max_work=None``) where the general bracket's
+#: one-dimensional upper routes are expected loose (the counts at the target's two values far
+#: apart, :data:`~shuffle_accounting.shuffled_krr._krr_spread.UP_NEAR_EXACT`) and no sweep of U2
+#: fits :data:`MAX_SPREAD_WORK`: one build at n = 1e6 (k = 10, counts proportional to
+#: ``1 / (j + 1)``: about 33 s and 4 GB for a width of 3.7e-2 in log, where UP's is 3.1).
+MAX_SPREAD_WORK_WIDE: int = 80_000_000_000
 #: Initial truncation level (log of the dropped mass) of the general bracket (lowered as needed).
 _SPREAD_TOL = -85.0
 
@@ -464,7 +472,10 @@ def _spread_bounds(
         max_work=budget,
         alternative="pass fewer eps values at once, or use output='count'",
     )
-    low, high, _ = _spread.spread_log_bounds(k, eps0, counts, eps[live].tolist(), _SPREAD_TOL, budget)
+    wide = MAX_SPREAD_WORK_WIDE if max_work is None else None
+    low, high, _ = _spread.spread_log_bounds(
+        k, eps0, counts, eps[live].tolist(), _SPREAD_TOL, budget, wide_budget=wide
+    )
     lo[live], up[live] = low, high
     return lo, up
 
@@ -576,10 +587,11 @@ def dataset_log_delta_bounds(
       ``max_work = 3e10``); about ``1e-2`` at ``n = 1e5`` and ``4e-3`` at ``1e6`` for
       ``delta ~ e^-22 .. e^-25`` (pairs, one dimension, a few seconds). With the counts at 0
       and 1 far apart (proportional to ``1 / (j + 1)``): ``1.6e-3`` to ``3.8e-3`` at
-      ``n = 1e4 - 3e4`` (1-4 s), ``6.1e-3`` at ``5e4`` and ``2.8e-2`` to ``6.1e-2`` at
-      ``7e4 - 2e5`` (about 4 s; ``7.8e-3`` at ``1e5`` with ``max_work = 3e10``, 16 s), but
-      ``3.1`` at ``1e6`` (``4.4e-2`` with ``max_work = 7e10``, 33 s; ``1.2e-2`` with
-      ``3e12``, about 12 minutes and 7 GB of memory); ``benchmarks/README.md`` has the tables. Deltas below about
+      ``n = 1e4 - 3e4`` (1-4 s), ``6.1e-3`` at ``5e4``, ``2.8e-2`` to ``4e-2`` at
+      ``7e4 - 2e5`` (2-7 s; ``7.8e-3`` at ``1e5`` with ``max_work = 3e10``, 16 s) and
+      ``3.7e-2`` at ``1e6`` (about 33 s by default: :data:`MAX_SPREAD_WORK_WIDE`; ``1.2e-2``
+      with ``max_work = 3e12``, about 12 minutes and 7 GB of memory); ``benchmarks/README.md``
+      has the tables. Deltas below about
       ``e^-600`` (``eps`` near ``eps0``) come out as
       ``(-inf, ~ -700)``: sound, not informative (the scaled laws flush entries below
       ``e^-700`` of their maximum into the dropped mass).
@@ -593,7 +605,9 @@ def dataset_log_delta_bounds(
         eps0: Local privacy of k-RR (finite, > 0).
         others: Length-``k`` non-negative integer counts of the other users' values.
         max_work: Work budget of the general bracket (keyword only; integer >= 1, ``None``:
-            :data:`MAX_SPREAD_WORK`, about ten seconds). Units of about a nanosecond of one core
+            :data:`MAX_SPREAD_WORK`, about ten seconds, and where the counts at the target's
+            two values are far apart and no sweep of U2 fits, :data:`MAX_SPREAD_WORK_WIDE` for
+            U2's builds: up to about 40 s at n = 1e6). Units of about a nanosecond of one core
             for all the eps values together; its one-dimensional routes must fit (else
             :class:`~shuffle_accounting._validation.WorkBudgetExceeded`, raised before any work),
             the tighter two-dimensional ones run when what is left allows. Unused by the exact
