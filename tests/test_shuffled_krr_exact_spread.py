@@ -599,3 +599,23 @@ def test_wide_budget_pays_for_u2_builds_where_the_one_dimensional_routes_are_loo
     assert dataset_log_delta_bounds(0.05, 10, 2.0, list(c), max_work=5 * 10**7)[1] == pytest.approx(
         up0[0], abs=1e-12
     )
+
+
+def test_u2_builds_plan_refuses_before_building_any_grid(monkeypatch):
+    """Where the first build is clearly over the budget (by its coins, and adding the class one
+    user at a time), the plan answers ``None`` before its setup builds the pivot's grid (at
+    n = 1e6 that setup took about 30 s for nothing); with room for it, the grid is built."""
+    calls: list = []
+    orig = G.pivot_grid
+
+    def spy(*a, **kw):
+        calls.append(1)
+        return orig(*a, **kw)
+
+    monkeypatch.setattr(G, "pivot_grid", spy)
+    k, eps0, c3, eps = 10, 2.0, (3420, 1706, 4873), [0.05]
+    info: dict = {}
+    res = S.reveal2d_upper(k, eps0, c3, eps, -40.0, 1e3, 64, info=info)
+    assert res[0] is None and res[1] > 1e3 and info["plan"] == "builds" and calls == []
+    assert S.reveal2d_upper(k, eps0, c3, eps, -40.0, 1e13, 64, sweep="builds")[0] is not None
+    assert calls

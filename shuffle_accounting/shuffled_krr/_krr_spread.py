@@ -577,7 +577,11 @@ class _U2Plan:
         self.base_work = _add_work(self.R0, self.classes, self.grids, t)
         self.cv_law = None
         if self.classes and self.build != "add":
-            self.cv_law = G.law_from_binom(self.cv, math.log(k - 1) + self.lq, self.lq + self.eps0, t)
+            self.cv_law = self.pivot_law()
+
+    def pivot_law(self) -> G.Law1D:
+        """The law of the pivot class's reports different from its value (``X`` of the coins build)."""
+        return G.law_from_binom(self.cv, math.log(self.k - 1) + self.lq, self.lq + self.eps0, self.t)
 
     def sweep_cost(self, span: float, n_eval: int, by_coins: bool) -> float:
         """Estimated work of ``span`` user steps and ``n_eval`` stops' hockey sums."""
@@ -693,17 +697,26 @@ def _builds_plan(pl: _U2Plan, budget: float, ms: int, forced: bool) -> None:
     when not even the first build fits)."""
     stops, lw, ltail = b_stops(pl.cr, pl.k, pl.eps0, pl.t, ms)
     i_lo, i_hi = core_range(stops, pl.cr, pl.lg)
-    pl.setup(int(stops[0]))
+    pl.stops, pl.lw, pl.ltail, pl.i_lo, pl.i_hi = stops, lw, ltail, i_lo, i_hi
+    idxs = sorted({core_range(stops, pl.cr, pl.lg, (sd, CORE_SD[1]))[0] for sd in BUILD_SDS})
     parts = [
         (pl.cv, 1.0 - pl.p, pl.r0),
         (int(stops[-1]), pl.q_u, pl.r0),
         (pl.cd, 1.0 - pl.pbar, pl.p / (1.0 - pl.pbar)),
     ]
+    pl.guess = _sum_cells(parts, pl.t)
+    if not forced and pl.cd > 0 and pl.build != "add" and not pl.setup_done:
+        # clearly over (the first build by coins, and adding the class, at least one cell step
+        # per user, both over the budget): stop before the setup builds any grid
+        pl.cv_law = pl.pivot_law()
+        est = pl.build_cost(int(stops[idxs[0]]), True)
+        if est > budget and pl.guess * pl.cd > budget:
+            pl.best, pl.builds, pl.work = "builds", [idxs[0]], est
+            return
+    pl.setup(int(stops[0]))
     z = G.window_z(pl.t)
     grow = 2.0 * z * math.sqrt(0.25 * (pl.c0 + pl.c1 + stops[-1])) + 4.0
-    pl.guess, pl.cells = _sum_cells(parts, pl.t), (pl.R0.arr.shape[0] + grow) * (pl.R0.arr.shape[1] + grow)
-    pl.stops, pl.lw, pl.ltail, pl.i_lo, pl.i_hi = stops, lw, ltail, i_lo, i_hi
-    idxs = sorted({core_range(stops, pl.cr, pl.lg, (sd, CORE_SD[1]))[0] for sd in BUILD_SDS})
+    pl.cells = (pl.R0.arr.shape[0] + grow) * (pl.R0.arr.shape[1] + grow)
 
     def one(i: int, by_coins: bool) -> float:
         return pl.build_cost(int(stops[i]), by_coins) + pl.sweep_cost(0.0, 1, by_coins)
@@ -1400,7 +1413,7 @@ def spread_log_bounds(
     pair2, w = reveal2d_upper(
         k, eps0, c3, eps, t2, share, (4096, 1024, 256, 64), info=u2_info, builds=loose_1d, builds_budget=wide
     )
-    if wide is not None and u2_info.get("plan") == "builds":
+    if wide is not None and pair2 is not None and u2_info.get("plan") == "builds":
         info["wide_budget"] = wide
         wide_extra, w = w, 0.0  # the builds are the wide budget's: the other routes keep theirs
     coarse = u2_info.get("plan") == "builds"  # no sweep: UP may still be tighter

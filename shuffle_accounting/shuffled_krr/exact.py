@@ -136,8 +136,9 @@ MAX_SPREAD_WORK: int = 8_000_000_000
 #: Default budget of U2's builds alone (``max_work=None``) where the general bracket's
 #: one-dimensional upper routes are expected loose (the counts at the target's two values far
 #: apart, :data:`~shuffle_accounting.shuffled_krr._krr_spread.UP_NEAR_EXACT`) and no sweep of U2
-#: fits :data:`MAX_SPREAD_WORK`: one build at n = 1e6 (k = 10, counts proportional to
-#: ``1 / (j + 1)``: about 33 s and 4 GB for a width of 3.7e-2 in log, where UP's is 3.1).
+#: fits :data:`MAX_SPREAD_WORK`: one or two builds at n = 1e6 (k = 10, counts proportional to
+#: ``1 / (j + 1)``: about 31 s and 4 GB at eps0 = 2 for a width of 3.7e-2 in log, where UP's is
+#: 3.1; 77 s at eps0 = 0.5, whose binomial rows cost more than the estimate counts).
 MAX_SPREAD_WORK_WIDE: int = 80_000_000_000
 #: Initial truncation level (log of the dropped mass) of the general bracket (lowered as needed).
 _SPREAD_TOL = -85.0
@@ -607,7 +608,7 @@ def dataset_log_delta_bounds(
         max_work: Work budget of the general bracket (keyword only; integer >= 1, ``None``:
             :data:`MAX_SPREAD_WORK`, about ten seconds, and where the counts at the target's
             two values are far apart and no sweep of U2 fits, :data:`MAX_SPREAD_WORK_WIDE` for
-            U2's builds: up to about 40 s at n = 1e6). Units of about a nanosecond of one core
+            U2's builds: 30-80 s at n = 1e6). Units of about a nanosecond of one core
             for all the eps values together; its one-dimensional routes must fit (else
             :class:`~shuffle_accounting._validation.WorkBudgetExceeded`, raised before any work),
             the tighter two-dimensional ones run when what is left allows. Unused by the exact
