@@ -547,6 +547,7 @@ class _U2Plan:
     ltail: float
     i_lo: int
     i_hi: int
+    budget: float  # what the chosen plan must fit (the builds' own budget where one is given)
 
     def __init__(
         self, k: int, eps0: float, c3: tuple[int, int, int], n_eps: int, t: float, build: str
@@ -578,6 +579,20 @@ class _U2Plan:
         self.cv_law = None
         if self.classes and self.build != "add":
             self.cv_law = self.pivot_law()
+
+    def guess_cells(self, top: int) -> float:
+        """Cells of the final law with up to ``top`` uniform users (:func:`_sum_cells`, no grid)."""
+        parts = [
+            (self.cv, 1.0 - self.p, self.r0),
+            (top, self.q_u, self.r0),
+            (self.cd, 1.0 - self.pbar, self.p / (1.0 - self.pbar)),
+        ]
+        return _sum_cells(parts, self.t)
+
+    def grid_cells(self, top: int) -> float:
+        """Cells of the swept grid with up to ``top`` uniform users (after :meth:`setup`)."""
+        grow = 2.0 * G.window_z(self.t) * math.sqrt(0.25 * (self.c0 + self.c1 + top)) + 4.0
+        return (self.R0.arr.shape[0] + grow) * (self.R0.arr.shape[1] + grow)
 
     def pivot_law(self) -> G.Law1D:
         """The law of the pivot class's reports different from its value (``X`` of the coins build)."""
@@ -645,23 +660,17 @@ def _u2_plan(
     cell count of ``tries`` whose cheapest plan fits ``budget``; ``work`` is ``inf`` or over the
     budget when none does."""
     pl = _U2Plan(k, eps0, c3, n_eps, t, build)
-    z = G.window_z(t)
+    pl.budget = budget
     for ms in [] if sweep == "builds" else tries:
         stops, lw, ltail = b_stops(pl.cr, k, eps0, t, ms)
         i_lo, i_hi = core_range(stops, pl.cr, pl.lg)
-        parts = [
-            (pl.cv, 1.0 - pl.p, pl.r0),
-            (int(stops[i_hi]), pl.q_u, pl.r0),
-            (pl.cd, 1.0 - pl.pbar, pl.p / (1.0 - pl.pbar)),
-        ]
-        guess = _sum_cells(parts, t)
+        guess = pl.guess_cells(int(stops[i_hi]))
         if (float(stops[i_hi] - stops[i_lo]) + 6.0 * (i_hi - i_lo + 1) * n_eps) * guess > budget:
             pl.work = math.inf
             continue  # clearly over: do not even build the grids
         pl.setup(int(stops[0]))  # the same for every try (the window's bottom does not depend on ms)
         # the plans' work: builds, then cell steps of the sweep and hockey sums at the stops
-        grow = 2.0 * z * math.sqrt(0.25 * (pl.c0 + pl.c1 + stops[i_hi])) + 4.0
-        pl.guess, pl.cells = guess, (pl.R0.arr.shape[0] + grow) * (pl.R0.arr.shape[1] + grow)
+        pl.guess, pl.cells = guess, pl.grid_cells(int(stops[i_hi]))
         pl.stops, pl.lw, pl.ltail, pl.i_lo, pl.i_hi = stops, lw, ltail, i_lo, i_hi
         lo_s, hi_s = int(stops[i_lo]), int(stops[i_hi])
         plans = {
@@ -683,8 +692,9 @@ def _u2_plan(
         if pl.work <= budget:
             break
     if (pl.work > budget and builds) or sweep == "builds":
-        b_budget = budget if builds_budget is None else max(budget, builds_budget)
-        _builds_plan(pl, b_budget, tries[-1], sweep == "builds")
+        if builds_budget is not None:
+            pl.budget = max(budget, builds_budget)
+        _builds_plan(pl, pl.budget, tries[-1], sweep == "builds")
     return pl
 
 
@@ -699,12 +709,7 @@ def _builds_plan(pl: _U2Plan, budget: float, ms: int, forced: bool) -> None:
     i_lo, i_hi = core_range(stops, pl.cr, pl.lg)
     pl.stops, pl.lw, pl.ltail, pl.i_lo, pl.i_hi = stops, lw, ltail, i_lo, i_hi
     idxs = sorted({core_range(stops, pl.cr, pl.lg, (sd, CORE_SD[1]))[0] for sd in BUILD_SDS})
-    parts = [
-        (pl.cv, 1.0 - pl.p, pl.r0),
-        (int(stops[-1]), pl.q_u, pl.r0),
-        (pl.cd, 1.0 - pl.pbar, pl.p / (1.0 - pl.pbar)),
-    ]
-    pl.guess = _sum_cells(parts, pl.t)
+    pl.guess = pl.guess_cells(int(stops[-1]))
     if not forced and pl.cd > 0 and pl.build != "add" and not pl.setup_done:
         # clearly over (the first build by coins, and adding the class, at least one cell step
         # per user, both over the budget): stop before the setup builds any grid
@@ -714,9 +719,7 @@ def _builds_plan(pl: _U2Plan, budget: float, ms: int, forced: bool) -> None:
             pl.best, pl.builds, pl.work = "builds", [idxs[0]], est
             return
     pl.setup(int(stops[0]))
-    z = G.window_z(pl.t)
-    grow = 2.0 * z * math.sqrt(0.25 * (pl.c0 + pl.c1 + stops[-1])) + 4.0
-    pl.cells = (pl.R0.arr.shape[0] + grow) * (pl.R0.arr.shape[1] + grow)
+    pl.cells = pl.grid_cells(int(stops[-1]))
 
     def one(i: int, by_coins: bool) -> float:
         return pl.build_cost(int(stops[i]), by_coins) + pl.sweep_cost(0.0, 1, by_coins)
@@ -898,8 +901,7 @@ def reveal2d_upper(
         if plan.best == "builds":
             info["builds"] = [int(plan.stops[i]) for i in plan.builds]
             info["bottom_pairs"] = plan.bottom_pairs
-    limit = budget if plan.best != "builds" or builds_budget is None else max(budget, builds_budget)
-    if plan.work > limit and sweep != "builds":
+    if plan.work > plan.budget and sweep != "builds":
         return None, plan.work
     return _u2_run(plan, eps, budget, trace)
 
