@@ -693,27 +693,25 @@ def worst_dataset(eps: Any, k: Any, eps0: Any, n: Any) -> WorstDataset:
     k, eps0, n = _check(k, eps0, n)
     _, who, who_val = _evaluate(k, eps0, n, np.array([e]), DEFAULT_WINDOW_SD)
     c, ld = who[0], float(who_val[0])
+    others, family, statistic = expand_counts(k, c.others), c.family, c.statistic
     if k == 2:
         # the certified search's seeds (windowed leaves): where one is clearly above the
         # family's best (at large n, whose fixed-width statistic loses up to 5 % of log delta)
         sv, sc = seed_log_delta_lower([e], eps0, n)
         if sv[0] > ld + 1e-9 * max(1.0, abs(ld)) or (ld == -math.inf and sv[0] > -math.inf):
             ld, s_c = float(sv[0]), int(sc[0])
-            return WorstDataset(
-                eps=e,
-                others=(s_c, n - 1 - s_c),
-                log_delta=ld,
-                delta=math.exp(ld) if ld > -745 else 0.0,
-                family=f"seed of the certified search ({s_c} at x0)",
-                statistic="histogram",
+            others, family, statistic = (
+                (s_c, n - 1 - s_c),
+                f"seed of the certified search ({s_c} at x0)",
+                "histogram",
             )
     return WorstDataset(
         eps=e,
-        others=expand_counts(k, c.others),
+        others=others,
         log_delta=ld,
         delta=math.exp(ld) if ld > -745 else 0.0,
-        family=c.family,
-        statistic=c.statistic,
+        family=family,
+        statistic=statistic,
     )
 
 
