@@ -108,3 +108,71 @@ def test_single_class_bracket_holds_as_eps_tends_to_eps0(k, eps0, rel):
         assert max(fu, ru) >= exact - 1e-12
         if v == 0:  # the one-outcome cell dominates: the bracket is tight there
             assert max(fl, rl) >= exact - 1e-6
+
+
+def _mp_log_binom(N: int, j: int, r) -> float:
+    import mpmath
+
+    with mpmath.workdps(40):
+        if j > N:
+            return -math.inf
+        r = mpmath.mpf(r)
+        return float(mpmath.log(mpmath.binomial(N, j)) + j * mpmath.log(r) + (N - j) * mpmath.log1p(-r))
+
+
+@pytest.mark.parametrize(
+    "n0,rows,r,j_lo,j_hi",
+    [
+        (999_990, 12, Fraction(1, 3), 331_000, 335_600),  # rows of 4601 columns (36 anchors)
+        (200_000, 5, Fraction(1, 2), 99_000, 101_000),
+        (5_000, 40, Fraction(1, 9), 400, 700),
+        (300, 70, Fraction(22, 25), 200, 400),  # rows ending inside the window (j > N)
+        (0, 3, Fraction(1, 2), 0, 300),  # N = 0, 1, 2
+    ],
+)
+def test_binomial_rows_with_anchors_match_40_digits_within_their_bound(n0, rows, r, j_lo, j_hi):
+    """Wide rows (the recurrence restarts at a Loader anchor every BINOM_SEGMENT columns; one
+    running sum over a row of thousands of columns had needed a Loader pmf per cell): every
+    sampled cell within the returned bound plus Loader's REL_PMF of the exact value."""
+    Ns = np.arange(n0, n0 + rows, dtype=float)
+    lr, l1mr = math.log(float(r)), math.log1p(-float(r))
+    lb, extra = G.binom_rows(Ns, j_lo, j_hi, lr, l1mr)
+    assert lb.shape == (rows, j_hi - j_lo + 1)
+    assert 0.0 < extra < 1e-9
+    cols = sorted(
+        {0, 1, G.BINOM_SEGMENT - 1, G.BINOM_SEGMENT, G.BINOM_SEGMENT + 1, (j_hi - j_lo) // 2, j_hi - j_lo}
+    )
+    for i in sorted({0, rows // 2, rows - 1}):
+        for c in cols:
+            if c > j_hi - j_lo:
+                continue
+            ex = _mp_log_binom(int(Ns[i]), j_lo + c, r)
+            got = float(lb[i, c])
+            if ex == -math.inf:
+                assert got == -math.inf
+            else:
+                assert abs(math.expm1(got - ex)) <= (1 + extra) * (1 + G.REL_PMF) - 1, (i, c, got, ex)
+    # -inf exactly where j > N
+    JJ = np.arange(j_lo, j_hi + 1)[None, :]
+    assert np.array_equal(np.isneginf(lb), JJ > Ns[:, None])
+
+
+@pytest.mark.parametrize("segment", [1, 2, 7, 128, 100_000])
+def test_binomial_rows_any_segment_and_row_order_agree(monkeypatch, segment):
+    """Segments of one column (Loader everywhere), a few, the default and one segment per row
+    give the same log-pmfs within their bounds; rows not consecutive (the general path) give the
+    same values as consecutive ones."""
+    Ns = np.arange(2_000.0, 2_030.0)
+    lr, l1mr = math.log(0.3), math.log1p(-0.3)
+    ref = np.where(
+        np.arange(500, 701)[None, :] <= Ns[:, None],
+        log_binom_pmf(np.arange(500.0, 701.0)[None, :], Ns[:, None], lr, l1mr),
+        -np.inf,
+    )
+    monkeypatch.setattr(G, "BINOM_SEGMENT", segment)
+    lb, extra = G.binom_rows(Ns, 500, 700, lr, l1mr)
+    assert np.all(np.abs(np.expm1(lb - ref)) <= extra + 1e-12)
+    perm = np.array([3, 0, 29, 7, 7, 15])  # neither consecutive nor increasing
+    lb2, extra2 = G.binom_rows(Ns[perm], 500, 700, lr, l1mr)
+    assert np.array_equal(lb2, lb[perm])
+    assert extra2 <= extra

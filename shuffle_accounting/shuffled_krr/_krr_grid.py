@@ -56,6 +56,7 @@ __all__ = [
     "pivot_grid",
     "binom_rows",
     "BINOM_ROWS_CELLS",
+    "BINOM_SEGMENT",
     "class_grid",
     "pivot_coins_grid",
     "pivot_coins_work",
@@ -133,12 +134,17 @@ class Grid:
 def _flush(lp: np.ndarray) -> tuple[np.ndarray, float, float]:
     """``(scaled values, scale, log of the flushed mass)`` of a log-pmf array."""
     mx = float(np.max(lp))
-    keep = lp - mx > _FLUSH
+    if mx == -math.inf:  # nothing left (as the mask below would give: all zero, nothing flushed)
+        return np.zeros(lp.shape), mx, -math.inf
+    arr = lp - mx
+    out = arr <= _FLUSH  # flushed (or -inf): exactly 0 in the result
     flushed = -math.inf
-    if not np.all(keep):
-        flushed = float(logsumexp(lp[~keep & np.isfinite(lp)])) + math.log1p(REL_PMF)
+    if np.any(out):
+        gone = lp[out]
+        flushed = float(logsumexp(gone[np.isfinite(gone)])) + math.log1p(REL_PMF)
+        arr[out] = -np.inf
     with np.errstate(under="ignore"):
-        arr = np.where(keep, np.exp(np.where(keep, lp - mx, 0.0)), 0.0)
+        np.exp(arr, out=arr)
     return arr, mx, flushed
 
 
@@ -320,6 +326,8 @@ def pivot_grid(no_law: Law1D, log_tol: float, log_r: float = _LOG_HALF, log_1mr:
 
 #: Cells per block of rows in :func:`binom_rows` (bounds its temporaries: ~10 arrays of this size).
 BINOM_ROWS_CELLS = 1 << 20
+#: Columns per Loader anchor in :func:`binom_rows` (the running sums restart at each anchor).
+BINOM_SEGMENT = 128
 
 
 def binom_rows(
@@ -327,16 +335,22 @@ def binom_rows(
 ) -> tuple[np.ndarray, float]:
     """``log Bin(N, r)(j)`` for every ``N`` in ``Ns`` and ``j`` in ``[j_lo, j_hi]`` (``-inf`` for ``j > N``).
 
-    One Loader log-pmf per row at an anchor ``j_a`` near ``N r`` (relative error counted in
-    :data:`REL_PMF`), the rest by the ratio recurrence ``log pmf(j + 1) - log pmf(j) = log(N - j)
-    - log(j + 1) + log r - log(1 - r)``, summed by ``numpy.cumsum``. Returns the log-pmfs and a
-    bound ``extra`` on the relative error the recurrence adds (``e^x - 1`` of its log error):
-    each term has absolute error at most ``4 * 2u (|log(N - i)| + |log(i + 1)| + |lr|)``, and a
-    running sum of ``K`` terms at most ``K * 2u * sum |terms|`` (Higham, Thm 4.4, ``gamma_K``
-    rounded up); a value is a difference of two running sums plus the anchor, so its log error is
-    at most twice the row's total plus ``2u |anchor|``. Rows where that exceeds ``1e-9`` fall
-    back to a Loader log-pmf per cell. The rows are computed in blocks of about
-    :data:`BINOM_ROWS_CELLS` cells (each row on its own; the temporaries of a block, not of the
+    A Loader log-pmf (relative error counted in :data:`REL_PMF`) at every :data:`BINOM_SEGMENT`-th
+    column ``j_a`` (``j_lo``, ``j_lo + L``, ...), the other columns of its segment by the ratio
+    recurrence ``log pmf(i + 1) - log pmf(i) = log(N - i) - log(i + 1) + log r - log(1 - r)``
+    (``-inf`` from ``i = N`` on), summed by ``numpy.cumsum`` from the anchor. Returns the
+    log-pmfs and a bound ``extra`` on the relative error the recurrence adds (``e^x - 1`` of its
+    log error). In a segment of ``L`` columns each term has absolute error at most
+    ``4 * 2u (|log(N - i)| + |log(i + 1)| + |lr|) <= 4 * 2u (log N + log(j_hi + L + 1) + |lr|)``
+    (``N - i`` and ``i + 1`` lie in ``[1, max(N, j_hi + L)]``), the running sum of at most
+    ``L - 1`` terms adds at most ``L * 2u * sum |terms|`` (Higham, *Accuracy and Stability of
+    Numerical Algorithms*, Thm 4.4, ``gamma_(L-1)`` rounded up), and the final addition to the
+    anchor ``2u (|anchor| + sum |terms|)``; ``extra`` is the largest segment's total. The
+    anchors keep that at about ``L^2 u`` per segment whatever the row's width: one running sum
+    over a whole row of ``K`` columns grows like ``K^2 u`` and, beyond a few thousand columns,
+    needed a Loader log-pmf per cell (about 170 ns per cell at n = 1e6, eps0 = 0.5). The rows
+    are computed in blocks of about :data:`BINOM_ROWS_CELLS` cells (each row on its own; the
+    temporaries of a block, not of the
     whole grid: about ten arrays of the grid's size were alive at once, 16 GB at n = 1e6 in U2).
     """
     Ns = np.asarray(Ns, dtype=float)
@@ -356,48 +370,60 @@ def binom_rows(
 def _binom_rows_block(
     Ns: np.ndarray, j_lo: int, j_hi: int, log_r: float, log_1mr: float
 ) -> tuple[np.ndarray, float]:
-    """:func:`binom_rows` on the rows ``Ns``: ``(log-pmfs, the largest row's log error)``."""
-    J = np.arange(j_lo, j_hi + 1, dtype=float)
-    NN, JJ = np.meshgrid(Ns, J, indexing="ij")
-    valid = JJ <= NN
-    K = J.size
+    """:func:`binom_rows` on the rows ``Ns``: ``(log-pmfs, the largest segment's log error)``."""
+    K = j_hi - j_lo + 1
+    L = min(BINOM_SEGMENT, K)
+    S = -(-K // L)
+    rows = Ns.size
+    starts = j_lo + L * np.arange(S, dtype=float)
+    # V[row, segment, :] = (anchor, step terms): its running sum is the segment's log-pmfs
+    V = np.empty((rows, S, L))
+    V[:, :, 0] = log_binom_pmf(np.broadcast_to(starts[None, :], (rows, S)), Ns[:, None], log_r, log_1mr)
+    la = V[:, :, 0]
+    fla = np.where(np.isfinite(la), np.abs(la), 0.0)
+    if L == 1:
+        return np.ascontiguousarray(V[:, :, 0]), float(np.max(_U * fla, initial=0.0))
     lrat = log_r - log_1mr
-    anchor = np.clip(np.round(Ns * math.exp(log_r)), j_lo, np.minimum(j_hi, Ns))
-    la = log_binom_pmf(anchor, Ns, log_r, log_1mr)
-    if K > 1:
-        I = J[:-1]
+    offs = np.arange(L - 1, dtype=float)
+    c = np.log(starts[:, None] + offs[None, :] + 1.0) - lrat  # (S, L - 1): log(i + 1) - lrat
+    steps = V[:, :, 1:]
+    n0 = float(Ns[0])
+    if rows > 1 and np.all(np.diff(Ns) == 1.0):
+        # consecutive rows: log(N - i) for every cell is a table of log v, v = N - i, read with
+        # strides (the table reversed, so that the rows are read in reverse order with
+        # non-negative strides): row rows - 1 - r', column j_lo + s L + o reads entry r' + s L + o
+        v_max = n0 + rows - 1 - j_lo
+        v = v_max - np.arange(rows + S * L - 1, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore"):
-            T = np.where(I[None, :] < NN[:, :-1], np.log(np.maximum(NN[:, :-1] - I[None, :], 1.0)), -np.inf)
-            T = T - np.log(I + 1.0)[None, :] + lrat
-        C = np.zeros(NN.shape)
-        C[:, 1:] = np.cumsum(T, axis=1)
-        ia = (anchor - j_lo).astype(np.int64)
-        ca = C[np.arange(C.shape[0]), ia]
-        with np.errstate(invalid="ignore"):
-            lb = np.where(valid, la[:, None] + (C - ca[:, None]), -np.inf)
-        fin = np.isfinite(T)
-        absT = np.where(fin, np.abs(T), 0.0)
-        logs = np.where(
-            fin,
-            np.abs(np.log(np.maximum(NN[:, :-1] - I[None, :], 1.0)))
-            + np.abs(np.log(I + 1.0))[None, :]
-            + abs(lrat),
-            0.0,
+            tab = np.where(v > 0.0, np.log(np.maximum(v, 1.0)), -np.inf)
+        it = tab.itemsize
+        view = np.lib.stride_tricks.as_strided(
+            tab, shape=(rows, S, L - 1), strides=(it, L * it, it), writeable=False
         )
-        row_err = 2.0 * (K * _U * absT.sum(axis=1) + 4.0 * _U * logs.sum(axis=1)) + _U * np.abs(la)
-        row_err = row_err * (1.0 + 1e-6)
-        bad = row_err > 1e-9
-        if np.any(bad):  # fall back to Loader per cell on those rows
-            sub = valid[bad]
-            lb[bad] = np.where(
-                sub, log_binom_pmf(np.where(sub, JJ[bad], 0.0), NN[bad], log_r, log_1mr), -np.inf
-            )
-            row_err = np.where(bad, 0.0, row_err)
-        err = float(np.max(row_err))
+        np.subtract(view, c[None, :, :], out=steps[::-1])
     else:
-        lb = np.where(valid, la[:, None], -np.inf)
-        err = 0.0
-    return lb, err
+        D = Ns[:, None, None] - (starts[:, None] + offs[None, :])[None, :, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            steps[...] = np.where(D > 0.0, np.log(np.maximum(D, 1.0)), -np.inf) - c[None, :, :]
+    # each row's steps log(N - i) - log(i + 1) + lrat decrease in i, so within a segment the
+    # largest |step| is at its first or last finite step (i = min(start + L - 2, N - 1))
+    NN = Ns[:, None]
+    i_last = np.minimum(starts[None, :] + (L - 2), NN - 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_first = np.log(np.maximum(NN - starts[None, :], 1.0)) - np.log(starts + 1.0)[None, :] + lrat
+        t_last = np.log(np.maximum(NN - i_last, 1.0)) - np.log(np.maximum(i_last, 0.0) + 1.0) + lrat
+    live = starts[None, :] < NN  # segments with at least one finite step
+    big = np.where(live, np.maximum(np.abs(t_first), np.abs(t_last)), 0.0)
+    np.cumsum(V, axis=2, out=V)
+    # error of a segment's running sum (anchor first, at most L terms; Higham Thm 4.4,
+    # gamma_L <= L * 2u rounded up): L * 2u (|anchor| + (L - 1) max|step|); each step's own
+    # error 4 * 2u (|log(N - i)| + |log(i + 1)| + |lrat|), with N - i and i + 1 in
+    # [1, max(N, j_hi + L)]; and the bound's own roundings (1 + 1e-6)
+    logs = np.log(np.maximum(NN, 1.0)) + (math.log(j_hi + L + 1.0) + abs(lrat))
+    seg = (L * _U) * (fla + (L - 1) * big) + (4.0 * _U * (L - 1)) * logs
+    err = float(np.max(seg, initial=0.0)) * (1.0 + 1e-6)
+    lb = V.reshape(rows, S * L)
+    return (lb[:, :K] if S * L > K else lb), err
 
 
 def class_grid(c: int, log_v: float, log_d: float, log_o: float, log_tol: float) -> Grid:
@@ -441,21 +467,25 @@ def pivot_coins_work(
     """The work estimated for :func:`pivot_coins_grid`, from the windows' sizes at ``z``
     standard deviations (no arrays built): the multiply-adds of :func:`coins_sum`'s matrix
     products over the rows of ``N`` it computes, counted at :data:`_COINS_PER_UNIT` per work
-    unit, plus ``6 W_F W_m`` for the laws and ``20 (rows + W_F) W_x`` for the binomial rows
-    (calibrated on the 2-core development machine so that a unit is about a nanosecond: 1.8e9
-    and 8.5e9 units took 1.3 and 4.3 s for the k = 10 datasets with counts proportional to
-    ``1 / (j + 1)`` at n = 1e5 and 3e5)."""
+    unit, plus ``6 W_F W_m`` for the laws and ``40 (rows + W_F) W_x`` for the binomial rows
+    and their scaling (calibrated on the 2-core development machine, whose BLAS runs the
+    products on both cores at about 25 multiply-adds per nanosecond, so that a unit is at least
+    about a nanosecond of the build: the estimates were 0.9-1.4 times the measured builds, first
+    builds included, for the datasets with counts proportional to ``1 / (j + 1)`` at k = 10,
+    n = 1e5 - 1e6, eps0 = 0.5 and 2, and k = 4, n = 3e5 and 1e6; e.g. 4.4e10 units for a
+    31 s build at k = 4, n = 1e6)."""
     z = window_z(log_tol)
     w_f, w_m, w_x, rows = _coins_dims(c_v_law, pool_lo, c_d, log_fix, log_qu, log_r, z)
     width = _COINS_CHUNK + w_f
     fma = float(rows) * width * (width + w_x)
-    return fma / _COINS_PER_UNIT + 6.0 * w_f * w_m + 20.0 * (rows + w_f) * w_x
+    return fma / _COINS_PER_UNIT + 6.0 * w_f * w_m + 40.0 * (rows + w_f) * w_x
 
 
 #: Rows of ``N`` per matrix product in :func:`coins_sum` (measured fastest here among 64-1024).
 _COINS_CHUNK = 256
-#: Multiply-adds of :func:`coins_sum` counted as one work unit (about a nanosecond of one core).
-_COINS_PER_UNIT = 8.0
+#: Multiply-adds of :func:`coins_sum` counted as one work unit (measured about 25 per
+#: nanosecond here: :func:`pivot_coins_work`).
+_COINS_PER_UNIT = 24.0
 
 
 def coins_sum(A: np.ndarray, B: np.ndarray, rows: tuple[int, int] | None = None) -> tuple[np.ndarray, int]:
@@ -628,6 +658,7 @@ def pivot_coins_grid(
     with np.errstate(divide="ignore"):
         lmix = np.log(mix) + wlaw.scale + start.scale
     A = wlaw.arr[:, None] * Pm
+    del Pm  # (the build's large arrays are freed as soon as they are used: its peak memory)
     # rows of N of small mass are not computed (nor the rows of B only they would use): the mass
     # of row N (offset i + mi) is sum_i A[i, N - i] times a binomial window's mass (<= 1), so
     # at most rb[N] = sum_i A[i, N - i] (times e^(scale of A)), a sum of at most W_F products
@@ -642,12 +673,13 @@ def pivot_coins_grid(
     j_lo, j_hi, ltail = _row_window(Ms, lmix[m_a : m_b + 1], log_r, t4, window_z(log_tol))
     lb, extra = binom_rows(Ms, j_lo, j_hi, log_r, log_1mr)
     B, mxb, flb = _flush(lb)
+    del lb
     w_x = B.shape[1]
     scale = a_scale + mxb
     rel_b = REL_PMF + 4.0 * _U + extra
     rel_in = (1.0 + wlaw.rel) * (1.0 + rel_p) * (1.0 + rel_b)
     out, terms = coins_sum(A[:, m_a : m_b + 1], B, (r_front - m_a, r1 - m_a))
-    del A
+    del A, B
     rel = rel_in * (1.0 + (terms + 4) * _U) - 1.0
     if r_drop > 0.0:  # their mass, rounded up (the inputs' rel, the sums' roundings), is dropped
         grow_pre = (1.0 + wlaw.rel) * (1.0 + rel_p) * (1.0 + REL_PMF) * (1.0 + (w_f + rb.size + 8) * _U)
@@ -671,7 +703,7 @@ def pivot_coins_grid(
     mx = float(np.max(out))
     if mx <= 0.0:  # pragma: no cover - the law keeps a positive maximum
         raise RuntimeError("internal: grid underflowed to zero")
-    out = out / mx
+    out /= mx
     scale += math.log(mx)
     rel = rel + (1.0 + rel) * _U
     budget = math.exp(min(t4 - scale, 700.0))
