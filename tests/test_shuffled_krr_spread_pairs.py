@@ -314,3 +314,27 @@ def test_normal_limit_ratios_choose_the_routes():
     _, _, info = S.spread_log_bounds(100, 4.0, (5000, 0) + (50,) * 98, [0.2], -85.0, 3e8)
     assert any(r.startswith("U1") for r in info["routes"])
     assert not any(r.startswith("UP") for r in info["routes"])
+
+
+def test_depth_scaled_excess_lets_u2_build_where_the_ratios_are_near_one(monkeypatch):
+    """k = 3, eps0 = 0.1, counts 60 / 30 / 10 % at n = 2e4: UP's and U1's normal-limit ratios
+    are within UP_NEAR_EXACT (1.0073, 1.0075) but U2's is 1 + 2e-7, and at log delta ~ -16.9
+    the expected excess 2 (1.0073 - 1) 16.9 = 0.25 is above BUILDS_EXCESS: U2 runs without a
+    sweep (none fits 1e9) and is tighter than UP (measured width 4.4e-3 against 0.10). With
+    nobody at 1, U2's view is U1's (keep 0): no excess, whatever the depth."""
+    n = 2 * 10**4
+    c = [int((n - 1) * f) for f in (0.6, 0.3, 0.1)]
+    c[0] += (n - 1) - sum(c)
+    r_u1, r_up, r_u2 = S.normal_limit_ratios(3, 0.1, tuple(c), u2=True)
+    assert r_up < r_u1 < S.UP_NEAR_EXACT and 1.0 <= r_u2 < 1.0 + 1e-6
+    assert S.normal_limit_ratios(3, 0.1, tuple(c)) == (r_u1, r_up)
+    low, up, info = S.spread_log_bounds(3, 0.1, tuple(c), [0.002], -85.0, 1e9)
+    assert 2.0 * (r_up - r_u2) * -low[0] > S.BUILDS_EXCESS
+    assert info["upper_from"] == ["U2"] and any("builds only" in r for r in info["routes"])
+    assert low[0] <= up[0] < low[0] + 0.01
+    monkeypatch.setattr(S, "BUILDS_EXCESS", math.inf)  # the ratio gate alone: UP
+    low_p, up_p, info_p = S.spread_log_bounds(3, 0.1, tuple(c), [0.002], -85.0, 1e9)
+    assert info_p["upper_from"] == ["UP"] and low_p[0] == low[0]
+    assert up[0] < up_p[0] - 0.05
+    r = S.normal_limit_ratios(10, 2.0, (49999, 0, 50000), u2=True)
+    assert r[0] == r[2] < r[1]

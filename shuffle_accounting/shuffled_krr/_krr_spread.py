@@ -177,6 +177,7 @@ __all__ = [
     "BUILD_SDS",
     "BOTTOM_PAIR_CELLS",
     "UP_NEAR_EXACT",
+    "BUILDS_EXCESS",
     "normal_limit_ratios",
     "pair_logs",
     "count_stops",
@@ -1244,9 +1245,12 @@ def _u1_work(k: int, eps0: float, c3: tuple[int, int, int], n_eps: int, log_tol:
     return w + _reveal1d_work(k, eps0, c3[1], n1 - c3[1], 40, n_eps, log_tol)
 
 
-def normal_limit_ratios(k: int, eps0: float, c3: tuple[int, int, int]) -> tuple[float, float]:
-    """``(U1, UP)``: each route's normal-limit distance over the histogram's (``>= 1``; ``inf``
-    where a covariance is singular). Only used to choose routes, never in a bound.
+def normal_limit_ratios(
+    k: int, eps0: float, c3: tuple[int, int, int], *, u2: bool = False
+) -> tuple[float, ...]:
+    """``(U1, UP)``, or ``(U1, UP, U2)`` with ``u2=True``: each route's normal-limit distance
+    over the histogram's (``>= 1``; ``inf`` where a covariance is singular). Only used to choose
+    routes, never in a bound.
 
     ``D^2 = Delta^T Sigma^-1 Delta`` with ``Delta = (d, -d)`` (the target's shift of the mean of
     ``(h0, h1)``) and ``Sigma`` the covariance of the others' ``(h0, h1)`` in the view: a user's
@@ -1274,14 +1278,16 @@ def normal_limit_ratios(k: int, eps0: float, c3: tuple[int, int, int]) -> tuple[
         "keep0": c0 * cov(p, pb) + (c1 + cr) * uni,
         "keep1": c1 * cov(pb, p) + (c0 + cr) * uni,
         "UP": m * (1.0 - d * d) * sym + (e + cr) * uni,
+        "U2": c0 * cov(p, pb) + c1 * cov(pb, p) + cr * uni,
     }
     delta = np.array([d, -d])
     try:
         base = float(delta @ np.linalg.solve(full, delta))
         r = {key: math.sqrt(float(delta @ np.linalg.solve(v, delta)) / base) for key, v in views.items()}
     except (np.linalg.LinAlgError, ValueError, ZeroDivisionError):
-        return math.inf, math.inf
-    return min(r["keep0"], r["keep1"]), r["UP"]
+        return (math.inf,) * (3 if u2 else 2)
+    out = (min(r["keep0"], r["keep1"]), r["UP"])
+    return out + (r["U2"],) if u2 else out
 
 
 #: The better of UP's and U1's normal-limit distance over the histogram's
@@ -1292,6 +1298,16 @@ def normal_limit_ratios(k: int, eps0: float, c3: tuple[int, int, int]) -> tuple[
 #: proportional to ``1 / (j + 1)``; U1 ``1.17``) and the builds win (width 4.0e-2 against 2.8
 #: at n = 1e5).
 UP_NEAR_EXACT = 1.01
+
+#: Expected excess, in log, of the better one-dimensional upper route over U2 above which
+#: :func:`spread_log_bounds` also lets U2 run without a sweep (and take its ``wide_budget``)
+#: where the ratios are within :data:`UP_NEAR_EXACT`: ``2 (min(r_U1, r_UP) - r_U2) |L|`` with
+#: ``L`` the smallest lower end (:func:`normal_limit_ratios`; in the normal limit ``log delta``
+#: scales like ``-D^2 / 2``, so a distance ``r`` times larger changes it by about
+#: ``2 (r - 1) |log delta|``). E.g. k = 3, eps0 = 0.1, counts 60 / 30 / 10 % at n = 1e5: the
+#: ratios are 1.0073 (UP) and 1.0001 (U2) at ``log delta ~ -24.9``, an expected excess of 0.36;
+#: UP's width was 0.20 and the builds' 4.6e-3. The builds' own widths are about 1e-2 - 2e-1.
+BUILDS_EXCESS = 0.05
 
 #: Fewest cells of ``(F, B')`` the pair reveal runs with.
 MIN_PAIR_CELLS = 4.0
@@ -1339,8 +1355,9 @@ def spread_log_bounds(
     direction for the upper ends; a direction no upper route bounds stays at ``log 1 = 0``). The truncation level starts at
     ``log_tol`` and is lowered (re-run) where a value comes within ``e^10`` of it. ``info``
     names the routes run and which gave each end. ``k >= 3``; every ``eps < eps0``.
-    ``wide_budget`` (keyword only): where U1 and UP are both expected loose (:data:`UP_NEAR_EXACT`)
-    and no sweep of U2 fits, U2's builds may use up to this much on their own, on top of
+    ``wide_budget`` (keyword only): where U1 and UP are both expected loose (ratios above
+    :data:`UP_NEAR_EXACT`, or an expected excess over U2 above :data:`BUILDS_EXCESS`) and no
+    sweep of U2 fits, U2's builds may use up to this much on their own, on top of
     ``budget`` for the other routes, and UP is then not run after them (``info["wide_budget"]``
     is then set; ``info["work"]`` counts everything).
     """
@@ -1367,10 +1384,13 @@ def spread_log_bounds(
     up_src = ["none"] * len(eps)
     t_u = t
     # U1 is skipped where UP is expected tighter (normal limit) and UP's fewest cells fit
-    r_u1, r_up = normal_limit_ratios(k, eps0, c3)
-    # where both one-dimensional routes are expected loose (the counts at 0 and 1 far apart),
-    # U2 may run without its sweep, with the caller's wide budget (if any) for its builds
-    loose_1d = min(r_u1, r_up) > UP_NEAR_EXACT
+    r_u1, r_up, r_u2 = normal_limit_ratios(k, eps0, c3, u2=True)
+    # where both one-dimensional routes are expected loose (the counts at 0 and 1 far apart, or
+    # an excess over U2 that the depth of the lower end makes large), U2 may run without its
+    # sweep, with the caller's wide budget (if any) for its builds
+    depth = -float(np.min(low)) if np.all(np.isfinite(low)) else 0.0
+    excess = 2.0 * (min(r_u1, r_up) - r_u2) * depth
+    loose_1d = min(r_u1, r_up) > UP_NEAR_EXACT or excess > BUILDS_EXCESS
     up_first = min(c0, c1) > 0 and r_up <= r_u1 and used + MIN_PAIR_CELLS * per <= budget
     fits = used + u1w + MIN_PAIR_CELLS * per <= budget or u1w <= MIN_PAIR_CELLS * per
     have_u1 = fits and not up_first
@@ -1406,8 +1426,9 @@ def spread_log_bounds(
     if np.all(np.isfinite(low)):
         t2 = max(t_u, float(np.min(low)) - U2_DEPTH)
     # U2 without a sweep (builds only) where no sweep fits, unless UP or U1 is expected within
-    # UP_NEAR_EXACT of the histogram's normal-limit distance (even spreads, or nobody at one of
-    # 0 and 1: that route's cells, which the builds would take budget from, are the tighter use)
+    # UP_NEAR_EXACT of the histogram's normal-limit distance and within BUILDS_EXCESS of U2 in
+    # log (even spreads, or nobody at one of 0 and 1: that route's cells, which the builds would
+    # take budget from, are the tighter use)
     u2_info: dict = {}
     wide, wide_extra = None, 0.0
     if wide_budget is not None and loose_1d and wide_budget > share:

@@ -135,7 +135,9 @@ MAX_COUNT_WORK: int = 100_000_000
 MAX_SPREAD_WORK: int = 8_000_000_000
 #: Default budget of U2's builds alone (``max_work=None``) where the general bracket's
 #: one-dimensional upper routes are expected loose (the counts at the target's two values far
-#: apart, :data:`~shuffle_accounting.shuffled_krr._krr_spread.UP_NEAR_EXACT`) and no sweep of U2
+#: apart, :data:`~shuffle_accounting.shuffled_krr._krr_spread.UP_NEAR_EXACT`, or their expected excess
+#: over U2 at the lower end's depth above
+#: :data:`~shuffle_accounting.shuffled_krr._krr_spread.BUILDS_EXCESS`) and no sweep of U2
 #: fits :data:`MAX_SPREAD_WORK`: one or two builds at n = 1e6 (k = 10, counts proportional to
 #: ``1 / (j + 1)``: about 31 s and 4 GB at eps0 = 2 for a width of 3.7e-2 in log, where UP's is
 #: 3.1; 77 s at eps0 = 0.5, whose binomial rows cost more than the estimate counts).
