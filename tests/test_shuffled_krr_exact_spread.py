@@ -575,20 +575,27 @@ def test_pairs_with_fixed_uniform_users_bound_u2s_conditional_divergence(k, c0, 
 
 def test_wide_budget_pays_for_u2_builds_where_the_one_dimensional_routes_are_loose(monkeypatch):
     """``spread_log_bounds(wide_budget=)``: where U1 and UP are both expected loose (counts at 0
-    and 1 far apart) and no sweep of U2 fits ``budget``, U2's builds run on the wide budget, on
-    top of ``budget`` for the other routes (k = 10, counts proportional to 1 / (j + 1),
-    n = 7291: upper end -11.5183 instead of UP's -10.5786, the lower end unchanged; the swept U2
-    with a budget of 1e11, measured once, gives -11.5364). An even spread keeps UP (no wide
-    budget taken), and
+    and 1 far apart) and no sweep of U2 fits ``budget``, U2 runs on the wide budget, on top of
+    ``budget`` for the other routes: swept where a sweep fits the wide budget, else by builds
+    (k = 10, counts proportional to 1 / (j + 1), n = 7291: builds on 3e8, upper end -11.5183;
+    a sweep on 3e9, -11.53641, the value of the sweep on a plain budget of 1e11; UP alone
+    -10.5786; the lower end unchanged). An even spread keeps UP (no wide budget taken), and
     ``dataset_log_delta_bounds`` passes ``MAX_SPREAD_WORK_WIDE`` only when ``max_work`` is not
     given."""
     c = (3420, 1706, 487, 341, 292, 256, 227, 205, 186, 170)
     lo0, up0, info0 = S.spread_log_bounds(10, 2.0, c, [0.05], -85.0, 5e7)
+    lob, upb, infob = S.spread_log_bounds(10, 2.0, c, [0.05], -85.0, 5e7, wide_budget=3e8)
     lo1, up1, info1 = S.spread_log_bounds(10, 2.0, c, [0.05], -85.0, 5e7, wide_budget=3e9)
     assert "wide_budget" not in info0 and info0["upper_from"] == ["UP"]
+    assert infob["wide_budget"] == 3e8 and infob["upper_from"] == ["U2"]
+    assert "U2(reveal coins at values >= 2), builds only" in infob["routes"]
     assert info1["wide_budget"] == 3e9 and info1["upper_from"] == ["U2"]
-    assert -11.5365 <= up1[0] < up0[0] - 0.5 and lo0[0] <= lo1[0] <= up1[0]
-    assert not any(r.startswith("UP") for r in info1["routes"]) and info1["work"] > 5e7
+    assert "U2(reveal coins at values >= 2)" in info1["routes"]  # swept
+    _, up_swept, _ = S.spread_log_bounds(10, 2.0, c, [0.05], -85.0, 1e11)
+    assert up1[0] == pytest.approx(up_swept[0], abs=1e-9)
+    assert up1[0] < upb[0] < up0[0] - 0.5 and lo0[0] == lob[0] == lo1[0] <= up1[0]
+    for info in (infob, info1):
+        assert not any(r.startswith("UP") for r in info["routes"]) and info["work"] > 5e7
     even = (730, 729, 729, 729, 729, 729, 729, 729, 729, 728)
     info_even = S.spread_log_bounds(10, 2.0, even, [0.05], -85.0, 5e7, wide_budget=3e9)[2]
     assert "wide_budget" not in info_even and info_even["upper_from"] == ["UP"]

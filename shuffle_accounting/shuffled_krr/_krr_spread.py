@@ -662,7 +662,29 @@ def _u2_plan(
     budget when none does."""
     pl = _U2Plan(k, eps0, c3, n_eps, t, build)
     pl.budget = budget
-    for ms in [] if sweep == "builds" else tries:
+    # a sweep within the budget; else (where the builds may run on builds_budget) a sweep within
+    # builds_budget, which is tighter than the builds; else the builds
+    levels = [budget]
+    if builds and builds_budget is not None and builds_budget > budget and sweep == "auto":
+        levels.append(builds_budget)
+    for level in [] if sweep == "builds" else levels:
+        _sweep_plan(pl, level, tries, sweep)
+        if pl.work <= level:
+            pl.budget = level
+            break
+    if (pl.work > pl.budget and builds) or sweep == "builds":
+        if builds_budget is not None:
+            pl.budget = max(budget, builds_budget)
+        _builds_plan(pl, pl.budget, tries[-1], sweep == "builds")
+    return pl
+
+
+def _sweep_plan(pl: _U2Plan, budget: float, tries: list[int], sweep: str) -> None:
+    """The first cell count of ``tries`` whose cheapest sweep plan fits ``budget`` (sets
+    ``pl.best``, ``pl.work``, ``pl.coins`` and the stops; ``pl.work`` is ``inf`` or over
+    ``budget`` when none does)."""
+    k, eps0, t, n_eps = pl.k, pl.eps0, pl.t, pl.n_eps
+    for ms in tries:
         stops, lw, ltail = b_stops(pl.cr, k, eps0, t, ms)
         i_lo, i_hi = core_range(stops, pl.cr, pl.lg)
         guess = pl.guess_cells(int(stops[i_hi]))
@@ -692,11 +714,6 @@ def _u2_plan(
         pl.work, pl.coins = pl.cost(*plans[pl.best])
         if pl.work <= budget:
             break
-    if (pl.work > budget and builds) or sweep == "builds":
-        if builds_budget is not None:
-            pl.budget = max(budget, builds_budget)
-        _builds_plan(pl, pl.budget, tries[-1], sweep == "builds")
-    return pl
 
 
 def _builds_plan(pl: _U2Plan, budget: float, ms: int, forced: bool) -> None:
@@ -899,12 +916,13 @@ def reveal2d_upper(
     plan = _u2_plan(k, eps0, c3, len(eps), t, budget, tries, build, sweep, builds, builds_budget)
     if info is not None:
         info["plan"] = plan.best
+        info["wide"] = plan.budget > budget and plan.work <= plan.budget  # paid by builds_budget
         if plan.best == "builds":
             info["builds"] = [int(plan.stops[i]) for i in plan.builds]
             info["bottom_pairs"] = plan.bottom_pairs
     if plan.work > plan.budget and sweep != "builds":
         return None, plan.work
-    return _u2_run(plan, eps, budget, trace)
+    return _u2_run(plan, eps, plan.budget if plan.best != "builds" else budget, trace)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1436,7 +1454,7 @@ def spread_log_bounds(
     pair2, w = reveal2d_upper(
         k, eps0, c3, eps, t2, share, (4096, 1024, 256, 64), info=u2_info, builds=loose_1d, builds_budget=wide
     )
-    if wide is not None and pair2 is not None and u2_info.get("plan") == "builds":
+    if wide is not None and pair2 is not None and u2_info.get("wide"):
         info["wide_budget"] = wide
         wide_extra, w = w, 0.0  # the builds are the wide budget's: the other routes keep theirs
     coarse = u2_info.get("plan") == "builds"  # no sweep: UP may still be tighter
