@@ -137,13 +137,16 @@ L1 with ``T = 7 h0 - 10 h1`` below), 6.1e-3 at ``5e4``; where no sweep fits, U2 
 one (the law built at 4 and, as the budget allows, 1 standard deviations below ``B``'s mean,
 each cell bounded at the build below it, the cells below the first build by the pair reveal
 given ``B`` at the window's bottom: :func:`reveal2d_upper`): 2.8e-2 at ``7e4``, 4.0e-2 at
-``1e5`` (UP gave 2.8 there); beyond what the default budget builds (about ``n = 2.5e5``) the
-caller's ``wide_budget`` (:data:`~shuffle_accounting.shuffled_krr.exact.MAX_SPREAD_WORK_WIDE`
-by default) pays for the builds: 3.5e-2 at ``2e5`` (7 s), 3.7e-2 at ``1e6`` (one build, about
-33 s and 4 GB; UP alone gives 3.1). ``max_work = 3e10`` lets U2 sweep at ``1e5`` (7.8e-3,
-about 16 s) and ``3e12`` at ``1e6`` (1.2e-2, about 12 minutes and 7 GB of memory: its estimate
-is about 1.6e12 units, the sweep of ``B``'s core growing like ``n^1.5``;
-``benchmarks/README.md``). Of the 1-D views with the structure "known shift plus
+``1e5`` within a budget of 8e9 (UP gave 2.8 there). The caller's ``wide_budget``
+(:data:`~shuffle_accounting.shuffled_krr.exact.MAX_SPREAD_WORK_WIDE` by default) pays for U2
+where it is expected to beat both 1-D routes and no sweep fits the budget: a sweep where one
+fits it (5.4e-3 at ``7e4``, 7.4e-3 at ``1e5``, 8.4e-3 at ``2e5``; 15-37 s), else the builds
+(2.4e-2 at ``1e6``, two builds, about 40 s and 5 GB; UP alone gives 3.1). ``max_work = 3e12``
+lets U2 sweep at ``1e6`` (1.2e-2, about 12 minutes and 7 GB of memory: its estimate is about
+1.6e12 units, the sweep of ``B``'s core growing like ``n^1.5``; ``benchmarks/README.md``).
+The gate: the ratios of :func:`normal_limit_ratios` above :data:`UP_NEAR_EXACT`, or the 1-D
+routes' expected excess over U2 in log above :data:`BUILDS_EXCESS` (k = 3, eps0 = 0.1, counts
+60 / 30 / 10 % at ``1e6``: 2.8e-3 instead of UP's 0.19). Of the 1-D views with the structure "known shift plus
 ``h0 | N ~ Bin(N, theta)``" (pairs, singles or triples of users, any ``theta``), none found
 comes within 8 % of the histogram's normal-limit distance there: UP at ``theta = 1/2`` is the best of them.
 """
@@ -893,13 +896,14 @@ def reveal2d_upper(
       cells above it (measured, k = 10, counts proportional to ``1 / (j + 1)``, n = 1e5,
       eps = 0.03: ``log D`` falls by 0.0176 per standard deviation of ``B``), but one build
       costs about as much as a sweep over ``z sd(F)`` users (``F`` the truthful users of the
-      smaller class): e.g. n = 1e5 with the default budget (width 4.0e-2, where the pair
+      smaller class): e.g. n = 1e5 within a budget of 8e9 (width 4.0e-2, where the pair
       reveal UP leaves 2.8; ``benchmarks/README.md``). ``builds=False`` (keyword only) leaves
       it out (the answer is then ``None`` where no sweep fits); ``builds_budget`` (keyword
-      only) is the budget of this plan when larger than ``budget`` (the sweeps keep
-      ``budget``); ``info`` (a dict) receives the plan's name
-      (``"plan"``) and, for this plan, the values of ``B`` built at (``"builds"``) and whether
-      the pair reveal bounds the cells below them (``"bottom_pairs"``).
+      only), when larger than ``budget``, is first tried by the sweeps (``sweep="auto"``: a
+      sweep over ``builds_budget`` is tighter than the builds) and then is this plan's budget;
+      ``info`` (a dict) receives the plan's name (``"plan"``), whether ``builds_budget`` paid
+      for it (``"wide"``) and, for this plan, the values of ``B`` built at (``"builds"``) and
+      whether the pair reveal bounds the cells below them (``"bottom_pairs"``).
 
     Measured (k = 10, counts proportional to ``1 / (j + 1)``, n = 1e4 - 3e4): 3x faster, the
     value at most 1e-5 higher in log. The smaller class (at ``d``, the other of 0 and 1) joins the
@@ -1375,9 +1379,9 @@ def spread_log_bounds(
     names the routes run and which gave each end. ``k >= 3``; every ``eps < eps0``.
     ``wide_budget`` (keyword only): where U1 and UP are both expected loose (ratios above
     :data:`UP_NEAR_EXACT`, or an expected excess over U2 above :data:`BUILDS_EXCESS`) and no
-    sweep of U2 fits, U2's builds may use up to this much on their own, on top of
-    ``budget`` for the other routes, and UP is then not run after them (``info["wide_budget"]``
-    is then set; ``info["work"]`` counts everything).
+    sweep of U2 fits, U2 may use up to this much on its own (a sweep where one fits it, else
+    its builds), on top of ``budget`` for the other routes, and UP is then not run after it
+    (``info["wide_budget"]`` is then set; ``info["work"]`` counts everything).
     """
     c0, c1 = counts[0], counts[1]
     cr = sum(counts[2:])
@@ -1405,7 +1409,7 @@ def spread_log_bounds(
     r_u1, r_up, r_u2 = normal_limit_ratios(k, eps0, c3, u2=True)
     # where both one-dimensional routes are expected loose (the counts at 0 and 1 far apart, or
     # an excess over U2 that the depth of the lower end makes large), U2 may run without its
-    # sweep, with the caller's wide budget (if any) for its builds
+    # sweep, and with the caller's wide budget (if any) for a sweep or its builds
     depth = -float(np.min(low)) if np.all(np.isfinite(low)) else 0.0
     excess = 2.0 * (min(r_u1, r_up) - r_u2) * depth
     loose_1d = min(r_u1, r_up) > UP_NEAR_EXACT or excess > BUILDS_EXCESS
@@ -1473,7 +1477,7 @@ def spread_log_bounds(
     if not have_u1:  # the caller's check (spread_work) leaves room for the fewest cells
         n_eval = max(n_eval, MIN_PAIR_CELLS)
     # (with nobody to pair, UP reveals every coin: never tighter than U1)
-    # (after builds paid by the wide budget UP is skipped: its room goes to the lower ends)
+    # (after U2 paid by the wide budget UP is skipped: its room goes to the lower ends)
     up_after = pair2 is None or (coarse and "wide_budget" not in info)
     if up_after and n_eval >= MIN_PAIR_CELLS and (min(c0, c1) > 0 or not have_u1):
         cells = [0]

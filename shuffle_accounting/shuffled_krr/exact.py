@@ -80,11 +80,12 @@ spread evenly; ``benchmarks/README.md``): ``n = 1000`` about ``6e-5`` wide in lo
 ``delta ~ 7e-3`` and ``0.07`` at ``delta ~ 2e-9`` (both ends two-dimensional, under 1 s);
 ``n = 1e4`` ``1e-3`` with the default budget (1 s); ``n = 1e5`` and ``1e6`` about ``1e-2`` and
 ``4e-3`` at ``delta ~ e^-22 .. e^-25`` (pairs, a few seconds); with the counts at 0 and 1 far
-apart (proportional to ``1 / (j + 1)``) ``1.6e-3 - 6.1e-3`` up to ``n = 5e4``, ``2.8e-2`` to
-``4e-2`` at ``7e4 - 2e5`` (U2 without its sweep, 2-7 s; ``7.8e-3`` at ``1e5`` with
-``max_work = 3e10``) and ``3.7e-2`` at ``1e6`` (one build on :data:`MAX_SPREAD_WORK_WIDE`,
-about 33 s and 4 GB; ``1.2e-2`` with ``max_work = 3e12``, about 12 minutes and 7 GB). Nothing
-valid is refused for its shape.
+apart (proportional to ``1 / (j + 1)``) ``1.6e-3 - 6.0e-3`` up to ``n = 5e4`` (1-5 s),
+``5.4e-3`` to ``8.4e-3`` at ``7e4 - 2e5`` (U2 swept on :data:`MAX_SPREAD_WORK_WIDE`, 15-37 s)
+and ``2.4e-2`` at ``1e6`` (U2 without its sweep, two builds on the wide budget, about 40 s and
+5 GB; ``1.2e-2`` with ``max_work = 3e12``, about 12 minutes and 7 GB); other shapes far from
+even at ``n = 1e6`` (``k = 3 - 20``, ``eps0 = 0.1 - 4``) ``3e-3`` to ``0.2`` in 20-80 s.
+Nothing valid is refused for its shape.
 
 Which value the point functions return: within the exact limits, the exact divergence; beyond
 them (every windowed path, ``k = 2`` included), the certified **upper** end of the bracket
@@ -133,14 +134,15 @@ MAX_COUNT_WORK: int = 100_000_000
 #: core, measured 0.5-1.3 ns: ``8e9`` is at most about ten seconds unloaded); its
 #: one-dimensional routes must fit, the two-dimensional ones run when what is left allows.
 MAX_SPREAD_WORK: int = 8_000_000_000
-#: Default budget of U2's builds alone (``max_work=None``) where the general bracket's
+#: Default budget of U2 alone (``max_work=None``; a sweep where one fits it, else builds) where the general bracket's
 #: one-dimensional upper routes are expected loose (the counts at the target's two values far
 #: apart, :data:`~shuffle_accounting.shuffled_krr._krr_spread.UP_NEAR_EXACT`, or their expected excess
 #: over U2 at the lower end's depth above
 #: :data:`~shuffle_accounting.shuffled_krr._krr_spread.BUILDS_EXCESS`) and no sweep of U2
-#: fits :data:`MAX_SPREAD_WORK`: one or two builds at n = 1e6 (k = 10, counts proportional to
-#: ``1 / (j + 1)``: about 31 s and 4 GB at eps0 = 2 for a width of 3.7e-2 in log, where UP's is
-#: 3.1; 77 s at eps0 = 0.5, whose binomial rows cost more than the estimate counts).
+#: fits :data:`MAX_SPREAD_WORK`: a sweep up to about n = 2e5 (k = 10, counts proportional to
+#: ``1 / (j + 1)``: 8.4e-3 in log in 37 s at n = 2e5), one or two builds at n = 1e6 (the same
+#: counts: 2.4e-2 in about 40 s and 5 GB at eps0 = 2, where UP's width is 3.1; k = 4: 1.6e-2
+#: where UP's is 1.2) and n = 2e6 (7.1e-2 in about 60 s and 7 GB).
 MAX_SPREAD_WORK_WIDE: int = 80_000_000_000
 #: Initial truncation level (log of the dropped mass) of the general bracket (lowered as needed).
 _SPREAD_TOL = -85.0
@@ -589,12 +591,11 @@ def dataset_log_delta_bounds(
       under 1 s); at ``n = 1e4`` ``1e-3`` with the default budget (1 s; ``6e-4`` with
       ``max_work = 3e10``); about ``1e-2`` at ``n = 1e5`` and ``4e-3`` at ``1e6`` for
       ``delta ~ e^-22 .. e^-25`` (pairs, one dimension, a few seconds). With the counts at 0
-      and 1 far apart (proportional to ``1 / (j + 1)``): ``1.6e-3`` to ``3.8e-3`` at
-      ``n = 1e4 - 3e4`` (1-4 s), ``6.1e-3`` at ``5e4``, ``2.8e-2`` to ``4e-2`` at
-      ``7e4 - 2e5`` (2-7 s; ``7.8e-3`` at ``1e5`` with ``max_work = 3e10``, 16 s) and
-      ``3.7e-2`` at ``1e6`` (about 33 s by default: :data:`MAX_SPREAD_WORK_WIDE`; ``1.2e-2``
-      with ``max_work = 3e12``, about 12 minutes and 7 GB of memory); ``benchmarks/README.md``
-      has the tables. Deltas below about
+      and 1 far apart (proportional to ``1 / (j + 1)``): ``1.6e-3`` to ``3.4e-3`` at
+      ``n = 1e4 - 3e4`` (1-4 s), ``6.0e-3`` at ``5e4``, ``5.4e-3`` to ``8.4e-3`` at
+      ``7e4 - 2e5`` (15-37 s by default: :data:`MAX_SPREAD_WORK_WIDE`) and ``2.4e-2`` at
+      ``1e6`` (about 40 s; ``1.2e-2`` with ``max_work = 3e12``, about 12 minutes and 7 GB of
+      memory); ``benchmarks/README.md`` has the tables, other shapes at ``1e6`` included. Deltas below about
       ``e^-600`` (``eps`` near ``eps0``) come out as
       ``(-inf, ~ -700)``: sound, not informative (the scaled laws flush entries below
       ``e^-700`` of their maximum into the dropped mass).
@@ -608,9 +609,11 @@ def dataset_log_delta_bounds(
         eps0: Local privacy of k-RR (finite, > 0).
         others: Length-``k`` non-negative integer counts of the other users' values.
         max_work: Work budget of the general bracket (keyword only; integer >= 1, ``None``:
-            :data:`MAX_SPREAD_WORK`, about ten seconds, and where the counts at the target's
-            two values are far apart and no sweep of U2 fits, :data:`MAX_SPREAD_WORK_WIDE` for
-            U2's builds: 30-80 s at n = 1e6). Units of about a nanosecond of one core
+            :data:`MAX_SPREAD_WORK`, about ten seconds, and where the one-dimensional upper
+            routes are expected loose (e.g. the counts at the target's two values far apart)
+            and no sweep of U2 fits it, :data:`MAX_SPREAD_WORK_WIDE` for U2, swept where that
+            fits, else by its builds: 15-40 s at n = 7e4 - 2e5, 20-80 s at n = 1e6, up to about
+            5 GB of memory). Units of about a nanosecond of one core
             for all the eps values together; its one-dimensional routes must fit (else
             :class:`~shuffle_accounting._validation.WorkBudgetExceeded`, raised before any work),
             the tighter two-dimensional ones run when what is left allows. Unused by the exact
