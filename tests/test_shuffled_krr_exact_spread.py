@@ -626,3 +626,23 @@ def test_u2_builds_plan_refuses_before_building_any_grid(monkeypatch):
     assert res[0] is None and res[1] > 1e3 and info["plan"] == "builds" and calls == []
     assert S.reveal2d_upper(k, eps0, c3, eps, -40.0, 1e13, 64, sweep="builds")[0] is not None
     assert calls
+
+
+def test_u1_waits_for_u2_on_the_wide_budget_and_leaves_room_for_the_lower_ends():
+    """k = 4, eps0 = 1, counts 60 / 20 / 10 / 10 % at n = 5000 (U1's ratio 1.057 is below UP's
+    1.085, so U1 is the 1-D upper route): with a wide budget that U2 fits, U1 is not run (it
+    would have taken 4.2e7 of the 1e8 budget) and the lower end L1(7, 10) fits (width 2.8e-3
+    instead of 1.6 with U1); with a wide budget U2 does not fit, U1 runs after the attempt and
+    both ends are those without a wide budget."""
+    c = (3002, 999, 499, 499)
+    lo0, up0, info0 = S.spread_log_bounds(4, 1.0, c, [0.06], -85.0, 1e8)
+    lo1, up1, info1 = S.spread_log_bounds(4, 1.0, c, [0.06], -85.0, 1e8, wide_budget=3e9)
+    lo2, up2, info2 = S.spread_log_bounds(4, 1.0, c, [0.06], -85.0, 1e8, wide_budget=1.1e8)
+    r_u1, r_up = S.normal_limit_ratios(4, 1.0, (3002, 999, 998))
+    assert r_u1 < r_up
+    assert "U1(keep 0)" in info0["routes"] and "wide_budget" not in info0
+    assert info1["wide_budget"] == 3e9 and not any(r.startswith("U1") for r in info1["routes"])
+    assert "L1(T = 7 h0 - 10 h1)" in info1["routes"] and "L1(T = 7 h0 - 10 h1)" not in info0["routes"]
+    assert info1["upper_from"] == ["U2"] and lo0[0] < lo1[0] <= up1[0] < lo1[0] + 5e-3 < up0[0]
+    assert "wide_budget" not in info2 and info2["routes"] == info0["routes"]
+    assert lo2[0] == lo0[0] and up2[0] == up0[0]

@@ -1416,18 +1416,30 @@ def spread_log_bounds(
     up_first = min(c0, c1) > 0 and r_up <= r_u1 and used + MIN_PAIR_CELLS * per <= budget
     fits = used + u1w + MIN_PAIR_CELLS * per <= budget or u1w <= MIN_PAIR_CELLS * per
     have_u1 = fits and not up_first
-    if have_u1:
+
+    def run_u1() -> None:
+        """U1 both ways, merged into the upper ends (per eps, the tighter of what is there)."""
+        nonlocal used, t_u, upf, upr
 
         def u1(tt: float) -> np.ndarray:
             f0, r0 = reveal1d_upper(k, eps0, c0, n1 - c0, eps, tt, 40)
             f1, r1 = reveal1d_upper(k, eps0, c1, n1 - c1, eps, tt, 40)
             return np.stack([np.minimum(f0, r1), np.minimum(r0, f1)])
 
-        pair, t_u = _deepen(u1, t)
+        (f_1, r_1), t_u = _deepen(u1, t)
         used += u1w
         info["routes"] += ["U1(keep 0)", "U1(keep 1)"]
-        upf, upr = pair
-        up_src = ["U1"] * len(eps)
+        for i in range(len(eps)):
+            if up_src[i] == "none" or max(f_1[i], r_1[i]) < max(upf[i], upr[i]):
+                up_src[i] = "U1"
+        upf, upr = np.minimum(upf, f_1), np.minimum(upr, r_1)
+
+    # where the caller's wide budget may pay for U2 (expected tighter than both 1-D routes), U1
+    # waits for U2: it runs after it only where U2 did not run on the wide budget (its work,
+    # about 7e9 of the default 8e9 at n = 1e6, would otherwise leave no room for the lower ends)
+    defer_u1 = have_u1 and wide_budget is not None and loose_1d
+    if have_u1 and not defer_u1:
+        run_u1()
     # the other lower-end directions are cheap next to U2: their work is set aside first (up to a
     # tenth of what is left), so that U2 does not crowd them out
     rem = budget - used
@@ -1470,6 +1482,10 @@ def spread_log_bounds(
             if max(f2[i], r2[i]) < max(upf[i], upr[i]):
                 up_src[i] = "U2"
         upf, upr = np.minimum(upf, f2), np.minimum(upr, r2)
+    if defer_u1:
+        have_u1 = pair2 is None or ("wide_budget" not in info and used + u1w <= budget)
+        if have_u1:
+            run_u1()
     # UP (pairs) where U2 did not fit or ran without a sweep (U2's view is a function of UP's,
     # so U2 swept is at least as tight; its builds alone may not be), with up to half of what is
     # left, at most MAX_PAIR_CELLS cells of (F, B')
