@@ -84,7 +84,7 @@ apart (proportional to ``1 / (j + 1)``) ``1.6e-3 - 6.0e-3`` up to ``n = 5e4`` (1
 ``5.4e-3`` to ``8.4e-3`` at ``7e4 - 2e5`` (U2 swept on :data:`MAX_SPREAD_WORK_WIDE`, 15-37 s)
 and ``2.4e-2`` at ``1e6`` (U2 without its sweep, two builds on the wide budget, about 40 s and
 5 GB; ``1.2e-2`` with ``max_work = 3e12``, about 12 minutes and 7 GB); other shapes far from
-even at ``n = 1e6`` (``k = 3 - 20``, ``eps0 = 0.1 - 4``) ``3e-3`` to ``0.2`` in 20-80 s.
+even at ``n = 1e6`` (``k = 3 - 20``, ``eps0 = 0.1 - 4``) ``3e-3`` to ``8e-2`` in 10-90 s.
 Nothing valid is refused for its shape.
 
 Which value the point functions return: within the exact limits, the exact divergence; beyond
@@ -612,7 +612,7 @@ def dataset_log_delta_bounds(
             :data:`MAX_SPREAD_WORK`, about ten seconds, and where the one-dimensional upper
             routes are expected loose (e.g. the counts at the target's two values far apart)
             and no sweep of U2 fits it, :data:`MAX_SPREAD_WORK_WIDE` for U2, swept where that
-            fits, else by its builds: 15-40 s at n = 7e4 - 2e5, 20-80 s at n = 1e6, up to about
+            fits, else by its builds: 15-40 s at n = 7e4 - 2e5, 10-90 s at n = 1e6, up to about
             5 GB of memory). Units of about a nanosecond of one core
             for all the eps values together; its one-dimensional routes must fit (else
             :class:`~shuffle_accounting._validation.WorkBudgetExceeded`, raised before any work),
