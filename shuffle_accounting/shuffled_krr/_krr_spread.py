@@ -1381,7 +1381,8 @@ def spread_log_bounds(
     :data:`UP_NEAR_EXACT`, or an expected excess over U2 above :data:`BUILDS_EXCESS`) and no
     sweep of U2 fits, U2 may use up to this much on its own (a sweep where one fits it, else
     its builds), on top of ``budget`` for the other routes, and UP is then not run after it
-    (``info["wide_budget"]`` is then set; ``info["work"]`` counts everything).
+    (``info["wide_budget"]`` is then set; ``info["work"]`` counts everything); U1 then waits
+    for U2 and runs after it only where U2 did not run on the wide budget.
     """
     c0, c1 = counts[0], counts[1]
     cr = sum(counts[2:])
