@@ -551,7 +551,7 @@ class _U2Plan:
     ltail: float
     i_lo: int
     i_hi: int
-    budget: float  # what the chosen plan must fit (the builds' own budget where one is given)
+    budget: float  # what the chosen plan must fit and its run may use (builds_budget where that paid)
 
     def __init__(
         self, k: int, eps0: float, c3: tuple[int, int, int], n_eps: int, t: float, build: str
@@ -760,7 +760,7 @@ def _builds_plan(pl: _U2Plan, budget: float, ms: int, forced: bool) -> None:
         pl.work += w
 
 
-def _u2_run(pl: _U2Plan, eps: Sequence[float], budget: float, trace: list | None):
+def _u2_run(pl: _U2Plan, eps: Sequence[float], trace: list | None):
     """Run the plan of :func:`_u2_plan`: ``((log upper fwd, log upper rev) per eps, work)``."""
     stops, lw, i_lo, i_hi, best = pl.stops, pl.lw, pl.i_lo, pl.i_hi, pl.best
     rows, v, t, work = pl.rows, pl.v, pl.t, pl.work
@@ -820,7 +820,7 @@ def _u2_run(pl: _U2Plan, eps: Sequence[float], budget: float, trace: list | None
             if steep(0, i_lo):
                 i_mid = core_range(stops, pl.cr, pl.lg, (CORE_SD[0] + 2.0, CORE_SD[1]))[0]
                 w_mid = pl.build_cost(int(stops[i_mid]), pl.coins) + pl.sweep_cost(0.0, 1, pl.coins)
-                if 0 < i_mid < i_lo and work + w_mid <= budget:
+                if 0 < i_mid < i_lo and work + w_mid <= pl.budget:
                     work += w_mid
                     g_mid = pl.grid_at(int(stops[i_mid]))
                     run(g_mid, i_mid, i_mid)
@@ -828,7 +828,7 @@ def _u2_run(pl: _U2Plan, eps: Sequence[float], budget: float, trace: list | None
             lower: list[tuple[int, float]] = []
             for a, b, ga in groups:
                 extra = pl.sweep_cost(float(stops[b - 1] - stops[a]), b - a - 1, pl.coins)
-                if b - a > 1 and steep(a, b) and work + extra <= budget:
+                if b - a > 1 and steep(a, b) and work + extra <= pl.budget:
                     work += extra
                     run(ga, a, b - 1)
                     lower += [(i, float(lw[i])) for i in range(a, b)]
@@ -926,7 +926,7 @@ def reveal2d_upper(
             info["bottom_pairs"] = plan.bottom_pairs
     if plan.work > plan.budget and sweep != "builds":
         return None, plan.work
-    return _u2_run(plan, eps, plan.budget if plan.best != "builds" else budget, trace)
+    return _u2_run(plan, eps, trace)
 
 
 # ---------------------------------------------------------------------------------------------
