@@ -384,8 +384,8 @@ def _binom_rows_block(
     if L == 1:
         return np.ascontiguousarray(V[:, :, 0]), float(np.max(_U * fla, initial=0.0))
     lrat = log_r - log_1mr
-    offs = np.arange(L - 1, dtype=float)
-    c = np.log(starts[:, None] + offs[None, :] + 1.0) - lrat  # (S, L - 1): log(i + 1) - lrat
+    I = starts[:, None] + np.arange(L - 1, dtype=float)[None, :]  # (S, L - 1): the steps i -> i + 1
+    c = np.log(I + 1.0) - lrat  # log(i + 1) - lrat
     steps = V[:, :, 1:]
     n0 = float(Ns[0])
     if rows > 1 and np.all(np.diff(Ns) == 1.0):
@@ -402,7 +402,7 @@ def _binom_rows_block(
         )
         np.subtract(view, c[None, :, :], out=steps[::-1])
     else:
-        D = Ns[:, None, None] - (starts[:, None] + offs[None, :])[None, :, :]
+        D = Ns[:, None, None] - I[None, :, :]
         with np.errstate(divide="ignore", invalid="ignore"):
             steps[...] = np.where(D > 0.0, np.log(np.maximum(D, 1.0)), -np.inf) - c[None, :, :]
     # each row's steps log(N - i) - log(i + 1) + lrat decrease in i, so within a segment the
