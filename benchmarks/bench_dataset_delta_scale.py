@@ -82,7 +82,7 @@ def main() -> None:
         "--shapes-1e6",
         action="store_true",
         help="only other shapes at n = 1e6 (k = 3 - 20, eps0 = 0.1 - 4, counts far from even; "
-        "30-80 s and up to 5 GB each)",
+        "10-70 s and up to 7 GB each)",
     )
     ap.add_argument(
         "--u2-at-1e6",
